@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The developer entry point on a fresh Debian 12 / Raspberry Pi OS machine.
+#   deploy/dev.sh demo    install everything, then start the demo kiosk
+#   deploy/dev.sh test    install everything, then lint, type-check and run the whole suite
+#   deploy/dev.sh bench   install everything, then run the long benchmarks in benchmarks/
+# It installs what it needs itself (system packages through apt, Python packages into
+# ./.venv pinned by deploy/constraints.txt) and is safe to run again.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+mode=${1:-}
+shift || true
+VENV=${QRPOS_VENV:-$here/.venv}
+PYTHON=${PYTHON:-python3}
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_install() {
+    # Install the Debian packages named, only those missing; one apt-get update at most.
+    local missing=() pkg
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+            || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    say "installing system packages: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+}
+
+system_packages() {
+    local pkgs=(libzbar0)
+    "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || pkgs+=(python3-venv)
+    command -v "$PYTHON" >/dev/null || pkgs+=(python3 python3-venv)
+    if [ "$mode" = test ] || [ "$mode" = bench ]; then
+        # systemd-analyze checks the units, shellcheck the install script, tmux drives
+        # the kiosk in a real terminal for the end-to-end test.
+        pkgs+=(shellcheck tmux)
+        command -v systemd-analyze >/dev/null || pkgs+=(systemd)
+    fi
+    if command -v dpkg-query >/dev/null; then
+        apt_install "${pkgs[@]}"
+    else
+        say "not a Debian system: make sure these are installed: ${pkgs[*]}"
+    fi
+}
+
+python_packages() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        say "creating virtual environment $VENV"
+        "$PYTHON" -m venv "$VENV"
+    fi
+    # Reinstall only when the dependency declarations changed.
+    local stamp="$VENV/.qrpos-installed"
+    local want
+    want=$(cat pyproject.toml deploy/constraints.txt | sha256sum | cut -d' ' -f1)
+    if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+        say "installing qrpos and its pinned dependencies into $VENV"
+        "$VENV/bin/python" -m pip install -q --upgrade pip
+        "$VENV/bin/python" -m pip install -q -c deploy/constraints.txt -e '.[dev]'
+        echo "$want" >"$stamp"
+    fi
+}
+
+case "$mode" in
+    demo)
+        system_packages
+        python_packages
+        exec "$VENV/bin/qrpos" demo "$@"
+        ;;
+    test)
+        system_packages
+        python_packages
+        export PATH="$VENV/bin:$PATH"
+        say "ruff"
+        ruff check src tests benchmarks
+        ruff format --check src tests benchmarks
+        say "mypy (strict on src/)"
+        mypy
+        say "import contracts (only qrpos.tui imports Textual)"
+        lint-imports
+        say "pytest"
+        exec pytest "$@"
+        ;;
+    bench)
+        system_packages
+        python_packages
+        export PATH="$VENV/bin:$PATH"
+        exec python benchmarks/run_all.py "$@"
+        ;;
+    *)
+        echo "usage: deploy/dev.sh demo|test|bench [args...]" >&2
+        exit 64
+        ;;
+esac

@@ -1,0 +1,5 @@
+import sys
+
+from qrpos.cli import main
+
+sys.exit(main())

@@ -1,0 +1,80 @@
+"""What every subcommand shares: global options, exit codes, config and client set-up."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from qrpos.config import Config, ConfigError, load_config
+from qrpos.credentials import CredentialsMissing, load_password
+from qrpos.service import InsecureBaseURL, TerminalClient
+
+# Exit codes shared by the headless commands (design.md).
+EXIT_OK = 0
+EXIT_LOCAL_ERROR = 1
+EXIT_REFUSED = 2
+EXIT_UNRESOLVED = 3
+EXIT_CREDENTIALS = 4
+EXIT_USAGE = 64
+
+
+def add_global_options(parser: argparse.ArgumentParser, *, on_subcommand: bool = False) -> None:
+    """Options every subcommand takes; they override environment and config file.
+
+    They are accepted before and after the subcommand name; on the subcommand they
+    default to SUPPRESS so that they never overwrite a value given before it.
+    """
+    d: dict[str, Any] = {"default": argparse.SUPPRESS} if on_subcommand else {}
+    g = parser.add_argument_group("configuration (override QRPOS_* and the config file)")
+    g.add_argument("--config", type=Path, help="TOML file (default /etc/qrpos/config.toml)", **d)
+    g.add_argument("--base-url", help="service base URL (https; http only to loopback)", **d)
+    g.add_argument("--username", help="terminal username, term_ + 8 characters", **d)
+    g.add_argument("--state-dir", type=Path, help="where the outbox database lives", **d)
+    g.add_argument("--request-timeout", type=float, help="seconds per request (default 30)", **d)
+    g.add_argument("--language", choices=("mn", "en"), help="language of screens and messages", **d)
+    g.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        help="log verbosity on stderr (default warning)",
+        **(d or {"default": "warning"}),
+    )
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    """Load the configuration with this invocation's options on top."""
+    options: dict[str, Any] = {
+        "base_url": getattr(args, "base_url", None),
+        "username": getattr(args, "username", None),
+        "state_dir": getattr(args, "state_dir", None),
+        "request_timeout": getattr(args, "request_timeout", None),
+        "language": getattr(args, "language", None),
+    }
+    return load_config(config_path=getattr(args, "config", None), options=options)
+
+
+def client_from_config(config: Config) -> TerminalClient:
+    """A client with the stored password; raises ConfigError / CredentialsMissing /
+    InsecureBaseURL with a message meant for the installer."""
+    base_url, username = config.require_service()
+    password = load_password(username)
+    return TerminalClient(base_url, username, password, timeout_s=config.request_timeout_s)
+
+
+def fail(message: str, code: int = EXIT_LOCAL_ERROR) -> int:
+    """Print `qrpos: message` to stderr and return the exit code."""
+    print(f"qrpos: {message}", file=sys.stderr)
+    return code
+
+
+SETUP_ERRORS = (ConfigError, CredentialsMissing, InsecureBaseURL)
+
+
+def not_yet(name: str) -> Any:
+    """The handler of a command that is not built yet: a clear error, exit 1."""
+
+    def handler(args: argparse.Namespace) -> int:
+        return fail(f"`qrpos {name}` is not available yet in this build")
+
+    return handler

@@ -1,0 +1,175 @@
+"""Configuration: command-line options, then environment, then the TOML file, then defaults.
+
+The TOML file is `--config PATH` or `/etc/qrpos/config.toml`. A missing default file is
+fine (a fresh install has none); a missing file named explicitly is an error. The
+password is never configuration: see `qrpos.credentials`.
+
+Recognised TOML keys (all optional)::
+
+    base_url = "https://pay.example.mn"
+    username = "term_ab12cd34"
+    state_dir = "/var/lib/qrpos"
+    request_timeout = 30
+    language = "mn"            # or "en"
+
+    [scanner]                  # read by qrpos.scanner
+    source = "auto"            # picamera | webcam | replay | virtual | auto
+    decoder = "zbar"           # zbar | zxing
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qrpos import spec
+
+DEFAULT_CONFIG_PATH = Path("/etc/qrpos/config.toml")
+LANGUAGES = ("mn", "en")
+#: in the state dir: the paired terminal's username (never the password)
+PAIRING_FILE = "terminal.toml"
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message says which setting and why."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """The settings every part of qrpos reads. Build it with `load_config`."""
+
+    base_url: str | None = None
+    username: str | None = None
+    state_dir: Path = field(default_factory=lambda: default_state_dir({}))
+    request_timeout_s: float = spec.CLIENT_TIMEOUT_S
+    language: str = "mn"
+    #: the `[scanner]` table of the TOML file, as read (defaults live in qrpos.scanner)
+    scanner: Mapping[str, Any] = field(default_factory=dict)
+    #: where the values came from, for `qrpos doctor`
+    source_path: Path | None = None
+
+    @property
+    def ledger_path(self) -> Path:
+        """The outbox database."""
+        return self.state_dir / "outbox.sqlite3"
+
+    def require_service(self) -> tuple[str, str]:
+        """(base_url, username), or a `ConfigError` naming what to set."""
+        if not self.base_url:
+            raise ConfigError("no service base URL: set QRPOS_BASE_URL or base_url in config")
+        if not self.username:
+            raise ConfigError(
+                "no terminal username: pair the terminal (qrpos pair) or set QRPOS_USERNAME"
+            )
+        return self.base_url, self.username
+
+
+def default_state_dir(env: Mapping[str, str]) -> Path:
+    """systemd's `$STATE_DIRECTORY` when set, else the XDG state dir of the user."""
+    if env.get("STATE_DIRECTORY"):
+        # systemd may pass several, colon-separated; ours is the first
+        return Path(env["STATE_DIRECTORY"].split(":")[0])
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "qrpos"
+
+
+def write_pairing(state_dir: Path, username: str) -> Path:
+    """Remember the paired terminal's username in the state dir (atomically)."""
+    if not spec.USERNAME_RE.match(username):
+        raise ConfigError(f"{username!r} is not a terminal username")
+    state_dir.mkdir(parents=True, exist_ok=True)
+    target = state_dir / PAIRING_FILE
+    tmp = target.with_suffix(".tmp")
+    tmp.write_text(f'username = "{username}"\n', encoding="utf-8")
+    tmp.replace(target)
+    return target
+
+
+def _read_toml(path: Path, explicit: bool) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigError(f"config file {path} does not exist") from None
+        return {}
+    except PermissionError:
+        raise ConfigError(f"config file {path} is not readable by this user") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+
+
+def load_config(
+    *,
+    config_path: Path | None = None,
+    options: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """Merge options > environment > TOML > defaults into a `Config`.
+
+    `options` keys: base_url, username, state_dir, request_timeout, language (None or
+    absent means "not given").
+    """
+    env = os.environ if env is None else env
+    opts = {k: v for k, v in (options or {}).items() if v is not None}
+    explicit = config_path is not None or bool(env.get("QRPOS_CONFIG"))
+    path = config_path or Path(env.get("QRPOS_CONFIG") or DEFAULT_CONFIG_PATH)
+    toml = _read_toml(path, explicit)
+
+    def pick(key: str, env_name: str | None) -> Any:
+        if key in opts:
+            return opts[key]
+        if env_name and env.get(env_name):
+            return env[env_name]
+        return toml.get(key)
+
+    state_dir_raw = opts.get("state_dir") or env.get("QRPOS_STATE_DIR")
+    if state_dir_raw:
+        state_dir = Path(state_dir_raw)
+    elif env.get("STATE_DIRECTORY"):
+        state_dir = default_state_dir(env)
+    elif toml.get("state_dir"):
+        state_dir = Path(str(toml["state_dir"]))
+    else:
+        state_dir = default_state_dir(env)
+
+    timeout_raw = pick("request_timeout", "QRPOS_REQUEST_TIMEOUT")
+    timeout = spec.CLIENT_TIMEOUT_S
+    if timeout_raw is not None:
+        try:
+            timeout = float(timeout_raw)
+        except (TypeError, ValueError):
+            raise ConfigError(f"request timeout {timeout_raw!r} is not a number") from None
+        if not 0 < timeout <= 300:
+            raise ConfigError("request timeout must be between 0 and 300 seconds")
+
+    language = str(pick("language", "QRPOS_LANGUAGE") or "mn")
+    if language not in LANGUAGES:
+        raise ConfigError(f"language {language!r} is not one of {', '.join(LANGUAGES)}")
+
+    base_url = pick("base_url", "QRPOS_BASE_URL")
+    username = pick("username", "QRPOS_USERNAME")
+    if username is None:
+        # written by `qrpos pair` (the username is not a secret; the password is not here)
+        username = _read_toml(state_dir / PAIRING_FILE, explicit=False).get("username")
+    if username is not None and not spec.USERNAME_RE.match(str(username)):
+        raise ConfigError(
+            f"username {username!r} is not a terminal username "
+            f"({spec.USERNAME_PREFIX} followed by {spec.USERNAME_SUFFIX_LEN} characters)"
+        )
+    scanner = toml.get("scanner", {})
+    if not isinstance(scanner, dict):
+        raise ConfigError("[scanner] in the config file must be a table")
+    return Config(
+        base_url=str(base_url) if base_url else None,
+        username=str(username) if username else None,
+        state_dir=state_dir,
+        request_timeout_s=timeout,
+        language=language,
+        scanner=scanner,
+        source_path=path if toml else None,
+    )

@@ -1,0 +1,1 @@
+"""The durable SQLite outbox: charge and reversal intents, the resolver, recovery."""

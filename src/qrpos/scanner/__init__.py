@@ -1,0 +1,1 @@
+"""Frame sources, byte-exact QR decoders, token rules and the scan loop."""

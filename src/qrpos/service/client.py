@@ -1,0 +1,422 @@
+"""The async client of the Terminal Charge Service.
+
+One request per call, no retries: what to do after an unclear outcome is the ledger's
+decision (it persists every attempt first). Every call returns an outcome value from
+`qrpos.service.outcomes`; only programming errors raise.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from types import TracebackType
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import httpx
+
+from qrpos import spec
+from qrpos.redact import token_tail
+from qrpos.service.models import (
+    MalformedResponse,
+    Transaction,
+    format_rfc3339,
+    parse_page,
+    parse_transaction,
+)
+from qrpos.service.outcomes import (
+    AlreadyReversed,
+    Approved,
+    BadRequest,
+    ChargeOutcome,
+    CredentialsRejected,
+    Declined,
+    Exchange,
+    Forbidden,
+    ListOutcome,
+    NotFound,
+    Page,
+    Probe,
+    ProbeOutcome,
+    RateLimited,
+    Refunded,
+    Refused,
+    ReverseOutcome,
+    TokenUsed,
+    Unresolved,
+)
+
+log = logging.getLogger("qrpos.service")
+
+
+class InsecureBaseURL(ValueError):
+    """The base URL is not https (plain http is allowed only to a loopback address)."""
+
+
+class ListingFailed(Exception):
+    """Paging through the history stopped on a non-200 outcome (carried in `outcome`)."""
+
+    def __init__(self, outcome: ListOutcome) -> None:
+        super().__init__(f"listing failed: {type(outcome).__name__}")
+        self.outcome = outcome
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and any address in 127.0.0.0/8 or ``::1``."""
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_base_url(base_url: str) -> str:
+    """Return the normalised base URL, or raise `InsecureBaseURL` with the fix."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise InsecureBaseURL(
+            f"base URL {base_url!r} is not an http(s) URL; use https://host[:port]"
+        )
+    if parts.username or parts.password:
+        raise InsecureBaseURL("the base URL must not carry credentials; pair the terminal")
+    if parts.scheme == "http" and not is_loopback_host(parts.hostname):
+        raise InsecureBaseURL(
+            f"refusing plain http to {parts.hostname}: the service is reached over HTTPS "
+            "only (plain http is allowed for a loopback sandbox such as 127.0.0.1)"
+        )
+    return base_url.rstrip("/")
+
+
+def _server_date(response: httpx.Response) -> datetime | None:
+    raw = response.headers.get("date")
+    if not raw:
+        return None
+    try:
+        parsed = parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    raw = response.headers.get(spec.RETRY_AFTER_HEADER)
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _text(response: httpx.Response) -> str:
+    """The plain-text error line without its trailing newline, bounded for display."""
+    try:
+        text = response.content.decode("utf-8", errors="replace")
+    except httpx.ResponseNotRead:  # pragma: no cover - we always read
+        return ""
+    return text.rstrip("\n")[:500]
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return json.loads(response.content)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise MalformedResponse(f"HTTP {response.status_code} body is not JSON") from None
+
+
+class TerminalClient:
+    """A terminal's view of the service: charge, reverse, list, and the two probes.
+
+    The password lives only inside the `httpx.BasicAuth` of the underlying client; it
+    is not an attribute, and `repr(client)` shows the username alone.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        username: str,
+        password: str,
+        *,
+        timeout_s: float = spec.CLIENT_TIMEOUT_S,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = check_base_url(base_url)
+        self.username = username
+        self.timeout_s = timeout_s
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            auth=httpx.BasicAuth(username, password),
+            timeout=httpx.Timeout(timeout_s),
+            transport=transport,
+            verify=True,
+            follow_redirects=False,
+            headers={"User-Agent": "qrpos/0.1"},
+        )
+
+    def __repr__(self) -> str:
+        return f"TerminalClient(base_url={self.base_url!r}, username={self.username!r})"
+
+    async def __aenter__(self) -> TerminalClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # --- transport ----------------------------------------------------------------------
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, str] | None = None,
+        auth: bool = True,
+    ) -> tuple[httpx.Response | None, Exchange, Unresolved | None]:
+        sent_at = datetime.now(UTC)
+        start = time.monotonic()
+        content = None if json_body is None else json.dumps(json_body).encode("utf-8")
+        all_headers = dict(headers or {})
+        if content is not None:
+            all_headers["Content-Type"] = spec.JSON_CONTENT_TYPE
+        try:
+            response = await self._http.request(
+                method,
+                path,
+                content=content,
+                headers=all_headers,
+                params=params,
+                auth=httpx.USE_CLIENT_DEFAULT if auth else None,
+            )
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
+            log.warning("%s %s: connection failed (%s)", method, path, type(exc).__name__)
+            return (
+                None,
+                exchange,
+                Unresolved(
+                    reason=f"cannot connect ({type(exc).__name__})", sent=False, exchange=exchange
+                ),
+            )
+        except httpx.TimeoutException as exc:
+            exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
+            log.warning("%s %s: no answer in time (%s)", method, path, type(exc).__name__)
+            return (
+                None,
+                exchange,
+                Unresolved(reason=f"no answer within {self.timeout_s:g} s", exchange=exchange),
+            )
+        except httpx.HTTPError as exc:
+            exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
+            log.warning("%s %s: transport failure (%s)", method, path, type(exc).__name__)
+            return (
+                None,
+                exchange,
+                Unresolved(reason=f"connection lost ({type(exc).__name__})", exchange=exchange),
+            )
+        exchange = Exchange(
+            status=response.status_code,
+            server_date=_server_date(response),
+            sent_at=sent_at,
+            elapsed_s=time.monotonic() - start,
+        )
+        log.info(
+            "%s %s -> %d in %.0f ms (user %s)",
+            method,
+            path,
+            response.status_code,
+            (exchange.elapsed_s or 0) * 1000,
+            self.username,
+        )
+        return response, exchange, None
+
+    @staticmethod
+    def _common(response: httpx.Response, exchange: Exchange) -> ChargeOutcome | None:
+        """The rows of the status map that mean the same for every operation."""
+        status = response.status_code
+        if status == 401:
+            return CredentialsRejected(exchange=exchange)
+        if status == 429:
+            return RateLimited(retry_after_s=_retry_after(response), exchange=exchange)
+        if status >= 500:
+            return Unresolved(reason=f"service error HTTP {status}", exchange=exchange)
+        if status == 400:
+            return BadRequest(message=_text(response), exchange=exchange)
+        if status == 403:
+            return Forbidden(message=_text(response), exchange=exchange)
+        if status == 404:
+            return NotFound(message=_text(response), exchange=exchange)
+        return None
+
+    # --- operations ---------------------------------------------------------------------
+
+    async def charge(self, qr_token: str, amount_mnt: int, idempotency_key: str) -> ChargeOutcome:
+        """POST charge-by-token with the token exactly as scanned."""
+        if not 0 < len(idempotency_key) <= spec.IDEMPOTENCY_KEY_MAX_LEN:
+            raise ValueError("Idempotency-Key must be 1..255 characters")
+        log.info("charge %d MNT token %s key %s", amount_mnt, token_tail(qr_token), idempotency_key)
+        response, exchange, failure = await self._send(
+            "POST",
+            spec.CHARGE_PATH,
+            json_body={spec.FIELD_QR_TOKEN: qr_token, spec.FIELD_AMOUNT: amount_mnt},
+            headers={spec.IDEMPOTENCY_HEADER: idempotency_key},
+        )
+        if failure is not None or response is None:
+            return failure or Unresolved(reason="no response", exchange=exchange)
+        status = response.status_code
+        if 200 <= status < 300:
+            try:
+                tx = parse_transaction(_json(response), "charge response")
+            except MalformedResponse as exc:
+                # The charge may well have been applied: only the history can tell.
+                return Unresolved(reason=f"garbled response: {exc}", exchange=exchange)
+            return Approved(transaction=tx, exchange=exchange)
+        if status == 422:
+            try:
+                body = _json(response)
+            except MalformedResponse:
+                body = None
+            if isinstance(body, dict) and isinstance(body.get("code"), str):
+                return Declined(code=body["code"], body=body, exchange=exchange)
+            return Declined(code="", body={}, exchange=exchange)
+        if status == 409:
+            return TokenUsed(message=_text(response), exchange=exchange)
+        common = self._common(response, exchange)
+        if common is not None:
+            return common
+        if 400 <= status < 500:
+            return Refused(message=f"HTTP {status}: {_text(response)}", exchange=exchange)
+        return Unresolved(reason=f"unexpected HTTP {status}", exchange=exchange)
+
+    async def reverse(self, tx_id: str) -> ReverseOutcome:
+        """POST reverse for a transaction id; 204 and 409 both mean refunded."""
+        log.info("reverse %s", tx_id)
+        response, exchange, failure = await self._send(
+            "POST", spec.REVERSE_PATH.format(tx_id=quote(tx_id, safe=""))
+        )
+        if failure is not None or response is None:
+            return failure or Unresolved(reason="no response", exchange=exchange)
+        status = response.status_code
+        if 200 <= status < 300:
+            return Refunded(exchange=exchange)
+        if status == 409:
+            return AlreadyReversed(message=_text(response), exchange=exchange)
+        common = self._common(response, exchange)
+        if isinstance(common, BadRequest | CredentialsRejected | Forbidden | NotFound):
+            return common
+        if isinstance(common, RateLimited | Unresolved):
+            return common
+        if 400 <= status < 500:
+            return Refused(message=f"HTTP {status}: {_text(response)}", exchange=exchange)
+        return Unresolved(reason=f"unexpected HTTP {status}", exchange=exchange)
+
+    async def list_page(
+        self,
+        *,
+        from_: datetime | None = None,
+        to: datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> ListOutcome:
+        """One page of this terminal's transactions, newest first."""
+        params: dict[str, str] = {}
+        if from_ is not None:
+            params["from"] = format_rfc3339(from_)
+        if to is not None:
+            params["to"] = format_rfc3339(to)
+        if limit is not None:
+            params["limit"] = str(limit)
+        if cursor:
+            params["cursor"] = cursor
+        response, exchange, failure = await self._send("GET", spec.LIST_PATH, params=params)
+        if failure is not None or response is None:
+            return failure or Unresolved(reason="no response", exchange=exchange)
+        status = response.status_code
+        if status == 200:
+            try:
+                page = parse_page(_json(response))
+            except MalformedResponse as exc:
+                return Unresolved(reason=f"garbled response: {exc}", exchange=exchange)
+            return Page(page=page, exchange=exchange)
+        common = self._common(response, exchange)
+        if isinstance(common, BadRequest | CredentialsRejected | RateLimited | Unresolved):
+            return common
+        if 400 <= status < 500:
+            return Refused(message=f"HTTP {status}: {_text(response)}", exchange=exchange)
+        return Unresolved(reason=f"unexpected HTTP {status}", exchange=exchange)
+
+    async def iter_transactions(
+        self,
+        *,
+        from_: datetime | None = None,
+        to: datetime | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[Transaction]:
+        """Every transaction in the window, newest first, fetched one page at a time.
+
+        Raises `ListingFailed` (carrying the outcome) when a page cannot be had; the
+        caller decides whether to back off and start again.
+        """
+        cursor: str | None = None
+        while True:
+            outcome = await self.list_page(from_=from_, to=to, limit=limit, cursor=cursor)
+            if not isinstance(outcome, Page):
+                raise ListingFailed(outcome)
+            for tx in outcome.page.transactions:
+                yield tx
+            if not outcome.page.next_cursor:
+                return
+            cursor = outcome.page.next_cursor
+
+    async def verify_credentials(self) -> ListOutcome:
+        """`GET /v1/transactions?limit=1`: a 200 proves the username and password live."""
+        return await self.list_page(limit=1)
+
+    async def _probe(self, path: str) -> ProbeOutcome:
+        response, exchange, failure = await self._send("GET", path, auth=False)
+        if failure is not None or response is None:
+            return failure or Unresolved(reason="no response", exchange=exchange)
+        if response.status_code == 200:
+            try:
+                body = _json(response)
+            except MalformedResponse as exc:
+                return Unresolved(reason=str(exc), exchange=exchange)
+            if isinstance(body, dict):
+                return Probe(body=body, exchange=exchange)
+            return Unresolved(reason="probe body is not a JSON object", exchange=exchange)
+        if response.status_code == 429:
+            return RateLimited(retry_after_s=_retry_after(response), exchange=exchange)
+        if response.status_code >= 500:
+            return Unresolved(reason=f"HTTP {response.status_code}", exchange=exchange)
+        return Refused(message=f"HTTP {response.status_code}", exchange=exchange)
+
+    async def health(self) -> ProbeOutcome:
+        """`GET /health` (no credentials): is the service up at all."""
+        return await self._probe(spec.HEALTH_PATH)
+
+    async def ready(self) -> ProbeOutcome:
+        """`GET /ready` (no credentials): the service's own view of its dependencies."""
+        return await self._probe(spec.READY_PATH)
