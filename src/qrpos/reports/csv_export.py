@@ -1,0 +1,117 @@
+"""The day's transactions as a CSV file, written while they stream in.
+
+Written to a temporary file beside the target and renamed into place only when
+complete (after an fsync: the target is often a USB stick pulled out soon after), so a
+failed export never leaves a half file under the chosen name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from qrpos.reports.endofday import EndOfDay
+from qrpos.reports.localday import to_local
+from qrpos.service.models import Transaction, format_rfc3339
+
+COLUMNS = (
+    "localTime",
+    "id",
+    "amountMNT",
+    "status",
+    "vatStatus",
+    "vatReceiptID",
+    "createdAt",
+)
+
+
+class ExportError(Exception):
+    """The CSV cannot be written; the message names the path and why."""
+
+
+def _describe(path: Path, exc: OSError) -> ExportError:
+    reason = exc.strerror or type(exc).__name__
+    return ExportError(f"cannot write {path}: {reason}")
+
+
+class CsvExport:
+    """A context manager: `write(tx)` per row, `finish(eod)` to append totals and
+    publish; leaving the block without `finish` (an error) removes the partial file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._tmp = path.with_name(f".{path.name}.partial")
+        self._fh: IO[str] | None = None
+        self._writer: csv.DictWriter[str] | None = None
+        self.rows = 0
+
+    def __enter__(self) -> CsvExport:
+        if self.path.is_dir():
+            raise ExportError(f"{self.path} is a directory; name a file to write")
+        try:
+            self._fh = self._tmp.open("w", encoding="utf-8", newline="")
+        except OSError as exc:
+            raise _describe(self.path, exc) from None
+        self._writer = csv.DictWriter(self._fh, fieldnames=COLUMNS)
+        self._writer.writeheader()
+        return self
+
+    def write(self, tx: Transaction) -> None:
+        """Append one transaction."""
+        assert self._writer is not None
+        row = {
+            "localTime": to_local(tx.created_at).strftime("%Y-%m-%d %H:%M:%S"),
+            "id": tx.id,
+            "amountMNT": tx.amount_mnt,
+            "status": tx.status.value,
+            "vatStatus": tx.vat_status.value if tx.vat_status else "",
+            "vatReceiptID": tx.vat_receipt_id,
+            "createdAt": format_rfc3339(tx.created_at),
+        }
+        try:
+            self._writer.writerow(row)
+        except OSError as exc:
+            raise _describe(self.path, exc) from None
+        self.rows += 1
+
+    def finish(self, eod: EndOfDay) -> Path:
+        """Append the day's totals after a blank line, then publish the file."""
+        assert self._fh is not None
+        fh = self._fh
+        out = csv.writer(fh)
+        out.writerow([])
+        out.writerow(["date", eod.day.isoformat()])
+        out.writerow(["from", format_rfc3339(eod.from_utc)])
+        out.writerow(["to", format_rfc3339(eod.to_utc)])
+        out.writerow(["charges.count", eod.charges_count])
+        out.writerow(["charges.grossMNT", eod.gross_mnt])
+        out.writerow(["reversed.count", eod.reversed_count])
+        out.writerow(["reversed.amountMNT", eod.reversed_mnt])
+        out.writerow(["vat.pending", eod.vat_pending])
+        out.writerow(["vat.issued", eod.vat_issued])
+        out.writerow(["vat.voided", eod.vat_voided])
+        try:
+            fh.flush()
+            os.fsync(fh.fileno())
+            fh.close()
+            self._fh = None
+            self._tmp.replace(self.path)
+        except OSError as exc:
+            raise _describe(self.path, exc) from None
+        return self.path
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+            with contextlib.suppress(OSError):
+                self._tmp.unlink()

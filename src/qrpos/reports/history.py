@@ -1,0 +1,136 @@
+"""This terminal's history for the owner: from the service when it answers, else from
+the local cache (marked offline), a page at a time, newest first."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from qrpos.reports.history_cache import CacheError, HistoryCache
+from qrpos.reports.localday import day_window, in_window
+from qrpos.service import TerminalClient
+from qrpos.service.models import Transaction, format_rfc3339
+from qrpos.service.outcomes import CredentialsRejected, Page, RateLimited
+
+log = logging.getLogger("qrpos.reports.history")
+
+PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class HistoryCursor:
+    """Where the next page starts: the service's opaque cursor (kept in memory only)
+    and the key of the last row shown, for continuing from the cache when offline."""
+
+    service: str | None
+    last_key: tuple[str, str] | None
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    """One page for display. `offline` pages come from the cache (as of `synced_at`)."""
+
+    transactions: tuple[Transaction, ...]
+    next: HistoryCursor | None
+    offline: bool = False
+    synced_at: datetime | None = None
+    #: why the service could not be asked (for the screen), when offline
+    reason: str | None = None
+    credentials_rejected: bool = False
+
+
+def _key(tx: Transaction) -> tuple[str, str]:
+    return (format_rfc3339(tx.created_at), tx.id)
+
+
+class HistoryFeed:
+    """Pages of history for the screen and `qrpos history`; refreshes the cache."""
+
+    def __init__(
+        self,
+        client: TerminalClient | None,
+        cache: HistoryCache | None,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.client = client
+        self.cache = cache
+        self.clock = clock
+
+    async def page(
+        self,
+        *,
+        day: date | None = None,
+        cursor: HistoryCursor | None = None,
+        limit: int = PAGE_SIZE,
+        from_utc: datetime | None = None,
+        to_utc: datetime | None = None,
+    ) -> HistoryPage:
+        """The next page (the first when `cursor` is None), optionally of one local day
+        (or of an explicit UTC window)."""
+        if day is not None:
+            from_utc, to_utc = day_window(day)
+        reason = "not paired"
+        rejected = False
+        if self.client is not None and (cursor is None or cursor.service):
+            outcome = await self.client.list_page(
+                from_=from_utc,
+                to=to_utc,
+                limit=limit,
+                cursor=cursor.service if cursor else None,
+            )
+            if isinstance(outcome, Page):
+                rows = outcome.page.transactions
+                self._remember(rows)
+                if to_utc is not None and from_utc is not None:
+                    # the service's `to` may be inclusive; a local day is half-open
+                    rows = tuple(t for t in rows if in_window(t.created_at, from_utc, to_utc))
+                nxt = None
+                if outcome.page.next_cursor:
+                    last = _key(rows[-1]) if rows else (cursor.last_key if cursor else None)
+                    nxt = HistoryCursor(service=outcome.page.next_cursor, last_key=last)
+                return HistoryPage(transactions=rows, next=nxt, synced_at=self.clock())
+            rejected = isinstance(outcome, CredentialsRejected)
+            reason = _reason(outcome)
+        return self._offline_page(from_utc, to_utc, cursor, limit, reason, rejected)
+
+    def _remember(self, rows: tuple[Transaction, ...]) -> None:
+        if self.cache is None or not rows:
+            return
+        try:
+            self.cache.store(rows, synced_at=self.clock())
+        except CacheError as exc:
+            log.warning("history cache not updated: %s", exc)
+
+    def _offline_page(
+        self,
+        from_utc: datetime | None,
+        to_utc: datetime | None,
+        cursor: HistoryCursor | None,
+        limit: int,
+        reason: str,
+        rejected: bool,
+    ) -> HistoryPage:
+        if self.cache is None:
+            return HistoryPage((), None, True, None, reason, rejected)
+        before = cursor.last_key if cursor else None
+        cached = self.cache.page(from_utc=from_utc, to_utc=to_utc, before=before, limit=limit)
+        nxt = HistoryCursor(service=None, last_key=cached.before) if cached.before else None
+        return HistoryPage(
+            transactions=cached.transactions,
+            next=nxt,
+            offline=True,
+            synced_at=self.cache.synced_at(),
+            reason=reason,
+            credentials_rejected=rejected,
+        )
+
+
+def _reason(outcome: object) -> str:
+    if isinstance(outcome, CredentialsRejected):
+        return "credentials rejected"
+    if isinstance(outcome, RateLimited):
+        return "service busy (429)"
+    detail = getattr(outcome, "reason", None) or getattr(outcome, "message", None)
+    return str(detail or type(outcome).__name__)

@@ -1,0 +1,90 @@
+"""Paging through a window of the history, a page at a time, with polite retries.
+
+Unlike `TerminalClient.iter_transactions` (which gives up on the first bad page), this
+retries the *same* page after a 429 or an unclear failure, so a streaming total never
+counts a page twice. Backoff is exponential with jitter (stamina), honours Retry-After,
+and is bounded in attempts and time; `stamina.set_testing(True)` turns the waiting off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import datetime
+
+import stamina
+
+from qrpos import spec
+from qrpos.service import TerminalClient
+from qrpos.service.client import ListingFailed
+from qrpos.service.models import Transaction
+from qrpos.service.outcomes import ListOutcome, Page, RateLimited, Unresolved
+
+#: attempts per page before the listing is given up (429s and network blips)
+PAGE_ATTEMPTS = 6
+#: seconds one page may spend retrying in total
+PAGE_TIMEOUT_S = 120.0
+
+
+class _TryPageAgain(Exception):
+    def __init__(self, outcome: RateLimited | Unresolved) -> None:
+        super().__init__(type(outcome).__name__)
+        self.outcome = outcome
+
+
+def _backoff(exc: Exception) -> bool | float:
+    """stamina's hook: retry our own signal; wait at least what the gateway asked."""
+    if not isinstance(exc, _TryPageAgain):
+        return False
+    outcome = exc.outcome
+    if isinstance(outcome, RateLimited) and outcome.retry_after_s:
+        return outcome.retry_after_s
+    return True
+
+
+async def fetch_page(
+    client: TerminalClient,
+    *,
+    from_: datetime,
+    to: datetime,
+    cursor: str | None,
+    limit: int,
+) -> Page:
+    """One page, retried in place on 429 / unclear failures; `ListingFailed` otherwise."""
+    last: ListOutcome | None = None
+    try:
+        async for attempt in stamina.retry_context(
+            on=_backoff,
+            attempts=PAGE_ATTEMPTS,
+            timeout=PAGE_TIMEOUT_S,
+            wait_initial=0.5,
+            wait_max=30.0,
+        ):
+            with attempt:
+                last = await client.list_page(from_=from_, to=to, limit=limit, cursor=cursor)
+                if isinstance(last, RateLimited | Unresolved):
+                    raise _TryPageAgain(last)
+    except _TryPageAgain as exc:
+        raise ListingFailed(exc.outcome) from None
+    if not isinstance(last, Page):
+        assert last is not None
+        raise ListingFailed(last)
+    return last
+
+
+async def iter_window(
+    client: TerminalClient,
+    from_: datetime,
+    to: datetime,
+    *,
+    limit: int = spec.LIST_LIMIT_MAX,
+) -> AsyncIterator[Transaction]:
+    """Every transaction with ``from_ <= createdAt <= to`` (as the service bounds it),
+    newest first, holding one page in memory at a time."""
+    cursor: str | None = None
+    while True:
+        page = await fetch_page(client, from_=from_, to=to, cursor=cursor, limit=limit)
+        for tx in page.page.transactions:
+            yield tx
+        if not page.page.next_cursor:
+            return
+        cursor = page.page.next_cursor
