@@ -1,13 +1,83 @@
-"""Placeholder: the commands of this module are not built yet."""
+"""`qrpos simulator`: the sandbox service alone, for development, demos and integrators."""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import socket
+from pathlib import Path
 from typing import Any
 
-from qrpos.cli.common import not_yet
+from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, fail
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("simulator", help="(not available yet)")
-    p.set_defaults(func=not_yet("simulator"))
+    p: argparse.ArgumentParser = sub.add_parser(
+        "simulator",
+        help="serve the sandbox Terminal Charge Service (with the /_sim admin API)",
+        description=(
+            "Serve a faithful sandbox of the Terminal Charge Service on HTTP. Create a "
+            'terminal with: curl -X POST -d \'{"merchant":"m1"}\' http://HOST:PORT/_sim/terminals'
+        ),
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 = any free)")
+    p.add_argument("--db", type=Path, help="SQLite file that keeps the state across restarts")
+    p.add_argument(
+        "--vat-delay",
+        type=float,
+        metavar="S",
+        help="seconds before a VAT receipt is issued, and before a reversed one is voided",
+    )
+    p.add_argument(
+        "--no-rate-limit",
+        action="store_true",
+        help="turn off the gateway ceiling (100 requests/s, burst 200)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; prints the base URL on stdout, logs on stderr."""
+    import uvicorn
+
+    from qrpos.simulator import Sandbox, SimulatorOptions, create_app
+    from qrpos.simulator.server import uvicorn_config
+
+    options = SimulatorOptions(db_path=args.db, rate_limit_enabled=not args.no_rate_limit)
+    if args.vat_delay is not None:
+        if args.vat_delay < 0:
+            return fail("--vat-delay cannot be negative")
+        options.vat_issue_delay_s = options.vat_void_delay_s = args.vat_delay
+    try:
+        sandbox = Sandbox(options)
+    except Exception as exc:  # an unreadable --db file, most likely
+        return fail(f"cannot open the sandbox state: {exc}")
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        sock.close()
+        return fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    port = sock.getsockname()[1]
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"http://{shown}:{port}", flush=True)
+    log = logging.getLogger("qrpos.simulator")
+    logging.getLogger("qrpos.simulator").setLevel(logging.INFO)
+    log.info(
+        "sandbox on http://%s:%d (state: %s, VAT delay %gs, rate limit %s)",
+        shown,
+        port,
+        options.db_path or "memory",
+        options.vat_issue_delay_s,
+        "on" if options.rate_limit_enabled else "off",
+    )
+    server = uvicorn.Server(uvicorn_config(create_app(sandbox), args.host, port, log_level="info"))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sandbox.close()
+        sock.close()
+    return EXIT_OK if server.started else EXIT_LOCAL_ERROR

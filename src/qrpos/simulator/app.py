@@ -1,0 +1,216 @@
+"""The sandbox as an ASGI app: the service's routes behind a gateway layer that adds the
+`Date` header, enforces the request ceiling and fires armed faults."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from qrpos import spec
+from qrpos.simulator.admin import admin_routes
+from qrpos.simulator.faults import retry_after_header
+from qrpos.simulator.http import (
+    DROP_EXTENSION,
+    ConnectionDropped,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    http_date,
+    read_limited_body,
+    send_reply,
+    to_response,
+    unauthorized,
+)
+from qrpos.simulator.model import Reply
+from qrpos.simulator.options import SimulatorOptions
+from qrpos.simulator.sandbox import Sandbox
+
+log = logging.getLogger("qrpos.simulator")
+
+_REVERSE_RE = re.compile(r"^/v1/transactions/[^/]+/reverse$")
+_AFTER_COMMIT = ("drop_after_commit", "error_after_commit")
+_BEFORE_COMMIT = ("rate_limit", "delay", "error_before_commit")
+
+
+def _operation(method: str, path: str) -> str | None:
+    """Which service operation a request is, for faults; None for admin calls."""
+    if path.startswith("/_sim"):
+        return None
+    if path == spec.CHARGE_PATH and method == "POST":
+        return "charge"
+    if _REVERSE_RE.match(path) and method == "POST":
+        return "reverse"
+    if path == spec.LIST_PATH and method == "GET":
+        return "list"
+    if path == spec.HEALTH_PATH:
+        return "health"
+    if path == spec.READY_PATH:
+        return "ready"
+    return "other"
+
+
+class Gateway:
+    """Pure ASGI layer in front of the routes (a gateway, as in production)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sandbox: Sandbox = scope["app"].state.sandbox
+        operation = _operation(scope["method"], scope["path"])
+
+        async def send_dated(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"date"]
+                headers.append((b"date", http_date().encode("ascii")))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        if operation is None:
+            await self.app(scope, receive, send_dated)
+            return
+        while (fault := sandbox.take_fault(operation, _BEFORE_COMMIT)) is not None:
+            if fault.kind == "delay":
+                await asyncio.sleep(fault.seconds)
+                continue
+            if fault.kind == "rate_limit":
+                await send_reply(_too_many(fault.retry_after), scope, receive, send_dated)
+                return
+            await send_reply(
+                Reply.error(500, spec.ErrorText.INTERNAL_ERROR), scope, receive, send_dated
+            )
+            return
+        wait = sandbox.admit()
+        if wait is not None:
+            retry = wait if sandbox.options.rate_retry_after else None
+            await send_reply(_too_many(retry), scope, receive, send_dated)
+            return
+        after = sandbox.take_fault(operation, _AFTER_COMMIT)
+        if after is None:
+            await self.app(scope, receive, send_dated)
+            return
+
+        async def swallow(message: Message) -> None:
+            """The committed answer goes nowhere: it is the one the client never gets."""
+
+        await self.app(scope, receive, swallow)
+        if after.kind == "error_after_commit":
+            reply = Reply.error(500, spec.ErrorText.INTERNAL_ERROR)
+            await send_reply(reply, scope, receive, send_dated)
+            return
+        drop = scope.get("extensions", {}).get(DROP_EXTENSION)
+        if drop is None:
+            raise ConnectionDropped(
+                "drop_after_commit fired but this server cannot drop connections; "
+                "serve with qrpos.simulator.serve_in_thread or use asgi_transport"
+            )
+        log.info("fault: dropping the connection after commit (%s)", operation)
+        drop()
+
+
+def _too_many(retry_after: float | None) -> Reply:
+    headers: tuple[tuple[str, str], ...] = ()
+    if retry_after is not None:
+        headers = ((spec.RETRY_AFTER_HEADER, retry_after_header(retry_after)),)
+    return Reply(429, json={"message": spec.ErrorText.TOO_MANY_REQUESTS}, headers=headers)
+
+
+def _sandbox(request: Request) -> Sandbox:
+    sandbox: Sandbox = request.app.state.sandbox
+    return sandbox
+
+
+async def _charge(request: Request) -> Response:
+    sandbox = _sandbox(request)
+    terminal = sandbox.authenticate(request.headers.get("authorization"))
+    if terminal is None:
+        return unauthorized()
+    body = await read_limited_body(request, spec.MAX_BODY_BYTES)
+    key = request.headers.get(spec.IDEMPOTENCY_HEADER)
+    return to_response(sandbox.charge(terminal, body, key))
+
+
+async def _reverse(request: Request) -> Response:
+    sandbox = _sandbox(request)
+    terminal = sandbox.authenticate(request.headers.get("authorization"))
+    if terminal is None:
+        return unauthorized()
+    return to_response(sandbox.reverse(terminal, request.path_params["tx_id"]))
+
+
+async def _list(request: Request) -> Response:
+    sandbox = _sandbox(request)
+    terminal = sandbox.authenticate(request.headers.get("authorization"))
+    if terminal is None:
+        return unauthorized()
+    query = {k: request.query_params[k] for k in request.query_params}
+    return to_response(sandbox.list_transactions(terminal, query))
+
+
+async def _health(request: Request) -> Response:
+    return to_response(_sandbox(request).health())
+
+
+async def _ready(request: Request) -> Response:
+    return to_response(_sandbox(request).ready())
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """404 / 405 as the service's plain-text lines (an unknown /v1 path still needs auth)."""
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    is_v1 = request.url.path.startswith("/v1")
+    if is_v1 and _sandbox(request).authenticate(request.headers.get("authorization")) is None:
+        return unauthorized()
+    text = {404: "not found", 405: "method not allowed"}.get(status, "bad request")
+    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
+    response = to_response(Reply.error(status, text))
+    response.headers.update(headers)
+    return response
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    log.exception("sandbox failure on %s %s", request.method, request.url.path)
+    return to_response(Reply.error(500, spec.ErrorText.INTERNAL_ERROR))
+
+
+def create_app(
+    sandbox: Sandbox | None = None, options: SimulatorOptions | None = None
+) -> Starlette:
+    """The sandbox's ASGI app; its state is `app.state.sandbox` (swappable between tests).
+
+    With only `options`, a fresh `Sandbox(options)` is made; with both, the sandbox
+    takes those options.
+    """
+    if sandbox is None:
+        sandbox = Sandbox(options)
+    elif options is not None:
+        sandbox.options = options
+    routes: list[Any] = [
+        Route(spec.CHARGE_PATH, _charge, methods=["POST"]),
+        Route("/v1/transactions/{tx_id}/reverse", _reverse, methods=["POST"]),
+        Route(spec.LIST_PATH, _list, methods=["GET"]),
+        Route(spec.HEALTH_PATH, _health, methods=["GET"]),
+        Route(spec.READY_PATH, _ready, methods=["GET"]),
+        *admin_routes(),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(Gateway)],
+        exception_handlers={HTTPException: _http_error, Exception: _internal_error},
+    )
+    app.state.sandbox = sandbox
+    return app
