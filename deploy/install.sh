@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# Install or upgrade qrpos as a kiosk on Raspberry Pi OS (64-bit, Bookworm or Trixie).
+#
+#   sudo deploy/install.sh              install, or upgrade in place when run again
+#   deploy/install.sh --dry-run         print every step, change nothing (no root needed)
+#   sudo deploy/install.sh --source X   install qrpos from a wheel or a checkout X
+#
+# Then pair the terminal once: sudo deploy/provision.sh (stores the password as an
+# encrypted systemd credential and starts the kiosk). Every step checks before it acts,
+# so running the script again only upgrades qrpos and refreshes the unit.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+PREFIX=/opt/qrpos
+VENV=$PREFIX/venv
+SERVICE_USER=qrpos
+STATE_DIR=/var/lib/qrpos
+CONFIG_DIR=/etc/qrpos
+CREDSTORE=/etc/credstore.encrypted
+UNIT_NAME=qrpos.service
+UNIT_DEST=/etc/systemd/system/$UNIT_NAME
+CONSOLE_SETUP=/etc/default/console-setup
+SYSTEM_PYTHON=/usr/bin/python3
+
+DRY_RUN=0
+SOURCE=$here
+
+usage() {
+    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --dry-run | -n) DRY_RUN=1 ;;
+        --source)
+            [ $# -ge 2 ] || { echo "install.sh: --source needs a path" >&2; exit 64; }
+            SOURCE=$2
+            shift
+            ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
+    esac
+    shift
+done
+
+step() { printf '\n==> %s\n' "$*"; }
+note() { printf '    %s\n' "$*"; }
+warn() { printf '    WARNING: %s\n' "$*" >&2; }
+
+# Run a command, or in a dry run print it exactly as it would run.
+run() {
+    if [ "$DRY_RUN" -eq 1 ]; then
+        printf '    +'
+        printf ' %q' "$@"
+        printf '\n'
+    else
+        "$@"
+    fi
+}
+
+# Write stdin to a file with a mode, atomically; a dry run shows the content instead.
+write_file() {
+    local dest=$1 mode=$2 content
+    content=$(cat)
+    if [ "$DRY_RUN" -eq 1 ]; then
+        printf '    + write %s (mode %s):\n' "$dest" "$mode"
+        printf '%s\n' "$content" | sed 's/^/    |   /'
+        return 0
+    fi
+    local tmp
+    tmp=$(mktemp "$dest.XXXXXX")
+    printf '%s\n' "$content" >"$tmp"
+    chmod "$mode" "$tmp"
+    mv -f "$tmp" "$dest"
+}
+
+has_candidate() {
+    # True when apt knows an installable version of the package.
+    local candidate
+    candidate=$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')
+    [ -n "$candidate" ] && [ "$candidate" != "(none)" ]
+}
+
+preflight() {
+    step "Check the system"
+    local codename=unknown arch
+    if [ -r /etc/os-release ]; then
+        # shellcheck disable=SC1091
+        codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
+    fi
+    arch=$(uname -m)
+    note "OS release: $codename, architecture: $arch"
+    case "$codename" in
+        bookworm | trixie) ;;
+        *) warn "tested on Raspberry Pi OS Bookworm and Trixie only; continuing" ;;
+    esac
+    [ "$arch" = aarch64 ] || warn "Raspberry Pi OS 64-bit (aarch64) is the supported target"
+    if [ ! -r /proc/device-tree/model ] || ! grep -qa "Raspberry Pi" /proc/device-tree/model; then
+        warn "this is not a Raspberry Pi: the camera module and tty1 kiosk may not apply"
+    fi
+    if [ "$DRY_RUN" -eq 0 ] && [ "$(id -u)" -ne 0 ]; then
+        echo "install.sh: run as root (sudo), or use --dry-run to see the plan" >&2
+        exit 1
+    fi
+    command -v systemctl >/dev/null || warn "systemd (systemctl) not found"
+}
+
+system_packages() {
+    step "Install system packages"
+    local pkgs=(python3 python3-venv python3-numpy kbd console-setup systemd)
+    # Trixie renamed the library for the 64-bit time_t transition.
+    if has_candidate libzbar0t64; then pkgs+=(libzbar0t64); else pkgs+=(libzbar0); fi
+    # picamera2 and libcamera come from the Raspberry Pi archive, built for its numpy.
+    if has_candidate python3-picamera2; then
+        pkgs+=(python3-picamera2)
+    else
+        warn "python3-picamera2 is not in this machine's apt sources (not Raspberry Pi OS):"
+        warn "only a USB webcam (OpenCV) will work as the camera here"
+    fi
+    note "packages: ${pkgs[*]}"
+    run env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    run env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${pkgs[@]}"
+}
+
+console_setup() {
+    step "Console: a font with Mongolian Cyrillic and box drawing, no blanking"
+    # Uni3 covers Slavic and non-Slavic Cyrillic (Ө ө Ү ү) plus box-drawing and block
+    # characters; TerminusBold 16x32 reads well from a cashier's distance.
+    local key value
+    for pair in CHARMAP=UTF-8 CODESET=Uni3 FONTFACE=TerminusBold FONTSIZE=16x32; do
+        key=${pair%%=*}
+        value=${pair#*=}
+        if [ -f "$CONSOLE_SETUP" ] && grep -q "^$key=\"$value\"" "$CONSOLE_SETUP"; then
+            note "$key already $value"
+        elif [ -f "$CONSOLE_SETUP" ] && grep -q "^$key=" "$CONSOLE_SETUP"; then
+            run sed -i "s/^$key=.*/$key=\"$value\"/" "$CONSOLE_SETUP"
+        else
+            if [ "$DRY_RUN" -eq 1 ]; then
+                printf '    + append %s="%s" to %s\n' "$key" "$value" "$CONSOLE_SETUP"
+            else
+                printf '%s="%s"\n' "$key" "$value" >>"$CONSOLE_SETUP"
+            fi
+        fi
+    done
+    # The kernel's own console blanking would turn the till's screen off after 10 min.
+    local cmdline=""
+    for candidate in /boot/firmware/cmdline.txt /boot/cmdline.txt; do
+        if [ -f "$candidate" ]; then cmdline=$candidate; break; fi
+    done
+    if [ -z "$cmdline" ]; then
+        note "no cmdline.txt (not a Pi): add consoleblank=0 to the kernel command line by hand"
+    elif grep -q 'consoleblank=0' "$cmdline"; then
+        note "consoleblank=0 already in $cmdline"
+    else
+        run sed -i '1 s/$/ consoleblank=0/' "$cmdline"
+    fi
+}
+
+service_user() {
+    step "Service user $SERVICE_USER (in the video group for the camera)"
+    if getent passwd "$SERVICE_USER" >/dev/null; then
+        note "user $SERVICE_USER exists"
+        run usermod --append --groups video "$SERVICE_USER"
+    else
+        run useradd --system --user-group --groups video --home-dir "$STATE_DIR" \
+            --no-create-home --shell /usr/sbin/nologin --comment "qrpos kiosk" "$SERVICE_USER"
+    fi
+}
+
+python_env() {
+    step "Virtual environment $VENV (sees the system's picamera2 and numpy)"
+    if [ -x "$VENV/bin/python" ]; then
+        note "venv exists: upgrading qrpos in place"
+    else
+        run install -d -m 0755 "$PREFIX"
+        # --system-site-packages: picamera2/libcamera exist only as Debian packages.
+        run "$SYSTEM_PYTHON" -m venv --system-site-packages "$VENV"
+    fi
+    # numpy is pinned to the system's own version: picamera2, simplejpeg and the
+    # libcamera bindings are compiled against it, and a newer numpy from PyPI in the venv
+    # would shadow it (a NumPy 2 wheel breaks modules built for 1.x). pip then picks an
+    # opencv-python-headless release compatible with that numpy.
+    local numpy_version constraints=$PREFIX/constraints-system.txt
+    numpy_version=$("$SYSTEM_PYTHON" -c 'import numpy; print(numpy.__version__)' 2>/dev/null) ||
+        numpy_version=""
+    if [ -z "$numpy_version" ] && [ "$DRY_RUN" -eq 1 ]; then
+        numpy_version="<version of python3-numpy, installed above>"
+    fi
+    if [ -z "$numpy_version" ]; then
+        echo "install.sh: $SYSTEM_PYTHON cannot import numpy (python3-numpy)" >&2
+        exit 1
+    fi
+    note "system numpy $numpy_version"
+    printf 'numpy==%s\n' "$numpy_version" | write_file "$constraints" 0644
+    run "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    run "$VENV/bin/python" -m pip install --quiet --upgrade --upgrade-strategy only-if-needed \
+        --constraint "$constraints" "$SOURCE"
+    if [ -f "$here/hardware.md" ]; then
+        run install -D -m 0644 "$here/hardware.md" "$PREFIX/share/hardware.md"
+    fi
+}
+
+configuration() {
+    step "Configuration $CONFIG_DIR/config.toml and state $STATE_DIR"
+    run install -d -m 0755 "$CONFIG_DIR"
+    if [ -f "$CONFIG_DIR/config.toml" ]; then
+        note "$CONFIG_DIR/config.toml exists: kept as is"
+    else
+        write_file "$CONFIG_DIR/config.toml" 0644 <<'EOF'
+# qrpos configuration (see `qrpos --help`). The password is NOT here: it is the
+# encrypted systemd credential written by deploy/provision.sh.
+# base_url = "https://pay.example.mn"     # set by deploy/provision.sh
+state_dir = "/var/lib/qrpos"
+language = "mn"
+
+[scanner]
+source = "auto"
+decoder = "zbar"
+EOF
+    fi
+    run install -d -m 0700 -o "$SERVICE_USER" -g "$SERVICE_USER" "$STATE_DIR"
+    # The credential store: root only; systemd decrypts for the unit at start.
+    run install -d -m 0700 "$CREDSTORE"
+}
+
+systemd_unit() {
+    step "systemd unit $UNIT_DEST"
+    run install -m 0644 "$here/systemd/$UNIT_NAME" "$UNIT_DEST"
+    run systemctl daemon-reload
+    run systemctl enable "$UNIT_NAME"
+    # The kiosk owns tty1 (the unit has Conflicts=getty@tty1); other VTs keep a login.
+    run systemctl disable getty@tty1.service
+    run systemctl set-default multi-user.target
+    if [ -f "$CREDSTORE/qrpos-password" ]; then
+        note "terminal already paired: restarting the kiosk on the new version"
+        run systemctl restart "$UNIT_NAME"
+    else
+        note "not paired yet: run sudo $here/deploy/provision.sh to pair and start the kiosk"
+    fi
+}
+
+preflight
+system_packages
+console_setup
+service_user
+python_env
+configuration
+systemd_unit
+step "Done"
+if [ "$DRY_RUN" -eq 1 ]; then note "dry run: nothing was changed"; fi

@@ -1,0 +1,118 @@
+"""deploy/install.sh and deploy/provision.sh: shellcheck-clean, and the dry-run plan is complete.
+
+The dry run is the only mode safe on a test machine: it must print every step of a real
+install on a plain Debian machine (no Pi, no picamera2) and change nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from qrpos.credentials import CREDSTORE_PATH
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTALL = ROOT / "deploy" / "install.sh"
+PROVISION = ROOT / "deploy" / "provision.sh"
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
+@pytest.mark.parametrize("script", [INSTALL, PROVISION], ids=lambda p: p.name)
+def test_shellcheck_is_clean(script: Path) -> None:
+    result = subprocess.run(
+        ["shellcheck", "--severity=style", str(script)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout
+
+
+@pytest.fixture(scope="module")
+def plan() -> str:
+    watched = [Path("/opt/qrpos"), Path("/etc/systemd/system/qrpos.service"), Path("/etc/qrpos")]
+    before = {p: p.exists() for p in watched}
+    result = subprocess.run(
+        ["bash", str(INSTALL), "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "LC_ALL": "C"},
+    )
+    assert result.returncode == 0, result.stderr
+    # nothing on the machine changed
+    assert {p: p.exists() for p in watched} == before
+    print(result.stdout)
+    return result.stdout + result.stderr
+
+
+def test_plan_installs_the_system_packages(plan: str) -> None:
+    (line,) = [ln for ln in plan.splitlines() if "apt-get install" in ln]
+    for package in ("python3-venv", "python3-numpy", "console-setup", "kbd"):
+        assert f" {package}" in line
+    assert "libzbar0" in line  # libzbar0 on Bookworm, libzbar0t64 on Trixie
+    if "python3-picamera2" not in line:
+        # a plain Debian machine says what that means instead of failing later
+        assert "python3-picamera2 is not in this machine's apt sources" in plan
+
+
+def test_plan_sets_a_cyrillic_console_font_and_no_blanking(plan: str) -> None:
+    assert 'CODESET="Uni3"' in plan or "CODESET already Uni3" in plan
+    assert "consoleblank=0" in plan
+
+
+def test_plan_creates_the_service_user_in_the_video_group(plan: str) -> None:
+    assert "useradd --system" in plan or "usermod --append --groups video qrpos" in plan
+    if "useradd" in plan:
+        assert "--groups video" in plan
+
+
+def test_plan_builds_a_venv_that_sees_system_picamera2_with_numpy_pinned(plan: str) -> None:
+    assert "-m venv --system-site-packages /opt/qrpos/venv" in plan
+    assert "numpy==" in plan
+    (pip,) = [ln for ln in plan.splitlines() if "pip install" in ln and "--constraint" in ln]
+    assert "/opt/qrpos/constraints-system.txt" in pip
+    assert str(ROOT) in pip  # installs this checkout (or --source)
+
+
+def test_plan_installs_enables_the_unit_and_moves_getty_aside(plan: str) -> None:
+    assert f"install -m 0644 {ROOT}/systemd/qrpos.service /etc/systemd/system/qrpos.service" in (
+        plan
+    )
+    assert "systemctl daemon-reload" in plan
+    assert "systemctl enable qrpos.service" in plan
+    assert "systemctl disable getty@tty1.service" in plan
+    assert f"install -d -m 0700 {CREDSTORE_PATH.parent}" in plan
+    assert "provision.sh" in plan  # says what to do next
+
+
+def test_plan_steps_run_in_order(plan: str) -> None:
+    steps = [ln for ln in plan.splitlines() if ln.startswith("==> ")]
+    order = ["system", "packages", "Console", "user", "Virtual", "Configuration", "unit", "Done"]
+    positions = [next(i for i, s in enumerate(steps) if word in s) for word in order]
+    assert positions == sorted(positions)
+
+
+def test_unknown_option_is_refused_with_usage_code() -> None:
+    result = subprocess.run(["bash", str(INSTALL), "--frobnicate"], capture_output=True, text=True)
+    assert result.returncode == 64
+    assert "unknown option --frobnicate" in result.stderr
+
+
+def test_provision_refuses_without_root_or_install(tmp_path: Path) -> None:
+    result = subprocess.run(
+        ["bash", str(PROVISION)], capture_output=True, text=True, input="", timeout=30
+    )
+    assert result.returncode == 1
+    # as root here the install is missing; as a user, root is missing: both name the fix
+    assert "run as root" in result.stderr or "run deploy/install.sh first" in result.stderr
+
+
+def test_provision_stores_the_password_only_through_systemd_creds() -> None:
+    text = PROVISION.read_text()
+    assert 'systemd-creds encrypt --name="$CREDENTIAL" - ' in text
+    assert "read -r -s" in text  # no echo at the prompt
+    # the password is piped from the printf builtin, never an argument or a file
+    assert '"$PASSWORD" >' not in text
+    assert "--password-stdin" in text
