@@ -1,0 +1,96 @@
+"""Step 1 of a sale: the cashier keys the amount on the numeric keypad."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Static
+
+from qrpos import spec
+from qrpos.tui.format import group_thousands
+from qrpos.tui.i18n import t
+from qrpos.tui.keypad import KeypadAction, keypad_action
+from qrpos.tui.screens.base import KioskScreen
+from qrpos.tui.widgets.big_amount import BigAmount
+
+#: more digits than the largest amount has; further digits are ignored, not wrapped
+MAX_DIGITS = len(str(spec.AMOUNT_MAX_MNT)) + 1
+
+
+class AmountScreen(KioskScreen):
+    """Digits build the amount; Enter asks the app to start the sale (`AmountEntered`)."""
+
+    class AmountEntered(Message):
+        """The cashier confirmed an amount that is in range."""
+
+        def __init__(self, amount: int) -> None:
+            super().__init__()
+            self.amount = amount
+
+    def __init__(self, notice: str = "") -> None:
+        super().__init__()
+        self._digits = ""
+        self._notice = notice
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_frame(t("amount.title"), t("amount.hint"))
+        with Vertical(id="body"):
+            yield BigAmount(None, id="amount")
+            yield Static("", id="notice", markup=False)
+        yield from self.compose_footer(self._hint())
+
+    def _hint(self) -> str:
+        demo = self.kiosk().services.demo
+        return t("amount.hint") + (f"\n{t('demo.keys')}" if demo else "")
+
+    def on_mount(self) -> None:
+        self.show_notice(self._notice)
+
+    @property
+    def amount(self) -> int | None:
+        """The amount keyed so far, or None when nothing is keyed."""
+        return int(self._digits) if self._digits else None
+
+    def show_notice(self, text: str, *, error: bool = False) -> None:
+        """A line under the amount: a hint, a refusal or a message from the last sale."""
+        notice = self.query_one("#notice", Static)
+        notice.update(text)
+        notice.set_class(error, "error")
+
+    def _set_digits(self, digits: str) -> None:
+        self._digits = digits.lstrip("0")[:MAX_DIGITS]
+        self.query_one("#amount", BigAmount).amount = self.amount
+        self.show_notice("")
+
+    def on_key(self, event: events.Key) -> None:
+        action = keypad_action(event)
+        if action is None:
+            return
+        event.stop()
+        event.prevent_default()
+        kind, digits = action
+        if kind is KeypadAction.DIGITS:
+            self._set_digits(self._digits + digits)
+        elif kind is KeypadAction.DELETE:
+            self._set_digits(self._digits[:-1])
+        elif kind is KeypadAction.CLEAR or kind is KeypadAction.CANCEL:
+            self._set_digits("")
+        elif kind is KeypadAction.CONFIRM:
+            self._confirm()
+
+    def _confirm(self) -> None:
+        amount = self.amount
+        if amount is None:
+            self.show_notice(t("amount.empty"), error=True)
+        elif amount < spec.AMOUNT_MIN_MNT:
+            self.show_notice(
+                t("amount.too_small", min=group_thousands(spec.AMOUNT_MIN_MNT)), error=True
+            )
+        elif amount > spec.AMOUNT_MAX_MNT:
+            self.show_notice(
+                t("amount.too_large", max=group_thousands(spec.AMOUNT_MAX_MNT)), error=True
+            )
+        else:
+            self.post_message(self.AmountEntered(amount))

@@ -1,0 +1,90 @@
+"""Step 3: the payment is on its way; an unclear outcome keeps being resolved here."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import ProgressBar, Static
+
+from qrpos.tui.format import elapsed
+from qrpos.tui.i18n import t
+from qrpos.tui.keypad import KeypadAction, keypad_action
+from qrpos.tui.screens.base import KioskScreen
+from qrpos.tui.widgets.big_amount import BigAmount
+
+_PHASE_KEYS = {
+    "sending": "charging.sending",
+    "retrying": "charging.retrying",
+    "backing_off": "charging.backing_off",
+    "checking_history": "charging.checking_history",
+}
+
+
+class ChargingScreen(KioskScreen):
+    """Progress of one charge. Once unclear it says "checking the payment…" with the time
+    spent; after `abandon_after_s` the cashier may abandon it (with a confirmation)."""
+
+    def __init__(self, amount: int, *, abandon_after_s: float, started: float | None = None):
+        super().__init__()
+        self.amount = amount
+        self.abandon_after_s = abandon_after_s
+        self.started = time.monotonic() if started is None else started
+        self.unclear = False
+        self._detail = t("charging.sending")
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_frame(t("charging.title"), "")
+        with Vertical(id="body"):
+            yield BigAmount(self.amount, id="amount")
+            yield ProgressBar(total=None, show_eta=False, show_percentage=False, id="progress")
+            yield Static("", id="phase", markup=False)
+            yield Static("", id="checking", markup=False)
+        yield from self.compose_footer("")
+
+    def on_mount(self) -> None:
+        self.tick()
+        self.set_interval(0.5, self.tick)
+
+    @property
+    def may_abandon(self) -> bool:
+        """True once the sale has been unclear for long enough to offer abandoning it."""
+        return self.unclear and self.waited_s >= self.abandon_after_s
+
+    @property
+    def waited_s(self) -> float:
+        """Seconds since the charge started."""
+        return time.monotonic() - self.started
+
+    def show_progress(self, phase: str, attempt: int) -> None:
+        """A step reported by the ledger."""
+        key = _PHASE_KEYS.get(phase, "charging.sending")
+        self._detail = t(key, attempt=attempt)
+        self.tick()
+
+    def show_unclear(self) -> None:
+        """The outcome is unknown; the kiosk keeps resolving it."""
+        self.unclear = True
+        self.tick()
+
+    def tick(self) -> None:
+        """Refresh the elapsed time and what the cashier may do."""
+        self.query_one("#phase", Static).update(self._detail)
+        checking = self.query_one("#checking", Static)
+        if self.unclear:
+            checking.update(
+                Text(t("charging.checking", elapsed=elapsed(self.waited_s)), style="bold")
+                + Text("\n" + t("charging.no_new_sale"))
+            )
+        hint = t("charging.abandon_hint") if self.may_abandon else ""
+        self.query_one("#hint", Static).update(hint)
+
+    def on_key(self, event: events.Key) -> None:
+        action = keypad_action(event)
+        if action is not None and action[0] is KeypadAction.CANCEL:
+            event.stop()
+            if self.may_abandon:
+                self.kiosk().ask_abandon()

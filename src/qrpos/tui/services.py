@@ -1,0 +1,113 @@
+"""Everything the kiosk UI talks to, handed into `KioskApp` by its caller.
+
+The UI holds no I/O of its own: the ledger's `ChargeDesk`, the service client, the
+scan loop and (in the demo) the sandbox controls arrive here, so tests and `qrpos demo`
+can hand in real parts wired differently. Importing this module does not import Textual.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from qrpos.config import Config
+
+if TYPE_CHECKING:
+    from qrpos.ledger import ChargeDesk
+    from qrpos.scanner import ScanLoop, VirtualPhone
+    from qrpos.service import TerminalClient
+
+
+def utc_now() -> datetime:
+    """The wall clock, aware, in UTC (the default `KioskServices.clock`)."""
+    return datetime.now(UTC)
+
+
+class DemoControls(Protocol):
+    """What `qrpos demo` lets the person at the keyboard do to the sandbox world."""
+
+    #: fault kinds the demo can arm, in the order their keys are listed
+    fault_kinds: tuple[str, ...]
+
+    def present_next_customer(self) -> str:
+        """Hold the next demo customer's phone (current token) up to the virtual camera;
+        returns a short description for the screen (never the token)."""
+        ...
+
+    def remove_phone(self) -> None:
+        """Take the phone away from the camera."""
+        ...
+
+    def arm_fault(self, kind: str) -> str:
+        """Arm one sandbox fault for the next request; returns a description."""
+        ...
+
+
+class ScanEventRelay:
+    """The scan loop's `on_event` callback, connected to the app once it runs.
+
+    `ScanLoop` is built before the app exists and calls back from its own threads; the
+    app connects a target (which marshals onto its event loop). Events arriving while
+    nothing is connected are dropped: the scanner is disarmed then anyway.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._target: Callable[[Any], None] | None = None
+
+    def connect(self, target: Callable[[Any], None] | None) -> None:
+        """Route events to `target` (None disconnects)."""
+        with self._lock:
+            self._target = target
+
+    def __call__(self, event: Any) -> None:
+        with self._lock:
+            target = self._target
+        if target is not None:
+            target(event)
+
+
+def _no_client_factory(username: str, password: str) -> TerminalClient:
+    raise RuntimeError("this kiosk was started without a way to pair a terminal")
+
+
+def _no_pairing_store(username: str, password: str) -> str:
+    raise RuntimeError("this kiosk was started without a credential store")
+
+
+@dataclass
+class KioskServices:
+    """The kiosk's collaborators. `desk`/`client` are None until the terminal is paired."""
+
+    config: Config
+    desk: ChargeDesk | None = None
+    client: TerminalClient | None = None
+    scanner: ScanLoop | None = None
+    virtual_phone: VirtualPhone | None = None
+    demo: DemoControls | None = None
+    #: the kiosk's notion of now (aware); tests pass a fixed clock
+    clock: Callable[[], datetime] = utc_now
+    #: the scan loop's `on_event`; the app connects itself to it while it runs
+    scan_events: ScanEventRelay = field(default_factory=ScanEventRelay)
+    #: (username, password) -> a client for those credentials (pairing, re-pairing)
+    make_client: Callable[[str, str], TerminalClient] = _no_client_factory
+    #: (username, password) -> where it was stored; persists a verified pairing
+    store_pairing: Callable[[str, str], str] = _no_pairing_store
+    #: client -> the desk over the outbox, for a first pairing (desk was None)
+    open_desk: Callable[[TerminalClient], ChargeDesk] | None = None
+
+    @property
+    def paired(self) -> bool:
+        """True when there is a client and a desk to take sales with."""
+        return self.client is not None and self.desk is not None
+
+    def install_client(self, client: TerminalClient) -> None:
+        """Use `client` from now on (after pairing): the desk keeps every pending intent."""
+        self.client = client
+        if self.desk is not None:
+            self.desk.replace_client(client)
+        elif self.open_desk is not None:
+            self.desk = self.open_desk(client)
