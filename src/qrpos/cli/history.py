@@ -1,13 +1,133 @@
-"""Placeholder: the commands of this module are not built yet."""
+"""`qrpos history`: this terminal's transactions, newest first, in local time (UTC+8).
+
+Read from the service and saved to the local cache; when the service cannot be reached
+the last known history is printed from the cache, marked offline (exit 3).
+Exit codes: 0 done, 3 offline (cached rows shown), 4 credentials rejected, 1 local error.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import sys
+from datetime import UTC, datetime
 from typing import Any
 
-from qrpos.cli.common import not_yet
+from qrpos import spec
+from qrpos.cli.common import (
+    EXIT_CREDENTIALS,
+    EXIT_OK,
+    EXIT_UNRESOLVED,
+    EXIT_USAGE,
+    SETUP_ERRORS,
+    client_from_config,
+    config_from_args,
+    fail,
+)
+from qrpos.config import Config
+from qrpos.reports.history import HistoryFeed, HistoryPage
+from qrpos.reports.history_cache import CacheError, HistoryCache
+from qrpos.reports.localday import day_window, parse_day, to_local
+from qrpos.service import Transaction, parse_rfc3339
+from qrpos.tui.format import format_mnt
+from qrpos.tui.i18n import set_language, t
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("history", help="(not available yet)")
-    p.set_defaults(func=not_yet("history"))
+    p: argparse.ArgumentParser = sub.add_parser(
+        "history",
+        help="this terminal's transactions, newest first (local time)",
+        description="This terminal's transactions, newest first, in local time (UTC+8), "
+        "with VAT status and receipt number. Offline, prints the last known history "
+        "from the local cache (exit 3).",
+    )
+    p.add_argument("--from", dest="from_", metavar="WHEN", help="YYYY-MM-DD (local) or RFC 3339")
+    p.add_argument("--to", metavar="WHEN", help="YYYY-MM-DD (through that local day) or RFC 3339")
+    p.add_argument("--limit", type=int, default=50, help="rows to print at most (default 50)")
+    p.add_argument("--json", action="store_true", help="one JSON array of the service's rows")
+    p.set_defaults(func=run)
+
+
+def parse_when(text: str, *, end: bool) -> datetime:
+    """A local date (start of the day, or the start of the next one for `end`) or an
+    RFC 3339 instant; ValueError with a message for the user otherwise."""
+    if "T" in text or "t" in text:
+        try:
+            return parse_rfc3339(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not an RFC 3339 date-time") from None
+    start, next_start = day_window(parse_day(text))
+    return next_start if end else start
+
+
+def row_text(tx: Transaction) -> str:
+    """One line of the table."""
+    vat = t(f"vat.{tx.vat_status.value}") if tx.vat_status else t("vat.none")
+    return (
+        f"{to_local(tx.created_at):%Y-%m-%d %H:%M:%S}  {format_mnt(tx.amount_mnt):>13}  "
+        f"{t(f'status.{tx.status.value}'):<12} {vat:<14} {tx.vat_receipt_id or '—':<16} {tx.id}"
+    )
+
+
+async def _collect(
+    config: Config, from_: datetime | None, to: datetime | None, limit: int
+) -> tuple[list[Transaction], HistoryPage]:
+    try:
+        cache: HistoryCache | None = HistoryCache.in_state_dir(config.state_dir)
+    except CacheError:
+        cache = None
+    client = client_from_config(config)
+    async with client:
+        feed = HistoryFeed(client, cache, lambda: datetime.now(UTC))
+        rows: list[Transaction] = []
+        page = await feed.page(from_utc=from_, to_utc=to, limit=min(limit, spec.LIST_LIMIT_MAX))
+        rows.extend(page.transactions)
+        while page.next is not None and len(rows) < limit:
+            page = await feed.page(
+                from_utc=from_, to_utc=to, cursor=page.next, limit=min(limit, spec.LIST_LIMIT_MAX)
+            )
+            rows.extend(page.transactions)
+    if cache is not None:
+        cache.close()
+    if to is not None:
+        rows = [tx for tx in rows if tx.created_at < to]
+    return rows[:limit], page
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        return fail("--limit must be at least 1", EXIT_USAGE)
+    try:
+        from_ = parse_when(args.from_, end=False) if args.from_ else None
+        to = parse_when(args.to, end=True) if args.to else None
+    except ValueError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    if from_ and to and to < from_:
+        return fail("--to is before --from", EXIT_USAGE)
+    try:
+        config = config_from_args(args)
+        set_language(config.language)
+        rows, last = asyncio.run(_collect(config, from_, to, args.limit))
+    except SETUP_ERRORS as exc:
+        return fail(str(exc))
+    if args.json:
+        print(json.dumps([tx.to_json() for tx in rows], ensure_ascii=False))
+    else:
+        for tx in rows:
+            print(row_text(tx))
+        if not rows:
+            print(t("history.empty"))
+    if last.offline:
+        when = to_local(last.synced_at).strftime("%Y-%m-%d %H:%M") if last.synced_at else None
+        reason = last.reason or ""
+        note = (
+            t("history.offline", when=when, reason=reason)
+            if when
+            else t("history.offline_never", reason=reason)
+        )
+        print(note, file=sys.stderr)
+        if last.credentials_rejected:
+            return fail(t("history.credentials"), EXIT_CREDENTIALS)
+        return EXIT_UNRESOLVED
+    return EXIT_OK

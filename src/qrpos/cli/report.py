@@ -1,13 +1,174 @@
-"""Placeholder: the commands of this module are not built yet."""
+"""`qrpos report`: end-of-day totals of a local (UTC+8) day, from the service's history.
+
+Same core function as the owner's end-of-day screen (`qrpos.reports.end_of_day`), so the
+two show the same numbers. Exit codes: 0 done, 2 refused by the service, 3 the history
+could not be read (try again), 4 credentials rejected, 1 local error (e.g. the CSV path).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import logging
+import sys
+from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 
-from qrpos.cli.common import not_yet
+from qrpos.cli.common import (
+    EXIT_CREDENTIALS,
+    EXIT_LOCAL_ERROR,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_UNRESOLVED,
+    EXIT_USAGE,
+    SETUP_ERRORS,
+    client_from_config,
+    config_from_args,
+    fail,
+)
+from qrpos.config import Config
+from qrpos.reports import EndOfDay, ExportError, LocalCharge, end_of_day, parse_day, today
+from qrpos.reports.chart import hourly_rows
+from qrpos.reports.localday import day_window
+from qrpos.reports.reconcile import MARGIN, local_charges
+from qrpos.service import ListingFailed, TerminalClient
+from qrpos.service.outcomes import BadRequest, CredentialsRejected, Refused
+from qrpos.tui.format import format_mnt, group_thousands
+from qrpos.tui.i18n import set_language, t
+
+log = logging.getLogger("qrpos.cli.report")
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("report", help="(not available yet)")
-    p.set_defaults(func=not_yet("report"))
+    p: argparse.ArgumentParser = sub.add_parser(
+        "report",
+        help="end-of-day totals of a local (UTC+8) day",
+        description="Gross takings (not the payout), reversals and VAT receipts of one "
+        "local day, with an hourly chart and a reconciliation against this kiosk's "
+        "outbox. Exit codes: 0 done, 2 refused, 3 history unreachable, 4 credentials "
+        "rejected, 1 local error.",
+    )
+    p.add_argument("--date", help="local day YYYY-MM-DD (default: today, UTC+8)")
+    p.add_argument("--csv", type=Path, metavar="PATH", help="also write the day's rows as CSV")
+    p.add_argument("--json", action="store_true", help="print the totals as JSON")
+    p.set_defaults(func=run)
+
+
+def ledger_charges(config: Config, client: TerminalClient, day: date) -> list[LocalCharge] | None:
+    """The outbox's charge intents around `day`, or None when there is no outbox here."""
+    if not config.ledger_path.exists():
+        return None
+    from qrpos.ledger import ChargeDesk, Ledger, LedgerError
+
+    start, end = day_window(day)
+    try:
+        ledger = Ledger.open(config.ledger_path)
+    except LedgerError as exc:
+        log.warning("no reconciliation: %s", exc)
+        return None
+    try:
+        desk = ChargeDesk(ledger, client)
+        return local_charges(desk.charges_between(start - MARGIN, end + MARGIN))
+    finally:
+        ledger.close()
+
+
+def render_text(eod: EndOfDay) -> str:
+    """The totals for a person, in the configured language."""
+    lines = [
+        f"{t('eod.title')} — "
+        + t(
+            "eod.date",
+            day=eod.day.isoformat(),
+            **{
+                "from": eod.from_utc.strftime("%m-%d %H:%M"),
+                "to": eod.to_utc.strftime("%m-%d %H:%M"),
+            },
+        ),
+        f"{t('eod.gross')}: {format_mnt(eod.gross_mnt)}",
+        f"{t('eod.charges')}: {group_thousands(eod.charges_count)}",
+        f"{t('eod.reversed')}: {group_thousands(eod.reversed_count)} · "
+        f"{format_mnt(eod.reversed_mnt)}",
+        f"{t('eod.vat')}: "
+        + t(
+            "eod.vat_line",
+            pending=group_thousands(eod.vat_pending),
+            issued=group_thousands(eod.vat_issued),
+            voided=group_thousands(eod.vat_voided),
+        ),
+        "",
+        f"{t('eod.chart')}:",
+    ]
+    for row in hourly_rows(eod.hourly, 40):
+        lines.append(f"  {row.hour:02d} {row.bar:<40} {format_mnt(row.gross_mnt)}")
+    lines.append("")
+    lines.append(f"{t('eod.reconciliation')}:")
+    lines.extend(f"  {line}" for line in reconciliation_lines(eod))
+    return "\n".join(lines)
+
+
+def reconciliation_lines(eod: EndOfDay) -> list[str]:
+    """The reconciliation, one line per finding (shared with the screen)."""
+    rec = eod.reconciliation
+    if rec is None:
+        return [t("eod.rec_none")]
+    if rec.clean:
+        return [t("eod.rec_clean", matched=group_thousands(rec.matched))]
+    out = []
+    if rec.missing_on_service:
+        out.append(t("eod.rec_missing", count=len(rec.missing_on_service)))
+        out.extend(
+            f"    {c.transaction_id} {format_mnt(c.amount_mnt)}" for c in rec.missing_on_service
+        )
+    if rec.unknown_locally_count:
+        out.append(t("eod.rec_unknown", count=group_thousands(rec.unknown_locally_count)))
+        out.extend(
+            f"    {c.transaction_id} {format_mnt(c.amount_mnt)}" for c in rec.unknown_locally
+        )
+    if rec.unresolved:
+        out.append(t("eod.rec_unresolved", count=len(rec.unresolved)))
+        out.extend(
+            f"    #{c.intent_id} {format_mnt(c.amount_mnt)} {c.state}" for c in rec.unresolved
+        )
+    return out
+
+
+async def _report(config: Config, day: date, csv_path: Path | None) -> EndOfDay:
+    client = client_from_config(config)
+    async with client:
+        local = await asyncio.to_thread(ledger_charges, config, client, day)
+        return await end_of_day(client, day, local=local, csv_path=csv_path)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        day = parse_day(args.date) if args.date else today(datetime.now(UTC))
+    except ValueError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    try:
+        config = config_from_args(args)
+        set_language(config.language)
+        eod = asyncio.run(_report(config, day, args.csv))
+    except SETUP_ERRORS as exc:
+        return fail(str(exc))
+    except ExportError as exc:
+        return fail(str(exc), EXIT_LOCAL_ERROR)
+    except ListingFailed as exc:
+        outcome = exc.outcome
+        if isinstance(outcome, CredentialsRejected):
+            return fail("credentials rejected: pair the terminal again", EXIT_CREDENTIALS)
+        if isinstance(outcome, BadRequest | Refused):
+            return fail(f"the service refused the listing: {outcome.message}", EXIT_REFUSED)
+        return fail(
+            f"the history cannot be read now ({type(outcome).__name__}); try again", EXIT_UNRESOLVED
+        )
+    if args.json:
+        print(json.dumps(eod.to_json(), ensure_ascii=False))
+    else:
+        print(render_text(eod))
+    if args.csv:
+        rows = eod.charges_count + eod.reversed_count
+        print(t("eod.exported", rows=group_thousands(rows), path=args.csv), file=sys.stderr)
+    return EXIT_OK

@@ -14,7 +14,12 @@ from qrpos.reports.localday import (
     to_local,
     today,
 )
-from qrpos.reports.reconcile import LocalCharge, Reconciliation, ServiceOnlyCharge
+from qrpos.reports.reconcile import (
+    LocalCharge,
+    Reconciliation,
+    ServiceOnlyCharge,
+    local_charges,
+)
 
 __all__ = [
     "LOCAL_TZ",
@@ -28,6 +33,7 @@ __all__ = [
     "ServiceOnlyCharge",
     "day_window",
     "end_of_day",
+    "local_charges",
     "local_day_of",
     "parse_day",
     "to_local",

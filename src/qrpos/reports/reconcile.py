@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from qrpos.reports.localday import in_window
 from qrpos.service.models import Transaction, format_rfc3339
@@ -159,3 +159,39 @@ class Reconciler:
             unknown_locally=tuple(self._unknown),
             unresolved=tuple(sorted(self._unresolved, key=lambda c: c.created_at)),
         )
+
+
+class IntentLike(Protocol):
+    """The fields of the ledger's `IntentView` reconciliation reads (structural, so the
+    reports layer does not import the ledger)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def amount_mnt(self) -> int | None: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def charged(self) -> bool | None: ...
+    @property
+    def transaction_id(self) -> str | None: ...
+    @property
+    def created_at(self) -> datetime: ...
+
+
+def local_charges(intents: Iterable[IntentLike]) -> list[LocalCharge]:
+    """The charge intents among the ledger's rows (reversals are not takings)."""
+    return [
+        LocalCharge(
+            intent_id=str(i.id),
+            amount_mnt=i.amount_mnt or 0,
+            state=str(i.state),
+            charged=i.charged,
+            transaction_id=i.transaction_id,
+            created_at=i.created_at,
+        )
+        for i in intents
+        if i.kind == "charge"
+    ]
