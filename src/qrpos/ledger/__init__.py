@@ -1,1 +1,44 @@
-"""The durable SQLite outbox: charge and reversal intents, the resolver, recovery."""
+"""The durable SQLite outbox: charge and reversal intents, the resolver, recovery.
+
+See `qrpos.ledger.states` for the state machine and `ChargeDesk` for the entry points.
+"""
+
+from qrpos.ledger.desk import ChargeDesk
+from qrpos.ledger.policy import RetryPolicy
+from qrpos.ledger.states import CHARGED_STATES, FINAL_STATES, IntentState, ReversalState
+from qrpos.ledger.store import Ledger, LedgerError
+from qrpos.ledger.views import (
+    AmountOutOfRange,
+    ChargeRefusedLocally,
+    IntentView,
+    InvalidToken,
+    LedgerUnhealthy,
+    OutboxBusy,
+    ReversalResult,
+    SaleProgress,
+    SaleResult,
+    UnknownIntent,
+    UnresolvedChargeExists,
+)
+
+__all__ = [
+    "CHARGED_STATES",
+    "FINAL_STATES",
+    "AmountOutOfRange",
+    "ChargeDesk",
+    "ChargeRefusedLocally",
+    "IntentState",
+    "IntentView",
+    "InvalidToken",
+    "Ledger",
+    "LedgerError",
+    "LedgerUnhealthy",
+    "OutboxBusy",
+    "RetryPolicy",
+    "ReversalResult",
+    "ReversalState",
+    "SaleProgress",
+    "SaleResult",
+    "UnknownIntent",
+    "UnresolvedChargeExists",
+]

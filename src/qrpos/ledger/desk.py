@@ -1,0 +1,396 @@
+"""`ChargeDesk`: the one way the kiosk and the CLI charge, resolve, abandon and refund.
+
+A sale is stored before its first byte is sent; only one sale is unresolved at a time;
+recovery settles what an earlier run left before a new sale is taken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from qrpos import spec
+from qrpos.ledger import records
+from qrpos.ledger.policy import RetryPolicy
+from qrpos.ledger.records import IntentRow, ReversalRow
+from qrpos.ledger.resolver import Context, ProgressCallback, drive
+from qrpos.ledger.reversals import drive_reversal
+from qrpos.ledger.states import IntentState, ReversalState
+from qrpos.ledger.store import Ledger
+from qrpos.ledger.views import (
+    AmountOutOfRange,
+    IntentView,
+    InvalidToken,
+    LedgerUnhealthy,
+    OutboxBusy,
+    ReversalResult,
+    SaleResult,
+    UnknownIntent,
+    UnresolvedChargeExists,
+)
+from qrpos.redact import escape_text
+from qrpos.service import TerminalClient, Transaction
+from qrpos.service.models import transaction_from_json_text
+
+#: how long to wait for another process that holds the outbox before refusing
+LOCK_WAIT_S = 10.0
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def sale_result(row: IntentRow) -> SaleResult:
+    """The caller's view of an intent row."""
+    tx: Transaction | None = None
+    if row.tx_json:
+        tx = transaction_from_json_text(row.tx_json)
+    return SaleResult(
+        intent_id=row.id,
+        state=row.state,
+        amount_mnt=row.amount_mnt,
+        transaction=tx,
+        decline_code=row.decline_code,
+        message=row.last_detail,
+        charged=None if row.charged is None else bool(row.charged),
+    )
+
+
+def intent_view(row: IntentRow) -> IntentView:
+    """A charge intent as a row of `qrpos outbox list`."""
+    return IntentView(
+        id=str(row.id),
+        kind="charge",
+        amount_mnt=row.amount_mnt,
+        state=str(row.state),
+        charged=None if row.charged is None else bool(row.charged),
+        transaction_id=row.tx_id,
+        token=row.token_tail,
+        created_at=datetime.fromtimestamp(row.created_at, UTC),
+        detail=row.last_detail,
+        attempts=row.attempts,
+    )
+
+
+def reversal_view(row: ReversalRow) -> IntentView:
+    """A reversal as a row of `qrpos outbox list` (id prefixed `r`)."""
+    return IntentView(
+        id=f"r{row.id}",
+        kind="reversal",
+        amount_mnt=row.amount_mnt,
+        state=str(row.state),
+        charged=False if row.state is ReversalState.REFUNDED else None,
+        transaction_id=row.tx_id,
+        token=None,
+        created_at=datetime.fromtimestamp(row.created_at, UTC),
+        detail=row.message,
+        attempts=row.attempts,
+    )
+
+
+class ChargeDesk:
+    """Charges through the outbox. One desk per process; several processes may share a file."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        client: TerminalClient,
+        *,
+        policy: RetryPolicy | None = None,
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        self.ledger = ledger
+        self._ctx = Context(ledger, client, policy or RetryPolicy(), clock)
+        self._lock = asyncio.Lock()
+        self._lock_path = ledger.path.with_name(ledger.path.name + ".lock")
+
+    @property
+    def policy(self) -> RetryPolicy:
+        """The retry limits in force."""
+        return self._ctx.policy
+
+    def replace_client(self, client: TerminalClient) -> None:
+        """Use a new client (after re-pairing); held intents resume on the next resolve."""
+        self._ctx.client = client
+
+    # --- exclusive access --------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _exclusive(self) -> AsyncIterator[None]:
+        """This coroutine alone, in this process alone, drives the outbox."""
+        async with self._lock:
+            fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                give_up = time.monotonic() + LOCK_WAIT_S
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if time.monotonic() > give_up:
+                            raise OutboxBusy(
+                                "another qrpos process is working on the outbox; "
+                                "try again when it has finished"
+                            ) from None
+                        await asyncio.sleep(0.05)
+                yield
+            finally:
+                os.close(fd)  # closing releases the flock
+
+    # --- charging ----------------------------------------------------------------------
+
+    async def charge(
+        self,
+        amount_mnt: int,
+        token: str,
+        *,
+        deadline_s: float,
+        on_progress: ProgressCallback | None = None,
+    ) -> SaleResult:
+        """Charge `amount_mnt` to the wallet behind `token` (exactly as scanned).
+
+        The intent is committed before anything is sent. Returns when the sale is
+        settled or `deadline_s` passed (then `state` is unresolved and the intent is
+        kept for `resolve`). Raises a `ChargeRefusedLocally` subclass, before anything
+        is stored or sent, for a bad amount or token, an unhealthy outbox, or an
+        earlier unresolved sale. Repeating the call with the same token and amount
+        while that sale is unresolved resumes it instead of refusing.
+        """
+        if (
+            isinstance(amount_mnt, bool)
+            or not isinstance(amount_mnt, int)
+            or not (spec.amount_in_range(amount_mnt))
+        ):
+            raise AmountOutOfRange(
+                f"the amount must be a whole number of tugrik from {spec.AMOUNT_MIN_MNT} "
+                f"to {spec.AMOUNT_MAX_MNT:,}"
+            )
+        if not isinstance(token, str) or not token:
+            raise InvalidToken("no QR token to charge")
+        if not self.ledger.integrity_ok:
+            raise LedgerUnhealthy(self.ledger.integrity_message)
+        deadline = time.monotonic() + deadline_s
+        async with self._exclusive():
+            digest = records.token_digest(token)
+            key = f"qrpos-{uuid.uuid4().hex}"
+            now = self._ctx.now()
+
+            def store(conn: Any) -> tuple[IntentRow, bool]:
+                for row in records.open_intents(conn):
+                    if row.token_sha256 == digest and row.amount_mnt == amount_mnt:
+                        return row, False
+                    raise UnresolvedChargeExists(row.id, row.amount_mnt)
+                new_id = records.insert_intent(
+                    conn, idem_key=key, token=token, amount_mnt=amount_mnt, now=now
+                )
+                created = records.get_intent(conn, new_id)
+                assert created is not None
+                return created, True
+
+            row, fresh = await self.ledger.awrite(store)
+            row = await drive(self._ctx, row, deadline=deadline, fresh=fresh, progress=on_progress)
+            return sale_result(row)
+
+    async def resolve(
+        self, intent_id: int, *, deadline_s: float, on_progress: ProgressCallback | None = None
+    ) -> SaleResult:
+        """Work on one intent until settled or `deadline_s` passes (after re-pairing too)."""
+        deadline = time.monotonic() + deadline_s
+        async with self._exclusive():
+            row = await self._load(intent_id)
+            row = await self._settle(row, deadline, on_progress)
+            return sale_result(row)
+
+    async def recover(
+        self, on_progress: ProgressCallback | None = None, *, deadline_s: float = 30.0
+    ) -> list[SaleResult]:
+        """Settle what earlier runs left: open sales, watched abandons, queued refunds.
+
+        Run at start-up before any new sale. Returns the results of the sales it
+        worked on (those still open are in `state` unresolved or credentials_rejected).
+        """
+        deadline = time.monotonic() + deadline_s
+        results: list[SaleResult] = []
+        async with self._exclusive():
+            rows = await self.ledger.aread(
+                lambda c: records.open_intents(c) + records.watched_intents(c)
+            )
+            for row in rows:
+                row = await self._settle(row, deadline, on_progress)
+                results.append(sale_result(row))
+            for rev in await self.ledger.aread(records.open_reversals):
+                await self._reverse_row(rev, deadline)
+        return results
+
+    async def _settle(
+        self, row: IntentRow, deadline: float, on_progress: ProgressCallback | None
+    ) -> IntentRow:
+        if row.state is IntentState.CREDENTIALS_REJECTED and row.charged is None:
+            # after re-pairing: only the history can tell, the customer has long gone
+            row = await self.ledger.awrite(
+                lambda c: records.update_intent(
+                    c, row.id, state=IntentState.UNRESOLVED, may_resend=0, token=None
+                )
+            )
+        row = await drive(self._ctx, row, deadline=deadline, progress=on_progress)
+        if row.state is IntentState.ABANDONED and row.tx_id is not None:
+            row = await self._refund_abandoned(row, deadline)
+        return row
+
+    async def _refund_abandoned(self, row: IntentRow, deadline: float) -> IntentRow:
+        tx_id = row.tx_id
+        assert tx_id is not None
+
+        def queue(conn: Any) -> ReversalRow:
+            existing = records.reversal_for_tx(conn, tx_id)
+            if existing is not None:
+                return existing
+            rid = records.insert_reversal(
+                conn,
+                tx_id=tx_id,
+                reason="abandoned",
+                now=self._ctx.now(),
+                intent_id=row.id,
+                amount_mnt=row.amount_mnt,
+            )
+            rev = records.get_reversal(conn, rid)
+            assert rev is not None
+            return rev
+
+        rev = await self.ledger.awrite(queue)
+        await self._reverse_row(rev, deadline)
+        return await self._load(row.id)
+
+    async def abandon(self, intent_id: int) -> SaleResult:
+        """The cashier gives up on a sale: it is never sent again.
+
+        If a request may have reached the service, the history stays watched; a
+        charge found there later is refunded automatically (reversed_after_abandon).
+        A settled sale is returned unchanged.
+        """
+        async with self._exclusive():
+            now = self._ctx.now()
+
+            def give_up(conn: Any) -> IntentRow:
+                row = records.get_intent(conn, intent_id)
+                if row is None:
+                    raise UnknownIntent(f"no charge #{intent_id}")
+                if not (row.is_open or row.state is IntentState.NEEDS_REVIEW):
+                    return row
+                reviewing = row.state is IntentState.NEEDS_REVIEW
+                unclear = bool(row.maybe_sent or row.in_flight)
+                return records.update_intent(
+                    conn,
+                    intent_id,
+                    state=IntentState.ABANDONED,
+                    may_resend=0,
+                    token=None,
+                    in_flight=0,
+                    maybe_sent=1 if unclear else 0,
+                    watching=1 if unclear and not reviewing else 0,
+                    charged=None if unclear else 0,
+                    resolved_at=None if unclear and not reviewing else now,
+                    last_detail="abandoned by a person after review"
+                    if reviewing
+                    else "abandoned by the cashier",
+                )
+
+            return sale_result(await self.ledger.awrite(give_up))
+
+    async def _load(self, intent_id: int) -> IntentRow:
+        row = await self.ledger.aread(lambda c: records.get_intent(c, intent_id))
+        if row is None:
+            raise UnknownIntent(f"no charge #{intent_id}")
+        return row
+
+    # --- refunds -----------------------------------------------------------------------
+
+    async def reverse(self, tx_id: str, *, deadline_s: float = 30.0) -> ReversalResult:
+        """Refund a charge in full through the durable queue (safe to repeat)."""
+        if not spec.TX_ID_RE.match(tx_id):
+            return ReversalResult(
+                tx_id=escape_text(tx_id[:80]),
+                state="refused",
+                message="not a transaction id (tx_ followed by letters and digits)",
+            )
+        deadline = time.monotonic() + deadline_s
+        async with self._exclusive():
+
+            def queue(conn: Any) -> ReversalRow:
+                existing = records.reversal_for_tx(conn, tx_id)
+                if existing is not None and existing.state is not ReversalState.REFUSED:
+                    if existing.state is ReversalState.CREDENTIALS_REJECTED:
+                        return records.update_reversal(
+                            conn, existing.id, state=ReversalState.PENDING
+                        )
+                    return existing
+                rid = records.insert_reversal(
+                    conn,
+                    tx_id=tx_id,
+                    reason="manual",
+                    now=self._ctx.now(),
+                    amount_mnt=records.amount_of_tx(conn, tx_id),
+                )
+                rev = records.get_reversal(conn, rid)
+                assert rev is not None
+                return rev
+
+            rev = await self.ledger.awrite(queue)
+            rev = await self._reverse_row(rev, deadline)
+            return ReversalResult.from_state(rev.tx_id, rev.state, rev.message or "")
+
+    async def _reverse_row(self, rev: ReversalRow, deadline: float) -> ReversalRow:
+        if rev.state is ReversalState.CREDENTIALS_REJECTED:
+            rev = await self.ledger.awrite(
+                lambda c: records.update_reversal(c, rev.id, state=ReversalState.PENDING)
+            )
+        return await drive_reversal(self._ctx, rev, deadline=deadline)
+
+    # --- reading -----------------------------------------------------------------------
+
+    def unresolved(self) -> list[IntentView]:
+        """Sales and refunds that need attention (open, needs_review, watched, queued)."""
+        return self.intents(include_final=False)
+
+    def intents(self, include_final: bool) -> list[IntentView]:
+        """Every sale and refund in the outbox (or only those needing attention)."""
+
+        def read(conn: Any) -> list[IntentView]:
+            views = [
+                intent_view(r) for r in records.list_intents(conn, include_final=include_final)
+            ]
+            views += [
+                reversal_view(r) for r in records.list_reversals(conn, include_final=include_final)
+            ]
+            return sorted(views, key=lambda v: v.created_at)
+
+        return self.ledger.read(read)
+
+    def charges_between(self, from_utc: datetime, to_utc: datetime) -> list[IntentView]:
+        """Sales created in [from_utc, to_utc), all states, for reconciliation."""
+        rows = self.ledger.read(
+            lambda c: records.list_intents(
+                c,
+                include_final=True,
+                created_from=from_utc.timestamp(),
+                created_to=to_utc.timestamp(),
+            )
+        )
+        return [intent_view(r) for r in rows]
+
+    def audit(self, intent_id: int) -> list[dict[str, Any]]:
+        """Every attempt and lookup recorded for one sale, oldest first."""
+        rows = self.ledger.read(
+            lambda c: c.execute(
+                "SELECT * FROM attempt WHERE intent_id = ? ORDER BY id", (intent_id,)
+            ).fetchall()
+        )
+        return [json.loads(json.dumps(dict(r))) for r in rows]

@@ -1,0 +1,65 @@
+"""How hard and how long the resolver tries: bounded, jittered, persisted.
+
+The schedule lives in the outbox (attempt count, next try time) rather than in a
+retry library's in-process loop, because it must survive a crash or a restart of
+`qrpos charge`: the next process continues the same backoff with the same key.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+
+from qrpos import spec
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Limits of the resolver. All times in seconds.
+
+    * re-sending (same Idempotency-Key) stops after `max_sends` requests or
+      `resend_horizon_s` after the first send, whichever comes first: the service's
+      key retention is unknown, so past that only the history is consulted;
+    * a sale whose history shows nothing is declared not charged only once
+      `absent_after_s` have passed since the first send *and* `settle_s` since the
+      last request ended (a slow request may still commit late);
+    * backoff is exponential from `base_delay_s` to `max_delay_s` with full jitter; a
+      429's `Retry-After` is honoured when longer.
+    """
+
+    base_delay_s: float = 0.5
+    max_delay_s: float = 15.0
+    max_sends: int = 12
+    resend_horizon_s: float = 300.0
+    absent_after_s: float = 600.0
+    settle_s: float = spec.CLIENT_TIMEOUT_S + 5.0
+    #: tolerance added to each side of the history window beyond the measured skew
+    window_margin_s: float = 5.0
+    #: pause between history lookups that found nothing
+    lookup_interval_s: float = 5.0
+    #: False in tests: waits are skipped (the schedule is still computed and stored)
+    sleep: bool = True
+
+    @classmethod
+    def testing(cls, **overrides: float | int | bool) -> RetryPolicy:
+        """No real waiting and short horizons: for tests and in-process campaigns."""
+        base = cls(
+            base_delay_s=0.0,
+            max_delay_s=0.0,
+            max_sends=6,
+            resend_horizon_s=3600.0,
+            absent_after_s=0.0,
+            settle_s=0.0,
+            window_margin_s=2.0,
+            lookup_interval_s=0.0,
+            sleep=False,
+        )
+        return replace(base, **overrides)  # type: ignore[arg-type]
+
+    def backoff_s(self, attempt: int, retry_after_s: float | None = None) -> float:
+        """Delay before send number `attempt + 1` (full jitter, capped)."""
+        ceiling = min(self.max_delay_s, self.base_delay_s * (2 ** max(0, attempt - 1)))
+        delay = random.uniform(0, ceiling) if ceiling > 0 else 0.0
+        if retry_after_s is not None:
+            delay = max(delay, min(retry_after_s, self.max_delay_s * 4))
+        return delay

@@ -1,0 +1,114 @@
+"""The durable reversal queue: a refund is stored, then sent until it is settled.
+
+Reversal is safe to repeat (spec): 5xx, timeouts and 429 are retried with backoff;
+204 and 409 both mean refunded; 400/403/404 and other 4xx end it with the service's
+reason; 401 keeps it until the terminal is re-paired.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+import time
+from typing import Any
+
+from qrpos.ledger import records
+from qrpos.ledger.records import ReversalRow
+from qrpos.ledger.resolver import Context
+from qrpos.ledger.states import IntentState, ReversalState
+from qrpos.service import (
+    AlreadyReversed,
+    CredentialsRejected,
+    RateLimited,
+    Refunded,
+    ReverseOutcome,
+    Unresolved,
+)
+
+
+def _changes(ctx: Context, row: ReversalRow, outcome: ReverseOutcome, now: float) -> dict[str, Any]:
+    changes: dict[str, Any] = {"last_status": outcome.exchange.status}
+    if isinstance(outcome, Refunded | AlreadyReversed):
+        changes.update(
+            state=ReversalState.REFUNDED,
+            resolved_at=now,
+            message="refunded"
+            if isinstance(outcome, Refunded)
+            else "already reversed: the refund had landed",
+        )
+    elif isinstance(outcome, CredentialsRejected):
+        changes.update(
+            state=ReversalState.CREDENTIALS_REJECTED,
+            message="credentials rejected (401): re-pair the terminal",
+        )
+    elif isinstance(outcome, RateLimited | Unresolved):
+        retry_after = outcome.retry_after_s if isinstance(outcome, RateLimited) else None
+        reason = outcome.reason if isinstance(outcome, Unresolved) else "rate limited (429)"
+        changes.update(
+            next_try_at=now + ctx.policy.backoff_s(row.attempts, retry_after),
+            message=f"{reason}: will retry",
+        )
+    else:
+        text = getattr(outcome, "message", "") or f"HTTP {outcome.exchange.status}"
+        changes.update(state=ReversalState.REFUSED, resolved_at=now, message=text)
+    return changes
+
+
+def _commit(
+    conn: sqlite3.Connection,
+    *,
+    row: ReversalRow,
+    sent_at: float,
+    outcome: ReverseOutcome,
+    changes: dict[str, Any],
+    now: float,
+) -> ReversalRow:
+    records.log_attempt(
+        conn,
+        kind="reverse",
+        n=row.attempts,
+        sent_at=sent_at,
+        reversal_id=row.id,
+        elapsed_s=outcome.exchange.elapsed_s,
+        status=outcome.exchange.status,
+        outcome=type(outcome).__name__,
+        detail=changes.get("message"),
+    )
+    updated = records.update_reversal(conn, row.id, **changes)
+    refunded = updated.state is ReversalState.REFUNDED
+    if refunded and row.intent_id is not None and row.reason == "abandoned":
+        records.update_intent(
+            conn,
+            row.intent_id,
+            state=IntentState.REVERSED_AFTER_ABANDON,
+            watching=0,
+            resolved_at=now,
+            last_detail=f"charged as {row.tx_id} after abandon; refunded",
+        )
+    return updated
+
+
+async def drive_reversal(ctx: Context, row: ReversalRow, *, deadline: float) -> ReversalRow:
+    """Send the reversal until it is settled or the deadline passes."""
+    while row.state is ReversalState.PENDING:
+        now = ctx.now()
+        wait = max(0.0, (row.next_try_at or now) - now)
+        if not await ctx.pause(wait, deadline):
+            return row
+        sent_at = ctx.now()
+        row = await ctx.ledger.awrite(
+            functools.partial(
+                records.update_reversal, reversal_id=row.id, attempts=row.attempts + 1
+            )
+        )
+        outcome = await ctx.client.reverse(row.tx_id)
+        now = ctx.now()
+        changes = _changes(ctx, row, outcome, now)
+        row = await ctx.ledger.awrite(
+            functools.partial(
+                _commit, row=row, sent_at=sent_at, outcome=outcome, changes=changes, now=now
+            )
+        )
+        if time.monotonic() >= deadline:
+            return row
+    return row

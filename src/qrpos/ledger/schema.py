@@ -1,0 +1,84 @@
+"""The outbox's tables, as forward migrations keyed by `PRAGMA user_version`.
+
+Times are UTC seconds since the epoch (REAL) so that windows are plain arithmetic;
+`datetime(x, 'unixepoch')` reads them in the sqlite3 shell. Rows are never deleted.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: migration N brings the schema from user_version N to N + 1
+MIGRATIONS: Final[tuple[str, ...]] = (
+    """
+    CREATE TABLE charge_intent (
+        id              INTEGER PRIMARY KEY,
+        idem_key        TEXT    NOT NULL UNIQUE,
+        -- the exact token while it may still be sent; cleared once the intent is final
+        token           TEXT,
+        token_sha256    TEXT    NOT NULL,
+        token_tail      TEXT    NOT NULL,
+        amount_mnt      INTEGER NOT NULL CHECK (amount_mnt > 0),
+        state           TEXT    NOT NULL,
+        -- 1 charged, 0 not charged, NULL not (yet) known
+        charged         INTEGER,
+        created_at      REAL    NOT NULL,
+        first_sent_at   REAL,
+        last_sent_at    REAL,
+        last_end_at     REAL,
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        -- 1 while a request is (or may be) in flight: a crash leaves it set
+        in_flight       INTEGER NOT NULL DEFAULT 0,
+        -- 1 once any attempt may have reached the service without a clear answer
+        maybe_sent      INTEGER NOT NULL DEFAULT 0,
+        -- 0 once re-sending stopped (409 after an unclear attempt, horizon, abandon)
+        may_resend      INTEGER NOT NULL DEFAULT 1,
+        next_try_at     REAL,
+        clock_skew_s    REAL,
+        last_status     INTEGER,
+        last_detail     TEXT,
+        decline_code    TEXT,
+        -- the state to end in when the history shows nothing (declined/refused/not_charged)
+        if_absent       TEXT,
+        lookups         INTEGER NOT NULL DEFAULT 0,
+        last_lookup_at  REAL,
+        tx_id           TEXT UNIQUE,
+        tx_json         TEXT,
+        -- 1 while an abandoned intent's history is still being watched
+        watching        INTEGER NOT NULL DEFAULT 0,
+        resolved_at     REAL
+    );
+    CREATE INDEX charge_intent_state ON charge_intent (state);
+    CREATE TABLE attempt (
+        id          INTEGER PRIMARY KEY,
+        intent_id   INTEGER,
+        reversal_id INTEGER,
+        kind        TEXT NOT NULL,          -- charge | lookup | reverse
+        n           INTEGER NOT NULL,
+        sent_at     REAL NOT NULL,
+        elapsed_s   REAL,
+        status      INTEGER,
+        outcome     TEXT NOT NULL,
+        detail      TEXT,
+        server_date REAL
+    );
+    CREATE INDEX attempt_intent ON attempt (intent_id);
+    CREATE TABLE reversal (
+        id          INTEGER PRIMARY KEY,
+        tx_id       TEXT NOT NULL,
+        intent_id   INTEGER,
+        amount_mnt  INTEGER,
+        reason      TEXT NOT NULL,          -- manual | abandoned
+        state       TEXT NOT NULL,
+        created_at  REAL NOT NULL,
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        next_try_at REAL,
+        last_status INTEGER,
+        message     TEXT,
+        resolved_at REAL
+    );
+    CREATE INDEX reversal_tx ON reversal (tx_id);
+    """,
+)
+
+SCHEMA_VERSION: Final = len(MIGRATIONS)

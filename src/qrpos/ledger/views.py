@@ -1,0 +1,137 @@
+"""What the outbox tells its callers: results, progress, list rows, local refusals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from qrpos.ledger.states import IntentState, ReversalState
+from qrpos.service import Transaction, format_rfc3339
+
+
+class ChargeRefusedLocally(Exception):
+    """A charge refused before anything was stored or sent; the message is for the cashier."""
+
+
+class UnresolvedChargeExists(ChargeRefusedLocally):
+    """An earlier charge is still unresolved: settle it (resolve or abandon) first."""
+
+    def __init__(self, intent_id: int, amount_mnt: int) -> None:
+        super().__init__(
+            f"charge #{intent_id} of {amount_mnt} MNT is still unresolved; resolve it "
+            f"(qrpos outbox resolve) or abandon it before a new sale"
+        )
+        self.intent_id = intent_id
+        self.amount_mnt = amount_mnt
+
+
+class AmountOutOfRange(ChargeRefusedLocally):
+    """The amount is not a whole number of tugrik between 1 and 1,000,000."""
+
+
+class InvalidToken(ChargeRefusedLocally):
+    """The token is empty or not a string; nothing was sent."""
+
+
+class LedgerUnhealthy(ChargeRefusedLocally):
+    """The outbox failed its integrity check at open: no new charge is possible."""
+
+
+class OutboxBusy(ChargeRefusedLocally):
+    """Another qrpos process is working on the outbox right now."""
+
+
+class UnknownIntent(LookupError):
+    """No charge intent has that id."""
+
+
+@dataclass(frozen=True)
+class SaleResult:
+    """Where a sale stands after a call. `charged`: True, False, or None (not yet known)."""
+
+    intent_id: int
+    state: IntentState
+    amount_mnt: int
+    transaction: Transaction | None
+    decline_code: str | None
+    message: str | None
+    charged: bool | None
+
+    @property
+    def is_open(self) -> bool:
+        """True while the resolver still has work on this sale (it blocks a new one)."""
+        return self.charged is None and self.state in (
+            IntentState.PENDING,
+            IntentState.UNRESOLVED,
+            IntentState.CREDENTIALS_REJECTED,
+        )
+
+
+Phase = Literal["sending", "retrying", "backing_off", "checking_history"]
+
+
+@dataclass(frozen=True)
+class SaleProgress:
+    """A step of the resolver, for a "checking…" screen; never carries the token."""
+
+    intent_id: int
+    phase: Phase
+    attempt: int
+    elapsed_s: float
+    detail: str
+
+
+@dataclass(frozen=True)
+class ReversalResult:
+    """Where a refund stands: refunded, refused, credentials_rejected or unresolved."""
+
+    tx_id: str
+    state: Literal["refunded", "refused", "credentials_rejected", "unresolved"]
+    message: str
+
+    @classmethod
+    def from_state(cls, tx_id: str, state: ReversalState, message: str) -> ReversalResult:
+        """Map a stored reversal state to the result shown to callers."""
+        shown: dict[
+            ReversalState, Literal["refunded", "refused", "credentials_rejected", "unresolved"]
+        ] = {
+            ReversalState.REFUNDED: "refunded",
+            ReversalState.REFUSED: "refused",
+            ReversalState.CREDENTIALS_REJECTED: "credentials_rejected",
+            ReversalState.PENDING: "unresolved",
+        }
+        return cls(tx_id=tx_id, state=shown[state], message=message)
+
+
+@dataclass(frozen=True)
+class IntentView:
+    """One row of `qrpos outbox list`: a charge intent or a reversal.
+
+    `token` is the last four characters only; `charged` for a reversal is False once
+    refunded and None before.
+    """
+
+    id: str
+    kind: Literal["charge", "reversal"]
+    amount_mnt: int | None
+    state: str
+    charged: bool | None
+    transaction_id: str | None
+    token: str | None
+    created_at: datetime
+    detail: str | None = None
+    attempts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """design.md's outbox JSON object."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "amountMNT": self.amount_mnt,
+            "state": self.state,
+            "charged": self.charged,
+            "transactionID": self.transaction_id,
+            "token": self.token,
+            "createdAt": format_rfc3339(self.created_at.astimezone(UTC)),
+        }
