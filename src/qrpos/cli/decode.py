@@ -1,13 +1,120 @@
-"""Placeholder: the commands of this module are not built yet."""
+"""`qrpos decode IMAGE... [--json]`: what the kiosk would read from image files.
+
+With --json, one JSON object per image and line::
+
+    {"file": "a.png", "tokens": ["vqr_..."], "refused": [...], "error": null}
+
+`tokens` holds every `vqr_` token found, exactly as read (JSON escapes, nothing stripped
+or normalised). `refused` holds every other code: ``{"code", "reason", "text", "hex"}``
+where `text` is the exact content when it is valid UTF-8 and null when it is not, and
+`hex` is always the raw bytes, so invalid UTF-8 is reported, not repaired. `error` says
+why a file could not be read.
+
+Exit codes: 0 every image held at least one token, 2 some image held none, 1 some file
+could not be read (the other files are still decoded).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
-from qrpos.cli.common import not_yet
+from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, EXIT_REFUSED, fail
+from qrpos.scanner import (
+    DECODER_NAMES,
+    DecoderUnavailable,
+    ScannedToken,
+    classify,
+    make_decoder,
+    shorten,
+)
+from qrpos.scanner.replay import image_files, read_image
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("decode", help="(not available yet)")
-    p.set_defaults(func=not_yet("decode"))
+    """Add `qrpos decode` to the command line."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "decode",
+        help="read the QR tokens in image files (as the kiosk would)",
+        description=(
+            "Decode every QR code in each image (or folder of images). With --json: one "
+            'object per image, {"file", "tokens", "refused", "error"}, tokens as exact '
+            "strings. Exit 0 every image held a token, 2 some held none, 1 unreadable file."
+        ),
+    )
+    p.add_argument("images", nargs="+", type=Path, metavar="IMAGE", help="image file or folder")
+    p.add_argument("--json", action="store_true", help="one JSON object per image")
+    p.add_argument("--decoder", choices=DECODER_NAMES, help="decoder (default: the fastest)")
+    p.set_defaults(func=run)
+
+
+def decode_file(path: Path, decoder: Any) -> dict[str, Any]:
+    """The report for one image: tokens, refused codes, or the error reading it."""
+    report: dict[str, Any] = {"file": str(path), "tokens": [], "refused": [], "error": None}
+    if path.is_dir():
+        report["error"] = f"{path} holds no image files"
+        return report
+    try:
+        frame = read_image(path)
+    except ValueError as exc:
+        report["error"] = str(exc)
+        return report
+    for raw in decoder.decode(frame):
+        result = classify(raw)
+        if isinstance(result, ScannedToken):
+            report["tokens"].append(result.token)
+            continue
+        try:
+            text: str | None = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        report["refused"].append(
+            {"code": str(result.code), "reason": result.reason, "text": text, "hex": raw.hex()}
+        )
+    return report
+
+
+def _human(report: dict[str, Any]) -> str:
+    lines = [f"{report['file']}:"]
+    if report["error"]:
+        lines.append(f"  error: {report['error']}")
+    # a terminal must not interpret what a QR holds: everything escaped
+    lines += [f"  token: {shorten(t, 200)}" for t in report["tokens"]]
+    lines += [
+        f"  refused: {r['reason']} ({shorten(bytes.fromhex(r['hex']))})" for r in report["refused"]
+    ]
+    if len(lines) == 1:
+        lines.append("  no QR code found")
+    return "\n".join(lines)
+
+
+def _expand(paths: list[Path]) -> list[Path]:
+    # an empty folder is still reported (as unreadable), never silently skipped
+    out: list[Path] = []
+    for p in paths:
+        out.extend(image_files([p]) or [p])
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Decode each image and print its report; the exit code sums up the worst."""
+    try:
+        decoder = make_decoder(args.decoder)
+    except DecoderUnavailable as exc:
+        return fail(str(exc))
+    code = EXIT_OK
+    for path in _expand(args.images):
+        report = decode_file(path, decoder)
+        if args.json:
+            print(json.dumps(report, ensure_ascii=True))
+        else:
+            print(_human(report))
+        if report["error"]:
+            code = EXIT_LOCAL_ERROR
+        elif not report["tokens"] and code == EXIT_OK:
+            code = EXIT_REFUSED
+    sys.stdout.flush()
+    return code

@@ -1,0 +1,39 @@
+"""Frames and the one small interface every frame source implements."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+#: a 2-D 8-bit greyscale image (rows x columns), C-contiguous
+Frame: TypeAlias = npt.NDArray[np.uint8]
+
+
+class CameraUnavailable(Exception):
+    """The chosen camera cannot be used; the message names the fix for the installer."""
+
+
+@runtime_checkable
+class FrameSource(Protocol):
+    """Something that yields greyscale frames: a camera, a folder of images, a demo phone."""
+
+    #: shown in `qrpos doctor` and the UI, e.g. "picamera", "webcam /dev/video0"
+    name: str
+
+    def open(self) -> None:
+        """Acquire the device; raises `CameraUnavailable` with the fix when it cannot."""
+
+    def read(self) -> Frame | None:
+        """The next frame, or None when none is available (yet, or any more)."""
+
+    def close(self) -> None:
+        """Release the device; safe to call more than once."""
+
+
+def to_grey(image: npt.NDArray[Any]) -> Frame:
+    """BGR or greyscale in, contiguous 8-bit greyscale out."""
+    grey: npt.NDArray[Any] = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
+    return np.ascontiguousarray(grey, dtype=np.uint8)

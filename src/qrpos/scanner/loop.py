@@ -1,0 +1,294 @@
+"""The scan loop: capture thread, latest-frame slot, decode worker, one token per arming.
+
+Capture runs on its own thread and only ever keeps the newest frame, so a slow decode
+drops frames instead of queueing them (the token on screen is always current). The
+decode worker takes the newest frame, applies the token rules and, when armed, hands
+over exactly one token, once. Events are called from these worker threads; a UI must
+marshal them onto its own thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from qrpos.redact import token_tail
+from qrpos.scanner.decoders import Decoder
+from qrpos.scanner.frames import CameraUnavailable, Frame, FrameSource
+from qrpos.scanner.tokens import Refusal, RefusalCode, ScannedToken, classify, refusal
+
+log = logging.getLogger(__name__)
+
+#: shading from dark to light for the aiming preview
+PREVIEW_SHADES = " ░▒▓█"
+
+
+@dataclass(frozen=True)
+class TokenRead:
+    """The armed loop read a token; it is now disarmed until `arm()`."""
+
+    token: str
+
+    def __repr__(self) -> str:
+        return f"TokenRead({token_tail(self.token)})"
+
+
+@dataclass(frozen=True)
+class ScanRefused:
+    """The armed loop saw a code it will not hand over; `reason` is safe to show."""
+
+    reason: str
+    code: RefusalCode = RefusalCode.NOT_A_TOKEN
+
+
+@dataclass(frozen=True)
+class ScanStats:
+    """Live figures for the UI and `qrpos doctor`."""
+
+    fps: float
+    decode_ms: float
+    last_error: str | None
+    #: starting | running | no_frames | error | unavailable | stopped
+    camera_state: str
+
+
+ScanEvent = TokenRead | ScanRefused | ScanStats
+
+
+class ScanLoop:
+    """Reads frames from `source`, decodes them with `decoder`, reports to `on_event`."""
+
+    def __init__(
+        self,
+        source: FrameSource,
+        decoder: Decoder,
+        on_event: Callable[[ScanEvent], None],
+        *,
+        max_side: int = 1280,
+        stats_interval_s: float = 0.5,
+        gone_after_s: float = 0.8,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.source = source
+        self.decoder = decoder
+        self._on_event = on_event
+        # the per-frame budget: frames larger than this are shrunk before decoding
+        self._max_side = max_side
+        self._stats_interval_s = stats_interval_s
+        self._gone_after_s = gone_after_s
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._latest: Frame | None = None
+        self._seq = 0
+        self._stop = threading.Event()
+        self._armed = False
+        self._threads: list[threading.Thread] = []
+        self._state_lock = threading.Lock()
+        # the last handed-over token and what was last refused, with when each was last seen
+        self._handed: tuple[str, float] | None = None
+        self._refused: tuple[frozenset[bytes], float] | None = None
+        self._fps = 0.0
+        self._decode_ms = 0.0
+        self._last_error: str | None = None
+        self._camera_state = "stopped"
+
+    # --- control ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Open the source and start the capture and decode threads.
+
+        A camera that cannot be opened is reported as a `ScanStats` with camera_state
+        "unavailable" and the fix in `last_error`; `start()` itself does not raise.
+        """
+        if self._threads:
+            return
+        self._stop.clear()
+        self._set_state("starting")
+        try:
+            self.source.open()
+        except CameraUnavailable as exc:
+            self._last_error = str(exc)
+            self._set_state("unavailable")
+            self._emit(self.stats)
+            return
+        self._threads = [
+            threading.Thread(target=self._capture, name="qrpos-capture", daemon=True),
+            threading.Thread(target=self._decode_worker, name="qrpos-decode", daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+
+    def arm(self, *, allow_repeat: bool = False) -> None:
+        """Hand over the next token read. The token handed over last is skipped while it
+        stays in view, unless `allow_repeat` (a new sale should not reuse a spent card)."""
+        with self._state_lock:
+            if allow_repeat:
+                self._handed = None
+            self._refused = None
+            self._armed = True
+
+    def disarm(self) -> None:
+        """Stop handing over tokens (the frames keep flowing for the preview)."""
+        with self._state_lock:
+            self._armed = False
+
+    @property
+    def armed(self) -> bool:
+        """True while the loop will hand over the next token it reads."""
+        return self._armed
+
+    def stop(self) -> None:
+        """Stop both threads, wait for them and release the camera."""
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        for t in self._threads:
+            t.join(timeout=5.0)
+        self._threads = []
+        try:
+            self.source.close()
+        finally:
+            self._set_state("stopped")
+
+    @property
+    def stats(self) -> ScanStats:
+        """The current figures."""
+        return ScanStats(self._fps, self._decode_ms, self._last_error, self._camera_state)
+
+    def latest_frame(self) -> Frame | None:
+        """The newest frame captured, if any."""
+        with self._cond:
+            return self._latest
+
+    def preview(self, cols: int, rows: int) -> list[str]:
+        """The latest frame as `rows` strings of `cols` shading characters, for aiming."""
+        frame = self.latest_frame()
+        if frame is None or cols <= 0 or rows <= 0:
+            return [" " * max(cols, 0) for _ in range(max(rows, 0))]
+        return render_preview(frame, cols, rows)
+
+    # --- threads ----------------------------------------------------------------------
+    def _capture(self) -> None:
+        window_start = self._clock()
+        frames = 0
+        last_stats = window_start
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                frame = self.source.read()
+            except Exception as exc:
+                failures += 1
+                self._last_error = f"camera read failed: {type(exc).__name__}: {exc}"
+                self._set_state("error")
+                log.warning("%s", self._last_error)
+                self._stop.wait(min(2.0, 0.05 * 2**failures))
+                frame = None
+            else:
+                failures = 0
+            now = self._clock()
+            if frame is not None:
+                frames += 1
+                with self._cond:
+                    self._latest = frame
+                    self._seq += 1
+                    self._cond.notify_all()
+                if self._camera_state != "running":
+                    self._set_state("running")
+            elif failures == 0:
+                # nothing new yet (or a replay that ran out): do not spin
+                self._stop.wait(0.01)
+            if now - last_stats >= self._stats_interval_s:
+                self._fps = frames / max(now - window_start, 1e-9)
+                if frames == 0 and self._camera_state == "running":
+                    self._set_state("no_frames")
+                frames, window_start, last_stats = 0, now, now
+                self._emit(self.stats)
+
+    def _decode_worker(self) -> None:
+        seen = 0
+        while not self._stop.is_set():
+            with self._cond:
+                if self._seq == seen:
+                    self._cond.wait(0.5)
+                if self._stop.is_set():
+                    return
+                if self._seq == seen or self._latest is None:
+                    continue
+                frame, seen = self._latest, self._seq
+            started = time.perf_counter()
+            try:
+                found = self.decoder.decode(self._fit(frame))
+            except Exception as exc:
+                self._last_error = f"decoder failed: {type(exc).__name__}"
+                log.warning("%s", self._last_error)
+                continue
+            self._decode_ms = (time.perf_counter() - started) * 1000.0
+            self.handle_codes(found)
+
+    def _fit(self, frame: Frame) -> Frame:
+        side = max(frame.shape)
+        if side <= self._max_side:
+            return frame
+        scale = self._max_side / side
+        small = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        return np.ascontiguousarray(small)
+
+    def handle_codes(self, found: list[bytes]) -> None:
+        """Apply the arming rules to the codes of one frame (the decode worker calls this)."""
+        now = self._clock()
+        distinct = frozenset(found)
+        results = {raw: classify(raw) for raw in distinct}
+        tokens = {r.token for r in results.values() if isinstance(r, ScannedToken)}
+        event: ScanEvent | None = None
+        with self._state_lock:
+            if self._handed and self._handed[0] in tokens:
+                self._handed = (self._handed[0], now)
+            elif self._handed and now - self._handed[1] > self._gone_after_s:
+                self._handed = None
+            if not self._armed or not distinct:
+                return
+            fresh = tokens - {self._handed[0]} if self._handed else tokens
+            if len(tokens) > 1:
+                event = self._refuse_once(distinct, now, refusal(RefusalCode.SEVERAL_CARDS))
+            elif fresh:
+                token = next(iter(fresh))
+                self._armed = False
+                self._handed = (token, now)
+                self._refused = None
+                event = TokenRead(token)
+            elif not tokens:
+                first = next(r for r in results.values() if isinstance(r, Refusal))
+                event = self._refuse_once(distinct, now, first)
+        if event is not None:
+            if isinstance(event, TokenRead):
+                log.info("token read %s", token_tail(event.token))
+            self._emit(event)
+
+    def _refuse_once(self, codes: frozenset[bytes], now: float, why: Refusal) -> ScanEvent | None:
+        # a refused code stays in view for many frames: say so once, not 30 times a second
+        if self._refused and self._refused[0] == codes and now - self._refused[1] < 3.0:
+            self._refused = (codes, self._refused[1])
+            return None
+        self._refused = (codes, now)
+        return ScanRefused(why.reason, why.code)
+
+    def _set_state(self, state: str) -> None:
+        self._camera_state = state
+
+    def _emit(self, event: ScanEvent) -> None:
+        try:
+            self._on_event(event)
+        except Exception:
+            log.exception("scan event handler failed")
+
+
+def render_preview(frame: Frame, cols: int, rows: int) -> list[str]:
+    """`frame` shrunk to cols x rows and drawn with `PREVIEW_SHADES`."""
+    small = cv2.resize(frame, (cols, rows), interpolation=cv2.INTER_AREA)
+    levels = (small.astype(np.uint16) * len(PREVIEW_SHADES) // 256).astype(np.uint8)
+    return ["".join(PREVIEW_SHADES[v] for v in row) for row in levels]

@@ -1,0 +1,151 @@
+"""Choosing a frame source from the `[scanner]` settings, and checking a camera works.
+
+Settings (the `[scanner]` table; all optional)::
+
+    source = "auto"          # picamera | webcam | replay | virtual | auto
+    decoder = "zxing"        # zxing | zbar  (see make_decoder)
+    width = 640              # frame size the decoder sees
+    height = 480
+    fps = 30
+    exposure_value = -1.0    # picamera: negative darkens bright phone screens
+    roi = 0.8                # picamera: centre crop, fraction of the full view
+    device = 0               # webcam: index or /dev/videoN
+    path = "/some/folder"    # replay: an image file, a folder, or a list of them
+    loop = false             # replay: start over at the end
+    dark_mode = false        # virtual: the phone shows a dark-mode pass
+
+"auto" takes the Pi camera when picamera2 is installed, else a webcam when one is
+plugged in; it never falls back to the virtual phone (a kiosk must not scan a fake).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qrpos.scanner.frames import CameraUnavailable, FrameSource
+from qrpos.scanner.picamera import PICAMERA_FIX, PiCameraSource
+from qrpos.scanner.replay import ReplaySource
+from qrpos.scanner.virtual import VirtualPhone
+from qrpos.scanner.webcam import WebcamSource
+
+SOURCE_NAMES = ("picamera", "webcam", "replay", "virtual", "auto")
+#: below this a phone waved at the camera is missed; `probe_camera` calls it a failure
+MIN_USABLE_FPS = 10.0
+
+
+@dataclass(frozen=True)
+class CameraCheck:
+    """The result of `probe_camera`, for `qrpos doctor`."""
+
+    ok: bool
+    fps: float | None
+    message: str
+
+
+def _num(settings: Mapping[str, Any], key: str, default: float) -> float:
+    value = settings.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise CameraUnavailable(f"[scanner] {key} must be a number, not {value!r}")
+    return float(value)
+
+
+def _picamera_installed() -> bool:
+    return importlib.util.find_spec("picamera2") is not None
+
+
+def _webcam_present() -> bool:
+    return any(Path("/dev").glob("video[0-9]*"))
+
+
+def open_source(settings: Mapping[str, Any]) -> FrameSource:
+    """The frame source the settings choose (not yet opened).
+
+    Raises `CameraUnavailable` with the fix when the choice cannot work on this
+    machine (e.g. picamera without picamera2) or a setting is invalid.
+    """
+    kind = str(settings.get("source", "auto")).strip().lower()
+    if kind not in SOURCE_NAMES:
+        raise CameraUnavailable(
+            f"[scanner] source {kind!r} is not one of {', '.join(SOURCE_NAMES)}"
+        )
+    width = int(_num(settings, "width", 640))
+    height = int(_num(settings, "height", 480))
+    fps = _num(settings, "fps", 30)
+    if kind == "auto":
+        if _picamera_installed():
+            kind = "picamera"
+        elif _webcam_present():
+            kind = "webcam"
+        else:
+            raise CameraUnavailable(
+                "no camera found: " + PICAMERA_FIX + "; or plug in a USB webcam"
+            )
+    if kind == "picamera":
+        if not _picamera_installed():
+            raise CameraUnavailable(PICAMERA_FIX)
+        try:
+            return PiCameraSource(
+                width=width,
+                height=height,
+                fps=fps,
+                exposure_value=_num(settings, "exposure_value", 0.0),
+                roi=_num(settings, "roi", 1.0),
+            )
+        except ValueError as exc:
+            raise CameraUnavailable(f"[scanner] {exc}") from None
+    if kind == "webcam":
+        device = settings.get("device", 0)
+        if not isinstance(device, int | str) or isinstance(device, bool):
+            raise CameraUnavailable(f"[scanner] device must be an index or a path, not {device!r}")
+        return WebcamSource(device, width=width, height=height, fps=int(fps))
+    if kind == "replay":
+        raw = settings.get("path")
+        if not raw:
+            raise CameraUnavailable('[scanner] source = "replay" needs path = an image or folder')
+        paths = [Path(p) for p in (raw if isinstance(raw, list) else [raw])]
+        return ReplaySource(paths, loop=bool(settings.get("loop", False)), fps=fps)
+    return VirtualPhone(
+        width=width, height=height, fps=min(fps, 15.0), dark_mode=bool(settings.get("dark_mode"))
+    )
+
+
+def probe_camera(settings: Mapping[str, Any], seconds: float = 2.0) -> CameraCheck:
+    """Open the configured source, count frames for `seconds`, close it again."""
+    try:
+        source = open_source(settings)
+        source.open()
+    except CameraUnavailable as exc:
+        return CameraCheck(False, None, str(exc))
+    frames = 0
+    size = ""
+    started = time.monotonic()
+    try:
+        while time.monotonic() - started < seconds:
+            frame = source.read()
+            if frame is None:
+                time.sleep(0.01)
+                continue
+            frames += 1
+            size = f"{frame.shape[1]}x{frame.shape[0]}"
+    except Exception as exc:
+        return CameraCheck(
+            False, None, f"{source.name}: reading failed: {type(exc).__name__}: {exc}"
+        )
+    finally:
+        source.close()
+    elapsed = max(time.monotonic() - started, 1e-9)
+    fps = frames / elapsed
+    if frames == 0:
+        return CameraCheck(
+            False, 0.0, f"{source.name}: opened, but no frames came in {seconds:g} s"
+        )
+    if fps < MIN_USABLE_FPS:
+        return CameraCheck(
+            False, fps, f"{source.name}: only {fps:.1f} fps ({size}); needs {MIN_USABLE_FPS:g}+"
+        )
+    return CameraCheck(True, fps, f"{source.name}: {fps:.1f} fps, {size}")
