@@ -1,13 +1,164 @@
-"""Placeholder: the commands of this module are not built yet."""
+"""`qrpos pair`: prove a terminal's username and password live, then store them.
+
+The proof is the spec's only one: `GET /v1/transactions?limit=1` answering 200. The
+password goes to the keyring (a desktop); on a kiosk, where nothing can store it,
+deploy/provision.sh verifies with `--no-store` and keeps it as an encrypted systemd
+credential. The username (not a secret) is recorded in the state dir.
+
+Exit codes: 0 paired, 4 rejected by the service, 1 anything local (unreachable service,
+malformed input, nowhere to store the password), 64 usage.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import asyncio
+import getpass
+import sys
+from dataclasses import dataclass
+from typing import Any, TextIO
 
-from qrpos.cli.common import not_yet
+from qrpos import manager_pin
+from qrpos.cli.common import (
+    EXIT_CREDENTIALS,
+    EXIT_LOCAL_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    SETUP_ERRORS,
+    config_from_args,
+    fail,
+)
+from qrpos.config import write_pairing
+from qrpos.credentials import CredentialStoreUnavailable, check_password_shape, store_password
+from qrpos.service import TerminalClient
+from qrpos.service.outcomes import CredentialsRejected, Page, RateLimited, Unresolved
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("pair", help="(not available yet)")
-    p.set_defaults(func=not_yet("pair"))
+    p: argparse.ArgumentParser = sub.add_parser(
+        "pair",
+        help="verify the terminal's credentials with the service and store them",
+        description=(
+            "Verify --username and the password with GET /v1/transactions?limit=1, store the "
+            "password in the keyring and remember the username. On a kiosk use "
+            "deploy/provision.sh, which stores it as an encrypted systemd credential."
+        ),
+    )
+    p.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read the password from the first line of stdin (else it is asked, unechoed)",
+    )
+    p.add_argument(
+        "--manager-pin-stdin",
+        action="store_true",
+        help="also set the manager PIN (guards reversals) from the next line of stdin",
+    )
+    p.add_argument(
+        "--no-store",
+        action="store_true",
+        help="verify only (and record the username and PIN); the caller stores the password",
+    )
+    p.set_defaults(func=run)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What the service said about a username/password pair."""
+
+    live: bool
+    #: True only for a 401: the pair is wrong, suspended or rotated
+    rejected: bool
+    message: str
+
+
+async def verify_credentials(client: TerminalClient) -> Verification:
+    """Ask `GET /v1/transactions?limit=1`; 200 is the only proof the pair is live."""
+    outcome = await client.verify_credentials()
+    if isinstance(outcome, Page):
+        return Verification(True, False, "credentials live (GET /v1/transactions?limit=1: 200)")
+    if isinstance(outcome, CredentialsRejected):
+        return Verification(
+            False,
+            True,
+            "the service rejected this username and password (401): check both; a lost or "
+            "rotated password needs a new one from the merchant dashboard",
+        )
+    if isinstance(outcome, Unresolved):
+        return Verification(
+            False,
+            False,
+            f"cannot reach the service ({outcome.reason}): check the network "
+            "and the base URL, then pair again",
+        )
+    if isinstance(outcome, RateLimited):
+        return Verification(False, False, "the service is busy (429): pair again in a minute")
+    return Verification(False, False, f"the service refused the check: {outcome.message}")
+
+
+def _read_secret(stream: TextIO, from_stdin: bool, prompt: str) -> str:
+    if from_stdin:
+        line = stream.readline()
+        return line.rstrip("\r\n")
+    return getpass.getpass(prompt)
+
+
+def _check_pin(pin: str) -> str | None:
+    if not (pin.isascii() and pin.isdigit()):
+        return "the manager PIN is digits only"
+    if not manager_pin.MIN_LEN <= len(pin) <= manager_pin.MAX_LEN:
+        return f"the manager PIN has {manager_pin.MIN_LEN} to {manager_pin.MAX_LEN} digits"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Verify, then store; nothing is stored unless the service said 200."""
+    try:
+        config = config_from_args(args)
+    except SETUP_ERRORS as exc:
+        return fail(str(exc))
+    if not config.username:
+        return fail("give the terminal's --username (term_ + 8 characters)", EXIT_USAGE)
+    if not config.base_url:
+        return fail("no service base URL: give --base-url or set base_url in the config")
+    if not args.password_stdin and not sys.stdin.isatty():
+        return fail("stdin is not a terminal: pass --password-stdin", EXIT_USAGE)
+    password = _read_secret(sys.stdin, args.password_stdin, "Terminal password: ")
+    try:
+        check_password_shape(password)
+    except ValueError as exc:
+        return fail(str(exc))
+    pin: str | None = None
+    if args.manager_pin_stdin:
+        pin = _read_secret(sys.stdin, True, "")
+        problem = _check_pin(pin)
+        if problem:
+            return fail(problem)
+    try:
+        client = TerminalClient(
+            config.base_url, config.username, password, timeout_s=config.request_timeout_s
+        )
+    except SETUP_ERRORS as exc:
+        return fail(str(exc))
+    verdict = asyncio.run(_verify_and_close(client))
+    if not verdict.live:
+        return fail(verdict.message, EXIT_CREDENTIALS if verdict.rejected else EXIT_LOCAL_ERROR)
+    where = "not stored (--no-store)"
+    if not args.no_store:
+        try:
+            where = f"stored in the keyring ({store_password(config.username, password)})"
+        except CredentialStoreUnavailable as exc:
+            return fail(f"verified, but {exc}")
+    pairing_file = write_pairing(config.state_dir, config.username)
+    if pin is not None:
+        manager_pin.set_pin(config.state_dir, pin)
+    print(f"paired {config.username}: {verdict.message}")
+    print(f"password {where}; username recorded in {pairing_file}")
+    if pin is not None:
+        print(f"manager PIN set in {config.state_dir / manager_pin.PIN_FILE}")
+    return EXIT_OK
+
+
+async def _verify_and_close(client: TerminalClient) -> Verification:
+    async with client:
+        return await verify_credentials(client)
