@@ -1,0 +1,58 @@
+"""`qrpos run`: the kiosk's services from the configuration, the stored password and the
+configured camera. Without a stored password the kiosk opens on its pairing screen."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from qrpos.config import Config, write_pairing
+from qrpos.credentials import CredentialsMissing, load_password, store_password
+from qrpos.ledger import ChargeDesk, Ledger
+from qrpos.scanner import ScanLoop, make_decoder, open_source
+from qrpos.service import TerminalClient
+from qrpos.tui.services import KioskServices, ScanEventRelay
+
+
+@contextlib.contextmanager
+def production_services(config: Config) -> Iterator[KioskServices]:
+    """Open the outbox and the camera; a client only when a password is stored."""
+    if not config.base_url:
+        config.require_service()  # raises ConfigError naming the setting
+    base_url = config.base_url or ""
+    with contextlib.ExitStack() as stack:
+        ledger = Ledger.open(config.ledger_path)
+        stack.callback(ledger.close)
+
+        def make_client(username: str, password: str) -> TerminalClient:
+            return TerminalClient(base_url, username, password, timeout_s=config.request_timeout_s)
+
+        def store_pairing(username: str, password: str) -> str:
+            where = store_password(username, password)
+            write_pairing(config.state_dir, username)
+            return where
+
+        def open_desk(client: TerminalClient) -> ChargeDesk:
+            return ChargeDesk(ledger, client)
+
+        client: TerminalClient | None = None
+        if config.username:
+            try:
+                client = make_client(config.username, load_password(config.username))
+            except CredentialsMissing:
+                client = None
+        relay = ScanEventRelay()
+        scanner = ScanLoop(
+            open_source(config.scanner), make_decoder(config.scanner.get("decoder")), relay
+        )
+        stack.callback(scanner.stop)
+        yield KioskServices(
+            config=config,
+            desk=open_desk(client) if client is not None else None,
+            client=client,
+            scanner=scanner,
+            scan_events=relay,
+            make_client=make_client,
+            store_pairing=store_pairing,
+            open_desk=open_desk,
+        )
