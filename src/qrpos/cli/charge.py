@@ -1,13 +1,106 @@
-"""Placeholder: the commands of this module are not built yet."""
+"""`qrpos charge --amount N --token T [--deadline S]`: one charge through the outbox.
+
+Prints the Transaction as JSON on stdout when charged. Exit codes: 0 approved (or
+found charged in the history), 2 declined or refused, 3 unresolved (kept for
+`qrpos outbox resolve`), 4 credentials rejected, 1 local error. Running it again with
+the same token and amount while that sale is unresolved resumes the same sale.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import sys
 from typing import Any
 
-from qrpos.cli.common import not_yet
+from qrpos.cli.common import (
+    EXIT_CREDENTIALS,
+    EXIT_LOCAL_ERROR,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_UNRESOLVED,
+    SETUP_ERRORS,
+    fail,
+)
+from qrpos.cli.outbox import DEFAULT_DEADLINE_S, open_desk, print_sale
+from qrpos.ledger import (
+    AmountOutOfRange,
+    ChargeRefusedLocally,
+    IntentState,
+    LedgerError,
+    SaleResult,
+    UnresolvedChargeExists,
+)
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("charge", help="(not available yet)")
-    p.set_defaults(func=not_yet("charge"))
+    p: argparse.ArgumentParser = sub.add_parser(
+        "charge",
+        help="one charge through the outbox; prints the Transaction as JSON",
+        description=(
+            "Charge a wallet by its QR token. The sale is stored before anything is sent; "
+            "exit 0 approved, 2 declined/refused, 3 unresolved (kept), 4 credentials "
+            "rejected, 1 local error."
+        ),
+    )
+    p.add_argument("--amount", type=int, required=True, help="whole tugrik, 1..1,000,000")
+    token = p.add_mutually_exclusive_group(required=True)
+    token.add_argument("--token", help="the scanned vqr_ token, exactly as read")
+    token.add_argument(
+        "--token-stdin", action="store_true", help="read the token from stdin (not in ps)"
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=DEFAULT_DEADLINE_S,
+        help="seconds to keep trying before leaving the sale to `qrpos outbox resolve` (60)",
+    )
+    p.set_defaults(func=run)
+
+
+def exit_code(result: SaleResult) -> int:
+    """design.md's exit code for a sale's state."""
+    if result.charged is True:
+        return EXIT_OK
+    if result.state is IntentState.CREDENTIALS_REJECTED:
+        return EXIT_CREDENTIALS
+    if result.charged is False:
+        return EXIT_REFUSED
+    return EXIT_UNRESOLVED
+
+
+async def _charge(args: argparse.Namespace, token: str) -> int:
+    async with open_desk(args) as desk:
+        try:
+            result = await desk.charge(args.amount, token, deadline_s=args.deadline)
+        except UnresolvedChargeExists:
+            # settle what an earlier run left, then take this sale if nothing blocks it
+            for earlier in await desk.recover(deadline_s=args.deadline):
+                print_sale(earlier)
+            result = await desk.charge(args.amount, token, deadline_s=args.deadline)
+    if result.transaction is not None and result.charged:
+        print(json.dumps(result.transaction.to_json(), ensure_ascii=False))
+    with_stdout_to_stderr(result)
+    return exit_code(result)
+
+
+def with_stdout_to_stderr(result: SaleResult) -> None:
+    """The human line about the sale goes to stderr; stdout carries only the JSON."""
+    saved = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        print_sale(result)
+    finally:
+        sys.stdout = saved
+
+
+def run(args: argparse.Namespace) -> int:
+    """Charge once through the outbox."""
+    token = sys.stdin.readline().rstrip("\r\n") if args.token_stdin else args.token
+    try:
+        return asyncio.run(_charge(args, token))
+    except AmountOutOfRange as exc:
+        return fail(str(exc), EXIT_REFUSED)
+    except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally) as exc:
+        return fail(str(exc), EXIT_LOCAL_ERROR)

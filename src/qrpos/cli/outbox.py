@@ -1,13 +1,163 @@
-"""Placeholder: the commands of this module are not built yet."""
+"""`qrpos outbox`: see and settle the sales and refunds the outbox still holds.
+
+    qrpos outbox [list [--all] [--json]]   what needs attention (or everything)
+    qrpos outbox resolve [ID] [--deadline S]  work on them; 0 nothing left, 3 some left
+    qrpos outbox abandon ID                never send that sale again (history still watched)
+
+`--json` prints an array of {"id","kind","amountMNT","state","charged","transactionID",
+"token","createdAt"}; `token` is the last four characters only.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
 from typing import Any
 
-from qrpos.cli.common import not_yet
+from qrpos import spec
+from qrpos.cli.common import (
+    EXIT_LOCAL_ERROR,
+    EXIT_OK,
+    EXIT_UNRESOLVED,
+    SETUP_ERRORS,
+    client_from_config,
+    config_from_args,
+    fail,
+)
+from qrpos.ledger import (
+    ChargeDesk,
+    ChargeRefusedLocally,
+    IntentView,
+    Ledger,
+    LedgerError,
+    SaleResult,
+    UnknownIntent,
+    outbox_views,
+)
+
+DEFAULT_DEADLINE_S = 60.0
+
+
+@contextlib.asynccontextmanager
+async def open_desk(args: argparse.Namespace) -> AsyncIterator[ChargeDesk]:
+    """The configured desk (client + outbox); raises SETUP_ERRORS or LedgerError."""
+    config = config_from_args(args)
+    client = client_from_config(config)
+    try:
+        ledger = Ledger.open(config.ledger_path)
+        try:
+            yield ChargeDesk(ledger, client)
+        finally:
+            ledger.close()
+    finally:
+        await client.aclose()
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("outbox", help="(not available yet)")
-    p.set_defaults(func=not_yet("outbox"))
+    p: argparse.ArgumentParser = sub.add_parser(
+        "outbox",
+        help="see and settle unresolved sales and refunds",
+        description="List, resolve or abandon what the durable outbox still holds.",
+    )
+    p.set_defaults(func=run_list, all=False, json=False)
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    lst = actions.add_parser("list", help="what needs attention (--all: everything)")
+    lst.add_argument("--all", action="store_true", help="include settled rows (audit)")
+    lst.add_argument("--json", action="store_true", help="print a JSON array")
+    lst.set_defaults(func=run_list)
+    res = actions.add_parser("resolve", help="work on open sales/refunds; exit 3 if some left")
+    res.add_argument("id", nargs="?", type=int, help="one sale (default: all)")
+    res.add_argument(
+        "--deadline", type=float, default=DEFAULT_DEADLINE_S, help="seconds to keep trying"
+    )
+    res.set_defaults(func=run_resolve)
+    ab = actions.add_parser("abandon", help="never send this sale again")
+    ab.add_argument("id", type=int, help="the sale's id (see outbox list)")
+    ab.set_defaults(func=run_abandon)
+
+
+def _describe(view: IntentView) -> str:
+    charged = {True: "charged", False: "not charged", None: "unknown"}[view.charged]
+    amount = "-" if view.amount_mnt is None else f"{view.amount_mnt:,} MNT"
+    local = (view.created_at + spec.LOCAL_UTC_OFFSET).strftime("%Y-%m-%d %H:%M:%S")
+    return (
+        f"{view.id:>6}  {view.kind:<8} {amount:>15}  {view.state:<22} {charged:<11} "
+        f"{view.transaction_id or '-':<32} {view.token or '':<6} {local}"
+        + (f"\n        {view.detail}" if view.detail and view.charged is None else "")
+    )
+
+
+def _read_views(args: argparse.Namespace) -> list[IntentView]:
+    # listing needs no client (and no password): read the outbox directly
+    ledger = Ledger.open(config_from_args(args).ledger_path)
+    try:
+        return outbox_views(ledger, include_final=args.all)
+    finally:
+        ledger.close()
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """Print the outbox rows (as JSON with --json)."""
+    try:
+        views = _read_views(args)
+    except (*SETUP_ERRORS, LedgerError) as exc:
+        return fail(str(exc))
+    if args.json:
+        print(json.dumps([v.to_json() for v in views], ensure_ascii=False, indent=2))
+    elif not views:
+        print("nothing to settle" if not args.all else "the outbox is empty")
+    else:
+        for view in views:
+            print(_describe(view))
+    return EXIT_OK
+
+
+def print_sale(result: SaleResult) -> None:
+    """One line about a sale for a person reading stderr."""
+    charged = {True: "charged", False: "not charged", None: "not yet known"}[result.charged]
+    tx = f" as {result.transaction.id}" if result.transaction else ""
+    note = f" ({result.message})" if result.message else ""
+    print(f"sale #{result.intent_id}: {result.state} — {charged}{tx}{note}")
+
+
+async def _resolve(args: argparse.Namespace) -> int:
+    async with open_desk(args) as desk:
+        if args.id is not None:
+            print_sale(await desk.resolve(args.id, deadline_s=args.deadline))
+        else:
+            for result in await desk.recover(deadline_s=args.deadline):
+                print_sale(result)
+        left = desk.unresolved()
+    for view in left:
+        print(_describe(view))
+    if left:
+        print(f"{len(left)} left to settle")
+        return EXIT_UNRESOLVED
+    print("nothing left to settle")
+    return EXIT_OK
+
+
+def run_resolve(args: argparse.Namespace) -> int:
+    """Work on open sales and refunds until settled or the deadline passes."""
+    try:
+        return asyncio.run(_resolve(args))
+    except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally, UnknownIntent) as exc:
+        return fail(str(exc).strip("'\""))
+
+
+async def _abandon(args: argparse.Namespace) -> int:
+    async with open_desk(args) as desk:
+        result = await desk.abandon(args.id)
+    print_sale(result)
+    return EXIT_OK
+
+
+def run_abandon(args: argparse.Namespace) -> int:
+    """Mark one sale abandoned (never sent again)."""
+    try:
+        return asyncio.run(_abandon(args))
+    except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally, UnknownIntent) as exc:
+        return fail(str(exc).strip("'\""), EXIT_LOCAL_ERROR)

@@ -1,13 +1,59 @@
-"""Placeholder: the commands of this module are not built yet."""
+"""`qrpos reverse TXID`: refund a charge in full through the durable queue.
+
+Exit codes: 0 refunded (204, or 409 already reversed), 2 refused (400/403/404 with the
+service's reason), 3 unresolved (kept; `qrpos outbox resolve` retries it), 4
+credentials rejected, 1 local error.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 from typing import Any
 
-from qrpos.cli.common import not_yet
+from qrpos.cli.common import (
+    EXIT_CREDENTIALS,
+    EXIT_LOCAL_ERROR,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_UNRESOLVED,
+    SETUP_ERRORS,
+    fail,
+)
+from qrpos.cli.outbox import DEFAULT_DEADLINE_S, open_desk
+from qrpos.ledger import ChargeRefusedLocally, LedgerError, ReversalResult
+
+_CODES = {
+    "refunded": EXIT_OK,
+    "refused": EXIT_REFUSED,
+    "unresolved": EXIT_UNRESOLVED,
+    "credentials_rejected": EXIT_CREDENTIALS,
+}
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("reverse", help="(not available yet)")
-    p.set_defaults(func=not_yet("reverse"))
+    p: argparse.ArgumentParser = sub.add_parser(
+        "reverse",
+        help="refund a charge in full (safe to repeat)",
+        description="Reverse a charge by its transaction id; 204 and 409 both mean refunded.",
+    )
+    p.add_argument("txid", help="the transaction id (tx_…)")
+    p.add_argument(
+        "--deadline", type=float, default=DEFAULT_DEADLINE_S, help="seconds to keep trying"
+    )
+    p.set_defaults(func=run)
+
+
+async def _reverse(args: argparse.Namespace) -> ReversalResult:
+    async with open_desk(args) as desk:
+        return await desk.reverse(args.txid, deadline_s=args.deadline)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Reverse once through the queue."""
+    try:
+        result = asyncio.run(_reverse(args))
+    except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally) as exc:
+        return fail(str(exc), EXIT_LOCAL_ERROR)
+    print(f"{result.tx_id}: {result.state} ({result.message})")
+    return _CODES[result.state]

@@ -3,7 +3,7 @@
 See `qrpos.ledger.states` for the state machine and `ChargeDesk` for the entry points.
 """
 
-from qrpos.ledger.desk import ChargeDesk
+from qrpos.ledger.desk import ChargeDesk, outbox_views
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.states import CHARGED_STATES, FINAL_STATES, IntentState, ReversalState
 from qrpos.ledger.store import Ledger, LedgerError
@@ -41,4 +41,5 @@ __all__ = [
     "SaleResult",
     "UnknownIntent",
     "UnresolvedChargeExists",
+    "outbox_views",
 ]

@@ -96,6 +96,19 @@ def reversal_view(row: ReversalRow) -> IntentView:
     )
 
 
+def outbox_views(ledger: Ledger, *, include_final: bool) -> list[IntentView]:
+    """Sales and refunds in the outbox, oldest first; needs no client or password."""
+
+    def read(conn: Any) -> list[IntentView]:
+        views = [intent_view(r) for r in records.list_intents(conn, include_final=include_final)]
+        views += [
+            reversal_view(r) for r in records.list_reversals(conn, include_final=include_final)
+        ]
+        return sorted(views, key=lambda v: v.created_at)
+
+    return ledger.read(read)
+
+
 class ChargeDesk:
     """Charges through the outbox. One desk per process; several processes may share a file."""
 
@@ -108,7 +121,9 @@ class ChargeDesk:
         clock: Callable[[], datetime] = _utcnow,
     ) -> None:
         self.ledger = ledger
-        self._ctx = Context(ledger, client, policy or RetryPolicy(), clock)
+        # a request given up on may still commit until the client's timeout has passed
+        chosen = policy or RetryPolicy(settle_s=client.timeout_s + 5.0)
+        self._ctx = Context(ledger, client, chosen, clock)
         self._lock = asyncio.Lock()
         self._lock_path = ledger.path.with_name(ledger.path.name + ".lock")
 
@@ -362,17 +377,7 @@ class ChargeDesk:
 
     def intents(self, include_final: bool) -> list[IntentView]:
         """Every sale and refund in the outbox (or only those needing attention)."""
-
-        def read(conn: Any) -> list[IntentView]:
-            views = [
-                intent_view(r) for r in records.list_intents(conn, include_final=include_final)
-            ]
-            views += [
-                reversal_view(r) for r in records.list_reversals(conn, include_final=include_final)
-            ]
-            return sorted(views, key=lambda v: v.created_at)
-
-        return self.ledger.read(read)
+        return outbox_views(self.ledger, include_final=include_final)
 
     def charges_between(self, from_utc: datetime, to_utc: datetime) -> list[IntentView]:
         """Sales created in [from_utc, to_utc), all states, for reconciliation."""

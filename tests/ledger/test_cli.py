@@ -1,0 +1,133 @@
+"""The headless commands as an integrator runs them: real processes, real loopback HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from qrpos import spec
+from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, live_url: str, terminal: TerminalCredentials) -> dict[str, str]:
+    creds = tmp_path / "creds"
+    creds.mkdir()
+    (creds / "qrpos-password").write_text(terminal.password + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QRPOS_")}
+    env.update(
+        CREDENTIALS_DIRECTORY=str(creds),
+        QRPOS_BASE_URL=live_url,
+        QRPOS_USERNAME=terminal.username,
+        QRPOS_STATE_DIR=str(tmp_path / "state"),
+        QRPOS_CONFIG=str(tmp_path / "absent.toml"),
+        QRPOS_REQUEST_TIMEOUT="2",
+    )
+    (tmp_path / "absent.toml").write_text("")
+    return env
+
+
+def qrpos(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "qrpos.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def charges(sandbox: Sandbox, wallet: WalletInfo) -> list[str]:
+    return [
+        tx.id
+        for tx in sandbox.transactions()
+        if tx.wallet_id == wallet.wallet_id and tx.type is spec.TxType.CHARGE
+    ]
+
+
+def test_charge_prints_transaction_json_and_exits_0(
+    cli_env: dict[str, str], sandbox: Sandbox, wallet: WalletInfo
+) -> None:
+    done = qrpos(cli_env, "charge", "--amount", "1234", "--token", wallet.qr_token)
+    assert done.returncode == 0, done.stderr
+    tx = json.loads(done.stdout)
+    assert tx["amountMNT"] == 1234 and charges(sandbox, wallet) == [tx["id"]]
+    assert wallet.qr_token not in done.stderr + done.stdout
+    listed = qrpos(cli_env, "outbox", "list", "--all", "--json")
+    [row] = json.loads(listed.stdout)
+    assert set(row) == {
+        "id",
+        "kind",
+        "amountMNT",
+        "state",
+        "charged",
+        "transactionID",
+        "token",
+        "createdAt",
+    }
+    assert row["charged"] is True and row["transactionID"] == tx["id"]
+    assert row["token"] == "…" + wallet.qr_token[-4:]
+    # the same token again is a stale pass: refused, exit 2
+    again = qrpos(cli_env, "charge", "--amount", "1234", "--token", wallet.qr_token)
+    assert again.returncode == 2 and "token_used" in again.stderr
+
+
+def test_declined_exits_2_and_bad_credentials_exit_4(
+    cli_env: dict[str, str], sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    poor = sandbox.create_wallet(5)
+    assert qrpos(cli_env, "charge", "--amount", "6", "--token", poor.qr_token).returncode == 2
+    sandbox.rotate_password(terminal.username)
+    done = qrpos(cli_env, "charge", "--amount", "1", "--token", poor.qr_token)
+    assert done.returncode == 4, done.stderr
+
+
+def test_charge_killed_mid_request_then_resolved_charges_once(
+    cli_env: dict[str, str], sandbox: Sandbox, wallet: WalletInfo
+) -> None:
+    sandbox.arm_fault("delay", seconds=1.5, operation="charge")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "qrpos.cli",
+            "charge",
+            "--amount",
+            "999",
+            "--token",
+            wallet.qr_token,
+        ],
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    state = Path(cli_env["QRPOS_STATE_DIR"]) / "outbox.sqlite3"
+    give_up = time.monotonic() + 20
+    while not state.exists() and time.monotonic() < give_up:
+        time.sleep(0.05)
+    time.sleep(0.4)  # the intent is committed and the request is in flight
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    listed = json.loads(qrpos(cli_env, "outbox", "list", "--json").stdout)
+    assert [r["state"] for r in listed] == ["pending"]
+    done = qrpos(cli_env, "outbox", "resolve", "--deadline", "30")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(charges(sandbox, wallet)) == 1
+    [row] = json.loads(qrpos(cli_env, "outbox", "list", "--all", "--json").stdout)
+    assert row["charged"] is True and row["transactionID"] == charges(sandbox, wallet)[0]
+
+
+def test_reverse_exit_codes(cli_env: dict[str, str], sandbox: Sandbox, wallet: WalletInfo) -> None:
+    tx = json.loads(qrpos(cli_env, "charge", "--amount", "50", "--token", wallet.qr_token).stdout)
+    assert qrpos(cli_env, "reverse", tx["id"]).returncode == 0
+    assert qrpos(cli_env, "reverse", tx["id"]).returncode == 0  # 409: already refunded
+    missing = qrpos(cli_env, "reverse", "tx_doesnotexist")
+    assert missing.returncode == 2 and "not found" in missing.stdout
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
