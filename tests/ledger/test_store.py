@@ -1,0 +1,116 @@
+"""The outbox file: durable settings, integrity check, migrations, full and read-only disks."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from qrpos.ledger import ChargeDesk, Ledger, LedgerError, LedgerUnhealthy, RetryPolicy
+from qrpos.ledger.schema import SCHEMA_VERSION
+from qrpos.service import TerminalClient
+from qrpos.simulator import Sandbox, WalletInfo
+
+
+def test_open_sets_wal_full_sync_and_schema_version(ledger: Ledger) -> None:
+    mode, sync, version = ledger.read(
+        lambda c: (
+            c.execute("PRAGMA journal_mode").fetchone()[0],
+            c.execute("PRAGMA synchronous").fetchone()[0],
+            c.execute("PRAGMA user_version").fetchone()[0],
+        )
+    )
+    assert (mode, sync, version) == ("wal", 2, SCHEMA_VERSION)
+    assert ledger.integrity_ok and ledger.integrity_check() == "ok"
+
+
+def test_reopen_keeps_rows_and_does_not_migrate_again(tmp_path: Path) -> None:
+    path = tmp_path / "o.sqlite3"
+    first = Ledger.open(path)
+    first.write(
+        lambda c: c.execute(
+            "INSERT INTO reversal (tx_id, reason, state, created_at) VALUES ('tx_a', 'manual',"
+            " 'pending', 1)"
+        )
+    )
+    first.close()
+    again = Ledger.open(path)
+    assert again.read(lambda c: c.execute("SELECT count(*) FROM reversal").fetchone()[0]) == 1
+    again.close()
+
+
+def test_newer_schema_is_refused_and_file_kept(tmp_path: Path) -> None:
+    path = tmp_path / "o.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    with pytest.raises(LedgerError, match="newer qrpos"):
+        Ledger.open(path)
+    assert path.exists()
+
+
+async def test_damaged_file_refuses_new_charges_and_is_kept(
+    tmp_path: Path, asgi_client: TerminalClient, wallet: WalletInfo, sandbox: Sandbox
+) -> None:
+    path = tmp_path / "o.sqlite3"
+    Ledger.open(path).close()
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # scribble over the schema page
+    path.write_bytes(bytes(data))
+    damaged = Ledger.open(path)
+    try:
+        assert not damaged.integrity_ok
+        assert "integrity check" in damaged.integrity_message
+        desk = ChargeDesk(damaged, asgi_client, policy=RetryPolicy.testing())
+        with pytest.raises(LedgerUnhealthy):
+            await desk.charge(10, wallet.qr_token, deadline_s=1)
+    finally:
+        damaged.close()
+    assert path.read_bytes() == bytes(data)
+    assert sandbox.transactions() == []
+
+
+async def test_disk_full_refuses_the_sale_before_sending_and_loses_nothing(
+    ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox, wallet: WalletInfo
+) -> None:
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing())
+    await desk.charge(10, wallet.qr_token, deadline_s=2)
+    pages = ledger.read(lambda c: c.execute("PRAGMA page_count").fetchone()[0])
+    ledger.read(lambda c: c.execute(f"PRAGMA max_page_count = {pages + 2}"))
+    with pytest.raises(LedgerError, match="full"):
+        # fill the last free pages with settled sales, then the new sale cannot be stored
+        for n in range(200):
+            ledger.write(
+                lambda c, n=n: c.execute(
+                    "INSERT INTO charge_intent (idem_key, token_sha256, token_tail, amount_mnt,"
+                    " state, created_at, last_detail) VALUES (?, 'x', 'x', 1, 'declined', 0, ?)",
+                    (f"filler-{n}", "x" * 300),
+                )
+            )
+    before = desk.intents(include_final=True)
+    other = sandbox.create_wallet(100)
+    with pytest.raises(LedgerError, match="full"):
+        await desk.charge(20, other.qr_token, deadline_s=2)
+    assert len(sandbox.transactions()) == 1  # nothing was sent for the refused sale
+    assert desk.intents(include_final=True) == before
+
+
+async def test_read_only_outbox_is_reported_clearly_and_rows_kept(
+    ledger: Ledger, asgi_client: TerminalClient, wallet: WalletInfo, sandbox: Sandbox
+) -> None:
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing())
+    await desk.charge(10, wallet.qr_token, deadline_s=2)
+    # the tests run as root, for whom chmod does not bite: SQLite's own read-only switch
+    ledger.read(lambda c: c.execute("PRAGMA query_only = 1"))
+    other = sandbox.create_wallet(100)
+    with pytest.raises(LedgerError, match="read-only"):
+        await desk.charge(20, other.qr_token, deadline_s=2)
+    assert len(desk.intents(include_final=True)) == 1
+    assert len(sandbox.transactions()) == 1
+
+
+def test_state_dir_that_cannot_be_created_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(LedgerError, match="cannot create the state dir"):
+        Ledger.open(blocker / "state" / "outbox.sqlite3")
