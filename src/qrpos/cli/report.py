@@ -37,6 +37,7 @@ from qrpos.service import ListingFailed, TerminalClient
 from qrpos.service.outcomes import BadRequest, CredentialsRejected, Refused
 from qrpos.tui.format import format_mnt, group_thousands
 from qrpos.tui.i18n import set_language, t
+from qrpos.tui.screens.owner.text import date_line, reconciliation_lines, summary_lines
 
 log = logging.getLogger("qrpos.cli.report")
 
@@ -76,63 +77,15 @@ def ledger_charges(config: Config, client: TerminalClient, day: date) -> list[Lo
 
 
 def render_text(eod: EndOfDay) -> str:
-    """The totals for a person, in the configured language."""
-    lines = [
-        f"{t('eod.title')} — "
-        + t(
-            "eod.date",
-            day=eod.day.isoformat(),
-            **{
-                "from": eod.from_utc.strftime("%m-%d %H:%M"),
-                "to": eod.to_utc.strftime("%m-%d %H:%M"),
-            },
-        ),
-        f"{t('eod.gross')}: {format_mnt(eod.gross_mnt)}",
-        f"{t('eod.charges')}: {group_thousands(eod.charges_count)}",
-        f"{t('eod.reversed')}: {group_thousands(eod.reversed_count)} · "
-        f"{format_mnt(eod.reversed_mnt)}",
-        f"{t('eod.vat')}: "
-        + t(
-            "eod.vat_line",
-            pending=group_thousands(eod.vat_pending),
-            issued=group_thousands(eod.vat_issued),
-            voided=group_thousands(eod.vat_voided),
-        ),
-        "",
-        f"{t('eod.chart')}:",
-    ]
+    """The totals for a person, in the configured language (the screen's words)."""
+    lines = [f"{t('eod.title')} — {date_line(eod)}"]
+    lines.extend(f"{label}: {value}" for label, value in summary_lines(eod))
+    lines.extend(["", f"{t('eod.chart')}:"])
     for row in hourly_rows(eod.hourly, 40):
         lines.append(f"  {row.hour:02d} {row.bar:<40} {format_mnt(row.gross_mnt)}")
-    lines.append("")
-    lines.append(f"{t('eod.reconciliation')}:")
+    lines.extend(["", f"{t('eod.reconciliation')}:"])
     lines.extend(f"  {line}" for line in reconciliation_lines(eod))
     return "\n".join(lines)
-
-
-def reconciliation_lines(eod: EndOfDay) -> list[str]:
-    """The reconciliation, one line per finding (shared with the screen)."""
-    rec = eod.reconciliation
-    if rec is None:
-        return [t("eod.rec_none")]
-    if rec.clean:
-        return [t("eod.rec_clean", matched=group_thousands(rec.matched))]
-    out = []
-    if rec.missing_on_service:
-        out.append(t("eod.rec_missing", count=len(rec.missing_on_service)))
-        out.extend(
-            f"    {c.transaction_id} {format_mnt(c.amount_mnt)}" for c in rec.missing_on_service
-        )
-    if rec.unknown_locally_count:
-        out.append(t("eod.rec_unknown", count=group_thousands(rec.unknown_locally_count)))
-        out.extend(
-            f"    {c.transaction_id} {format_mnt(c.amount_mnt)}" for c in rec.unknown_locally
-        )
-    if rec.unresolved:
-        out.append(t("eod.rec_unresolved", count=len(rec.unresolved)))
-        out.extend(
-            f"    #{c.intent_id} {format_mnt(c.amount_mnt)} {c.state}" for c in rec.unresolved
-        )
-    return out
 
 
 async def _report(config: Config, day: date, csv_path: Path | None) -> EndOfDay:

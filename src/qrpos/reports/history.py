@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 from qrpos.reports.history_cache import CacheError, HistoryCache
 from qrpos.reports.localday import day_window, in_window
@@ -17,6 +17,8 @@ from qrpos.service.outcomes import CredentialsRejected, Page, RateLimited
 log = logging.getLogger("qrpos.reports.history")
 
 PAGE_SIZE = 50
+#: how far back "all days" reaches (the service's own default is only 30 days)
+ALL_DAYS = timedelta(days=366)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ class HistoryFeed:
         (or of an explicit UTC window)."""
         if day is not None:
             from_utc, to_utc = day_window(day)
+        elif from_utc is None:
+            from_utc = self.clock() - ALL_DAYS
         reason = "not paired"
         rejected = False
         if self.client is not None and (cursor is None or cursor.service):

@@ -1,0 +1,185 @@
+"""History: this terminal's transactions, newest first, paged lazily, by local day."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Static
+
+from qrpos import spec
+from qrpos.reports.history import HistoryCursor, HistoryPage
+from qrpos.reports.localday import to_local
+from qrpos.service import Transaction
+from qrpos.tui.format import format_mnt
+from qrpos.tui.i18n import t
+from qrpos.tui.screens.owner.messages import ReceiptsChanged
+from qrpos.tui.screens.owner.text import status_text, vat_text
+
+if TYPE_CHECKING:
+    from qrpos.tui.screens.owner.menu import OwnerMenuScreen
+
+COLUMNS = ("time", "amount", "status", "vat", "receipt", "id")
+
+
+class HistoryScreen(Screen[None]):
+    """The owner's history. The next page is fetched when the cursor reaches the end."""
+
+    CSS_PATH = "owner.tcss"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "reverse", "reverse", show=False),
+        Binding("left", "day(-1)", "previous day", show=False, priority=True),
+        Binding("right", "day(1)", "next day", show=False, priority=True),
+        Binding("a", "all_days", "all days", show=False),
+        Binding("f5", "refresh", "refresh", show=False),
+        Binding("pagedown", "more", "more", show=False),
+        Binding("escape", "back", "back", show=False),
+    ]
+
+    def __init__(self, menu: OwnerMenuScreen, *, page_size: int = 50) -> None:
+        super().__init__(classes="owner")
+        self.menu = menu
+        self.page_size = page_size
+        self.day: date | None = None
+        self.rows: dict[str, Transaction] = {}
+        self.next: HistoryCursor | None = None
+        self.last_page: HistoryPage | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(t("history.title"), id="title", markup=False)
+        yield Static("", id="banner", markup=False)
+        table: DataTable[str] = DataTable(id="history", cursor_type="row", zebra_stripes=True)
+        for key in COLUMNS:
+            table.add_column(t(f"history.{key}"), key=key)
+        yield table
+        yield Static("", id="more", markup=False)
+        yield Static(t("history.hint"), id="hint", markup=False)
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    # --- loading ------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Start again from the newest row (of the chosen day)."""
+        self.query_one(DataTable).clear()
+        self.rows.clear()
+        self.next = None
+        self.query_one("#more", Static).update(t("history.loading"))
+        self.load_page(None)
+
+    @work(exclusive=True, group="owner-history", exit_on_error=False)
+    async def load_page(self, cursor: HistoryCursor | None) -> None:
+        """Fetch one page (from the service, or the cache when offline) and append it."""
+        page = await self.menu.ctx.feed().page(day=self.day, cursor=cursor, limit=self.page_size)
+        self.last_page = page
+        self.next = page.next
+        table: DataTable[str] = self.query_one(DataTable)
+        for tx in page.transactions:
+            if tx.id in self.rows:
+                continue
+            self.rows[tx.id] = tx
+            table.add_row(*self.cells(tx), key=tx.id)
+        self.show_state(page)
+        if any(tx.vat_status is spec.VatStatus.PENDING for tx in page.transactions):
+            self.menu.schedule_poll(spec.POLL_INTERVAL_S)
+
+    def show_state(self, page: HistoryPage) -> None:
+        """The banner (day, online/offline) and the line under the table."""
+        day = t("history.day", day=self.day.isoformat()) if self.day else t("history.all_days")
+        when = to_local(page.synced_at).strftime("%Y-%m-%d %H:%M") if page.synced_at else None
+        banner = self.query_one("#banner", Static)
+        if page.offline:
+            reason = page.reason or ""
+            note = (
+                t("history.offline", when=when, reason=reason)
+                if when
+                else t("history.offline_never", reason=reason)
+            )
+            if page.credentials_rejected:
+                note += " · " + t("history.credentials")
+            banner.update(f"{day} · {note}")
+            banner.set_class(True, "offline")
+        else:
+            banner.update(f"{day} · {t('history.online', when=when)}")
+            banner.set_class(False, "offline")
+        more = self.query_one("#more", Static)
+        if not self.rows:
+            more.update(t("history.empty"))
+        else:
+            more.update(t("history.more") if self.next else t("history.end"))
+
+    @staticmethod
+    def cells(tx: Transaction) -> tuple[str, ...]:
+        """The row's text, in the table's column order."""
+        return (
+            to_local(tx.created_at).strftime("%m-%d %H:%M:%S"),
+            format_mnt(tx.amount_mnt),
+            status_text(tx),
+            vat_text(tx),
+            tx.vat_receipt_id or "—",
+            tx.id,
+        )
+
+    @on(DataTable.RowHighlighted)
+    def maybe_load_more(self, event: DataTable.RowHighlighted) -> None:
+        if self.next is not None and event.cursor_row >= event.data_table.row_count - 1:
+            self.action_more()
+
+    def on_receipts_changed(self, message: ReceiptsChanged) -> None:
+        table: DataTable[str] = self.query_one(DataTable)
+        for tx in message.transactions:
+            if tx.id not in self.rows:
+                continue
+            self.rows[tx.id] = tx
+            for key, value in zip(COLUMNS, self.cells(tx), strict=True):
+                table.update_cell(tx.id, key, value)
+
+    # --- keys ---------------------------------------------------------------------------
+
+    def selected(self) -> Transaction | None:
+        """The transaction under the cursor."""
+        table: DataTable[str] = self.query_one(DataTable)
+        if not self.rows or table.cursor_row < 0:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self.rows.get(key or "")
+
+    def action_more(self) -> None:
+        if self.next is not None:
+            cursor, self.next = self.next, None
+            self.query_one("#more", Static).update(t("history.loading"))
+            self.load_page(cursor)
+
+    def action_reverse(self) -> None:
+        from qrpos.tui.screens.owner.reversal import ReversalScreen
+
+        tx = self.selected()
+        if tx is None:
+            return
+        if tx.status is not spec.TxStatus.COMPLETED:
+            self.notify(
+                t("reverse.not_completed", tx=tx.id, status=status_text(tx)), severity="warning"
+            )
+            return
+        self.app.push_screen(ReversalScreen(self.menu, tx=tx))
+
+    def action_day(self, step: int) -> None:
+        base = self.day or self.menu.ctx.today()
+        self.day = base + timedelta(days=step) if self.day else base
+        self.reload()
+
+    def action_all_days(self) -> None:
+        self.day = None
+        self.reload()
+
+    def action_refresh(self) -> None:
+        self.reload()
+
+    def action_back(self) -> None:
+        self.dismiss(None)

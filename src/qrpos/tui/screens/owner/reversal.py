@@ -1,0 +1,150 @@
+"""Reversal: a completed charge (selected, or a typed tx_ id) refunded in full through
+the ledger's durable queue, behind the manager PIN."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from qrpos import spec
+from qrpos.redact import escape_text
+from qrpos.service import Transaction
+from qrpos.tui.format import format_mnt
+from qrpos.tui.i18n import t
+from qrpos.tui.screens.owner.messages import ReversalDone
+
+if TYPE_CHECKING:
+    from qrpos.ledger import ReversalResult
+    from qrpos.tui.screens.owner.menu import OwnerMenuScreen
+
+
+def result_text(result: ReversalResult) -> tuple[str, bool]:
+    """What the owner reads after the queue's answer, and whether it is good news.
+
+    204 and 409 both arrive as `refunded`. The ledger's result carries the service's
+    text, not its status, so 403/404/400 are told apart by the spec's exact texts.
+    """
+    tx = result.tx_id
+    if result.state == "refunded":
+        return t("reverse.refunded", tx=tx), True
+    if result.state == "credentials_rejected":
+        return t("reverse.credentials"), False
+    if result.state == "unresolved":
+        return t("reverse.unresolved", message=escape_text(result.message)), False
+    plain = {
+        spec.ErrorText.FORBIDDEN: "reverse.forbidden",
+        spec.ErrorText.TX_NOT_FOUND: "reverse.not_found",
+        spec.ErrorText.INVALID_TX_ID: "reverse.bad_id",
+    }.get(result.message.strip())
+    if plain is not None:
+        return t(plain, tx=tx), False
+    return t("reverse.refused", message=escape_text(result.message)), False
+
+
+class ReversalScreen(ModalScreen[None]):
+    """Asks for the transaction (prefilled when selected) and the manager PIN."""
+
+    CSS_PATH = "owner.tcss"
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "cancel", show=False)]
+
+    def __init__(self, menu: OwnerMenuScreen, *, tx: Transaction | None = None) -> None:
+        super().__init__(classes="owner")
+        self.menu = menu
+        self.tx = tx
+        self.busy = False
+        #: the last answer shown (for tests and for the owner's eyes)
+        self.outcome: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="reverse-dialog"):
+            yield Static(t("reverse.title"), id="title", markup=False)
+            yield Static(self.question(), id="question", markup=False)
+            yield Input(
+                value=self.tx.id if self.tx else "",
+                placeholder=t("reverse.tx_prompt"),
+                id="tx",
+                max_length=80,
+            )
+            yield Input(
+                placeholder=t("reverse.pin_prompt"),
+                password=True,
+                id="pin",
+                max_length=12,
+                restrict=r"[0-9]*",
+            )
+            yield Static("", id="answer", markup=False)
+            yield Static(t("reverse.hint"), id="hint", markup=False)
+
+    def question(self) -> str:
+        if self.tx is None:
+            return t("reverse.tx_prompt")
+        return t("reverse.confirm", amount=format_mnt(self.tx.amount_mnt), tx=self.tx.id)
+
+    def on_mount(self) -> None:
+        self.query_one("#pin" if self.tx else "#tx", Input).focus()
+
+    def say(self, text: str, *, good: bool = False) -> None:
+        self.outcome = text
+        answer = self.query_one("#answer", Static)
+        answer.update(text)
+        answer.set_class(not good, "error")
+        answer.set_class(good, "good")
+
+    @on(Input.Submitted, "#tx")
+    def tx_entered(self) -> None:
+        self.query_one("#pin", Input).focus()
+
+    @on(Input.Submitted, "#pin")
+    def pin_entered(self) -> None:
+        if self.busy:
+            return
+        tx_id = self.query_one("#tx", Input).value.strip()
+        if not spec.TX_ID_RE.match(tx_id):
+            self.say(t("reverse.invalid_tx"))
+            self.query_one("#tx", Input).focus()
+            return
+        pin_input = self.query_one("#pin", Input)
+        pin, pin_input.value = pin_input.value, ""
+        if not pin:
+            self.say(t("reverse.pin_empty"))
+            return
+        self.busy = True
+        self.reverse(tx_id, pin)
+
+    @work(exclusive=True, group="owner-reverse", exit_on_error=False)
+    async def reverse(self, tx_id: str, pin: str) -> None:
+        """Check the PIN (slow hash, off the event loop), then queue and send."""
+        try:
+            check = await asyncio.to_thread(self.menu.ctx.pin_gate.check, pin)
+            if check.result == "no_pin":
+                self.say(t("reverse.no_pin"))
+                return
+            if check.result == "locked":
+                self.say(t("reverse.pin_locked", seconds=round(check.wait_s)))
+                return
+            if check.result == "wrong":
+                self.say(t("reverse.pin_wrong", left=check.attempts_left))
+                return
+            desk = self.menu.services.desk
+            if desk is None:
+                self.say(t("reverse.not_paired"))
+                return
+            self.say(t("reverse.working", tx=tx_id), good=True)
+            result = await desk.reverse(tx_id)
+            text, good = result_text(result)
+            self.say(text, good=good)
+            if result.state == "refunded":
+                self.menu.post_message(ReversalDone(tx_id))
+        finally:
+            self.busy = False
+
+    def action_close(self) -> None:
+        self.dismiss(None)
