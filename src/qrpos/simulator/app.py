@@ -60,6 +60,30 @@ def _operation(method: str, path: str) -> str | None:
     return "other"
 
 
+class DateHeader:
+    """Outermost layer: every response carries `Date`, even a crash's 500."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_dated(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"date"]
+                headers.append((b"date", http_date().encode("ascii")))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_dated if scope["type"] == "http" else send)
+
+
+class SandboxApp(Starlette):
+    """Starlette with `DateHeader` around its whole stack (error middleware included)."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return DateHeader(super().build_middleware_stack())
+
+
 class Gateway:
     """Pure ASGI layer in front of the routes (a gateway, as in production)."""
 
@@ -73,35 +97,26 @@ class Gateway:
         sandbox: Sandbox = scope["app"].state.sandbox
         operation = _operation(scope["method"], scope["path"])
 
-        async def send_dated(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"date"]
-                headers.append((b"date", http_date().encode("ascii")))
-                message = {**message, "headers": headers}
-            await send(message)
-
         if operation is None:
-            await self.app(scope, receive, send_dated)
+            await self.app(scope, receive, send)
             return
         while (fault := sandbox.take_fault(operation, _BEFORE_COMMIT)) is not None:
             if fault.kind == "delay":
                 await asyncio.sleep(fault.seconds)
                 continue
             if fault.kind == "rate_limit":
-                await send_reply(_too_many(fault.retry_after), scope, receive, send_dated)
+                await send_reply(_too_many(fault.retry_after), scope, receive, send)
                 return
-            await send_reply(
-                Reply.error(500, spec.ErrorText.INTERNAL_ERROR), scope, receive, send_dated
-            )
+            await send_reply(Reply.error(500, spec.ErrorText.INTERNAL_ERROR), scope, receive, send)
             return
         wait = sandbox.admit()
         if wait is not None:
             retry = wait if sandbox.options.rate_retry_after else None
-            await send_reply(_too_many(retry), scope, receive, send_dated)
+            await send_reply(_too_many(retry), scope, receive, send)
             return
         after = sandbox.take_fault(operation, _AFTER_COMMIT)
         if after is None:
-            await self.app(scope, receive, send_dated)
+            await self.app(scope, receive, send)
             return
 
         async def swallow(message: Message) -> None:
@@ -110,7 +125,7 @@ class Gateway:
         await self.app(scope, receive, swallow)
         if after.kind == "error_after_commit":
             reply = Reply.error(500, spec.ErrorText.INTERNAL_ERROR)
-            await send_reply(reply, scope, receive, send_dated)
+            await send_reply(reply, scope, receive, send)
             return
         drop = scope.get("extensions", {}).get(DROP_EXTENSION)
         if drop is None:
@@ -207,7 +222,7 @@ def create_app(
         Route(spec.READY_PATH, _ready, methods=["GET"]),
         *admin_routes(),
     ]
-    app = Starlette(
+    app = SandboxApp(
         routes=routes,
         middleware=[Middleware(Gateway)],
         exception_handlers={HTTPException: _http_error, Exception: _internal_error},

@@ -229,7 +229,7 @@ class ServiceOperations(SandboxState):
             return Reply.error(400, spec.ErrorText.FROM_AFTER_TO)
         limit = spec.LIST_LIMIT_DEFAULT
         raw_limit = query.get("limit")
-        if raw_limit is not None:
+        if raw_limit:
             if not _LIMIT_RE.match(raw_limit) or int(raw_limit) < 1:
                 return Reply.error(400, spec.ErrorText.INVALID_LIMIT)
             limit = min(int(raw_limit), spec.LIST_LIMIT_MAX)

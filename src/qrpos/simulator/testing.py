@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import httpx
 
-from qrpos.simulator.http import DROP_EXTENSION, Receive, Scope, Send
+from qrpos.simulator.http import DROP_EXTENSION, Message, Receive, Scope, Send
+
+log = logging.getLogger("qrpos.simulator")
 
 
 class _Dropped(Exception):
@@ -32,12 +35,24 @@ class SandboxTransport(httpx.AsyncBaseTransport):
             nonlocal dropped
             dropped = True
 
+        answered = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal answered
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                answered = True
+            await send(message)
+
         if scope["type"] == "http":
-            scope = {
-                **scope,
-                "extensions": {**(scope.get("extensions") or {}), DROP_EXTENSION: drop},
-            }
-        await self._app(scope, receive, send)
+            extensions = {**(scope.get("extensions") or {}), DROP_EXTENSION: drop}
+            scope = {**scope, "extensions": extensions}
+        try:
+            await self._app(scope, receive, tracking_send)
+        except Exception:
+            # Like a real server: an error after the response went out is only logged.
+            if not answered:
+                raise
+            log.debug("sandbox app raised after answering", exc_info=True)
         if dropped:
             raise _Dropped
 
