@@ -1,13 +1,258 @@
-"""Placeholder: the commands of this module are not built yet."""
+"""`qrpos verify`: the spec's production check, guided, with a clear verdict.
+
+1. a real token (scanned, or --token), 2. a small charge through the outbox, 3. the
+charge found in this terminal's history, 4. its reversal through the outbox, 5. its
+`vatStatus` watched (polling, ~30 s by default) until `issued` and then `voided`.
+
+Never calls /_sim: it uses only the three merchant operations, like production.
+Interrupting it is safe: the outbox keeps the sale and `qrpos outbox resolve` settles it.
+Exit codes: 0 passed, 2 declined/refused, 3 not settled in time, 4 credentials, 1 local.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
+import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from qrpos.cli.common import not_yet
+from qrpos import spec
+from qrpos.cli.charge import exit_code
+from qrpos.cli.common import (
+    EXIT_CREDENTIALS,
+    EXIT_LOCAL_ERROR,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_UNRESOLVED,
+    SETUP_ERRORS,
+    client_from_config,
+    config_from_args,
+    fail,
+)
+from qrpos.config import Config
+from qrpos.doctor import hand_back_state_files
+from qrpos.ledger import ChargeDesk, ChargeRefusedLocally, Ledger, LedgerError, SaleProgress
+from qrpos.redact import token_tail
+from qrpos.service import ListingFailed, TerminalClient
+from qrpos.service.models import Transaction
+from qrpos.service.outcomes import CredentialsRejected
+
+
+class VerifyFailed(Exception):
+    """A step failed; `code` is the exit code, the message the verdict."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("verify", help="(not available yet)")
-    p.set_defaults(func=not_yet("verify"))
+    p: argparse.ArgumentParser = sub.add_parser(
+        "verify",
+        help="production check: small charge, find it, reverse it, watch vatStatus",
+        description=(
+            "Charge a small amount to a real wallet (scan its pass, or --token), find the "
+            "charge in the history, reverse it, then watch vatStatus become issued and "
+            "voided. Safe to interrupt: the outbox settles what was started."
+        ),
+    )
+    p.add_argument("--token", help="a vqr_ token instead of scanning one")
+    p.add_argument("--amount", type=int, default=1, help="MNT to charge and refund (default 1)")
+    p.add_argument(
+        "--poll-interval",
+        type=float,
+        default=spec.POLL_INTERVAL_S,
+        metavar="S",
+        help=f"seconds between history polls (default {spec.POLL_INTERVAL_S:g}, as advised)",
+    )
+    p.add_argument(
+        "--vat-timeout",
+        type=float,
+        default=900.0,
+        metavar="S",
+        help="give up watching vatStatus after this many seconds (default 900)",
+    )
+    p.add_argument(
+        "--scan-timeout", type=float, default=120.0, metavar="S", help="seconds to wait for a pass"
+    )
+    p.add_argument(
+        "--deadline", type=float, default=60.0, metavar="S", help="seconds per charge/refund"
+    )
+    p.set_defaults(func=run)
+
+
+def say(step: str, text: str) -> None:
+    """One progress line, flushed at once (a person is watching)."""
+    print(f"[{step}] {text}", flush=True)
+
+
+async def scan_token(config: Config, timeout_s: float) -> str:
+    """Wait for the camera to read a `vqr_` token."""
+    from qrpos.scanner import (
+        CameraUnavailable,
+        ScanLoop,
+        ScanRefused,
+        TokenRead,
+        make_decoder,
+        open_source,
+    )
+
+    decoder_name = config.scanner.get("decoder")
+    try:
+        source = open_source(config.scanner)
+        decoder = make_decoder(str(decoder_name) if decoder_name else None)
+    except CameraUnavailable as exc:
+        raise VerifyFailed(f"{exc} (or give --token)", EXIT_LOCAL_ERROR) from None
+    loop = asyncio.get_running_loop()
+    found: asyncio.Queue[str] = asyncio.Queue()
+
+    def on_event(event: object) -> None:
+        if isinstance(event, TokenRead):
+            loop.call_soon_threadsafe(found.put_nowait, event.token)
+        elif isinstance(event, ScanRefused):
+            loop.call_soon_threadsafe(say, "scan", f"not a pass: {event.reason}")
+
+    scanner = ScanLoop(source, decoder, on_event)
+    scanner.start()
+    scanner.arm()
+    say("scan", f"show a wallet pass to the camera ({timeout_s:g} s)")
+    try:
+        return await asyncio.wait_for(found.get(), timeout_s)
+    except TimeoutError:
+        raise VerifyFailed("no pass was read in time (or give --token)", EXIT_LOCAL_ERROR) from None
+    finally:
+        await asyncio.to_thread(scanner.stop)
+
+
+async def find_in_history(client: TerminalClient, tx: Transaction) -> Transaction | None:
+    """The transaction as the history shows it now, or None when it is not listed."""
+    window_from = tx.created_at - timedelta(minutes=5)
+    window_to = max(datetime.now(UTC), tx.created_at) + timedelta(minutes=5)
+    try:
+        async for row in client.iter_transactions(from_=window_from, to=window_to):
+            if row.id == tx.id:
+                return row
+    except ListingFailed as exc:
+        if isinstance(exc.outcome, CredentialsRejected):
+            raise VerifyFailed("the history answered 401: re-pair", EXIT_CREDENTIALS) from None
+        say("history", f"not readable just now ({type(exc.outcome).__name__}); will retry")
+    return None
+
+
+async def poll_history(
+    client: TerminalClient, tx: Transaction, interval_s: float, timeout_s: float, want: str
+) -> Transaction:
+    """Poll until the history shows `tx` in the state `want` describes."""
+    give_up = time.monotonic() + timeout_s
+    while True:
+        row = await find_in_history(client, tx)
+        if row is not None and _matches(row, want):
+            return row
+        if time.monotonic() > give_up:
+            seen = f"last seen {_describe(row)}" if row else "not listed"
+            raise VerifyFailed(
+                f"{tx.id} did not reach {want} within {timeout_s:g} s ({seen}); run "
+                "`qrpos history` later to see it settle",
+                EXIT_UNRESOLVED,
+            )
+        await asyncio.sleep(interval_s)
+
+
+def _matches(row: Transaction, want: str) -> bool:
+    if want == "listed":
+        return True
+    if want == "vatStatus issued":
+        # voided implies it was issued first (receipt number kept); accept either
+        return row.vat_status in (spec.VatStatus.ISSUED, spec.VatStatus.VOIDED)
+    return row.vat_status is spec.VatStatus.VOIDED
+
+
+def _describe(row: Transaction) -> str:
+    receipt = row.vat_receipt_id or "(none yet)"
+    return f"{row.status}, vatStatus {row.vat_status}, receipt {receipt}"
+
+
+async def _verify(args: argparse.Namespace, config: Config) -> int:
+    token = args.token or await scan_token(config, args.scan_timeout)
+    say("token", token_tail(token))
+    client = client_from_config(config)
+    ledger = Ledger.open(config.ledger_path)
+    try:
+        desk = ChargeDesk(ledger, client)
+        return await _run_steps(args, desk, client, token)
+    finally:
+        ledger.close()
+        hand_back_state_files(config.ledger_path.parent)
+        await client.aclose()
+
+
+async def _run_steps(
+    args: argparse.Namespace, desk: ChargeDesk, client: TerminalClient, token: str
+) -> int:
+    def progress(p: SaleProgress) -> None:
+        say("charge", f"{p.phase} (attempt {p.attempt}, {p.elapsed_s:.0f} s) {p.detail}")
+
+    say("charge", f"{args.amount} MNT through the outbox")
+    sale = await desk.charge(args.amount, token, deadline_s=args.deadline, on_progress=progress)
+    if not sale.charged or sale.transaction is None:
+        raise VerifyFailed(
+            f"the charge was not approved: {sale.state} {sale.decline_code or ''} "
+            f"{sale.message or ''}".strip(),
+            exit_code(sale) if exit_code(sale) != EXIT_OK else EXIT_UNRESOLVED,
+        )
+    tx = sale.transaction
+    say("charge", f"approved: {tx.id}, vatStatus {tx.vat_status}")
+    print(f"        (if interrupted from here on: `qrpos reverse {tx.id}` refunds it)")
+
+    listed = await poll_history(client, tx, min(args.poll_interval, 5.0), 120.0, "listed")
+    say("history", f"found {tx.id}: {_describe(listed)}")
+
+    refund = await desk.reverse(tx.id, deadline_s=args.deadline)
+    if refund.state != "refunded":
+        code = {"refused": EXIT_REFUSED, "credentials_rejected": EXIT_CREDENTIALS}.get(
+            refund.state, EXIT_UNRESOLVED
+        )
+        raise VerifyFailed(f"the reversal of {tx.id} is {refund.state}: {refund.message}", code)
+    say("reverse", f"refunded {tx.id} ({args.amount} MNT back to the wallet)")
+
+    say("vat", f"watching vatStatus every {args.poll_interval:g} s (up to {args.vat_timeout:g} s)")
+    issued = await poll_history(
+        client, tx, args.poll_interval, args.vat_timeout, "vatStatus issued"
+    )
+    if not issued.vat_receipt_id:
+        raise VerifyFailed(
+            f"{tx.id} shows vatStatus {issued.vat_status} but no receipt number",
+            EXIT_UNRESOLVED,
+        )
+    say("vat", f"issued: receipt {issued.vat_receipt_id}")
+    voided = await poll_history(client, tx, args.poll_interval, args.vat_timeout, "voided")
+    if voided.status is not spec.TxStatus.REVERSED:
+        raise VerifyFailed(f"{tx.id} is voided but listed as {voided.status}", EXIT_UNRESOLVED)
+    say("vat", f"voided: receipt {voided.vat_receipt_id} kept, status {voided.status}")
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the check and print the verdict."""
+    if args.poll_interval <= 0 or args.vat_timeout <= 0 or args.deadline <= 0:
+        return fail("--poll-interval, --vat-timeout and --deadline must be positive")
+    try:
+        config = config_from_args(args)
+        code = asyncio.run(_verify(args, config))
+    except VerifyFailed as exc:
+        print(f"\nVERIFY FAILED: {exc}", file=sys.stderr)
+        return exc.code
+    except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally) as exc:
+        print(f"\nVERIFY FAILED: {exc}", file=sys.stderr)
+        return EXIT_LOCAL_ERROR
+    except KeyboardInterrupt:
+        print(
+            "\ninterrupted: the outbox keeps what was started; `qrpos outbox` shows it and "
+            "`qrpos outbox resolve` settles it",
+            file=sys.stderr,
+        )
+        return 130
+    print("\nVERIFY PASSED: charge, history, reversal, VAT issued and voided")
+    return code

@@ -1,0 +1,317 @@
+"""`qrpos doctor`'s checks: one line each for an installer, every failure naming its fix.
+
+Camera and its real fps, the decoder reading exact bytes, the state dir and the outbox's
+integrity, the clock against the service's `Date` header, the credentials, `/health`,
+`/ready` and `GET /v1/transactions?limit=1`. No Textual here; the CLI renders the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from qrpos.config import Config
+from qrpos.credentials import PROVISION_FIX, CredentialsMissing, find_password
+from qrpos.service import InsecureBaseURL, TerminalClient
+from qrpos.service.outcomes import CredentialsRejected, Exchange, Page, Probe, Unresolved
+
+#: a clock further off than this makes history windows and reports wrong
+CLOCK_FAIL_S = 60.0
+#: the `Date` header has whole seconds; beyond this it is worth a warning
+CLOCK_WARN_S = 5.0
+#: bytes no text decoder survives unchanged: a charset guess would re-encode them
+BINARY_PROBE = b"vqr_doctor-\xe9\xff\x00-binary"
+SERVICE_FIX = "check the network and base_url in /etc/qrpos/config.toml"
+NTP_FIX = "enable time sync: sudo timedatectl set-ntp true (a Pi has no battery clock)"
+
+
+class Status(StrEnum):
+    """How one check came out."""
+
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "FAIL"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the table: what was checked, how it went, and what to do."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        """The line as a JSON object for `qrpos doctor --json`."""
+        return {"check": self.name, "status": str(self.status), "detail": self.detail,
+                "fix": self.fix}  # fmt: skip
+
+
+def check_camera(settings: Mapping[str, Any], seconds: float) -> Check:
+    """Open the configured camera and count real frames for `seconds`."""
+    from qrpos.scanner import probe_camera
+
+    result = probe_camera(settings, seconds=seconds)
+    if result.ok:
+        return Check("camera", Status.OK, result.message)
+    return Check(
+        "camera",
+        Status.FAIL,
+        result.message,
+        "connect and enable the camera (hardware.md, Camera), or set [scanner] source",
+    )
+
+
+def _qr_image(payload: bytes, scale: int = 6) -> np.ndarray[Any, np.dtype[np.uint8]]:
+    import segno
+
+    matrix = np.array(segno.make_qr(payload, mode="byte").matrix, dtype=bool)
+    modules = np.pad(matrix, 4)  # the quiet zone the standard asks for
+    image = np.where(modules, 0, 255).astype(np.uint8)
+    return np.kron(image, np.ones((scale, scale), dtype=np.uint8))
+
+
+def check_decoder(name: str | None) -> Check:
+    """Load the decoder and prove it returns a QR's bytes exactly (binary mode)."""
+    from qrpos.scanner import DecoderUnavailable, make_decoder
+
+    try:
+        decoder = make_decoder(name)
+    except DecoderUnavailable as exc:
+        return Check(
+            "decoder", Status.FAIL, str(exc), "install the decoder or set [scanner] decoder"
+        )
+    found = decoder.decode(_qr_image(BINARY_PROBE))
+    if found == [BINARY_PROBE]:
+        return Check("decoder", Status.OK, f"{decoder.name}, binary mode: exact bytes")
+    detail = "read nothing" if not found else "altered the bytes (not in binary mode)"
+    return Check(
+        "decoder",
+        Status.FAIL,
+        f"{decoder.name} {detail} on a test code",
+        'use a libzbar with binary mode (0.23+) or [scanner] decoder = "zxing"',
+    )
+
+
+def check_state_dir(state_dir: Path) -> Check:
+    """The outbox lives here: it must exist and take a synced write."""
+    probe = state_dir / ".doctor-write-test"
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, b"ok")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        probe.unlink()
+    except OSError as exc:
+        return Check(
+            "state dir",
+            Status.FAIL,
+            f"{state_dir}: {exc.strerror}",
+            f"sudo install -d -o qrpos -g qrpos -m 0700 {state_dir} (or set state_dir)",
+        )
+    return Check("state dir", Status.OK, f"{state_dir} writable")
+
+
+def check_outbox(path: Path) -> Check:
+    """Open the outbox the way the kiosk does; report its integrity check."""
+    from qrpos.ledger import Ledger, LedgerError
+
+    try:
+        ledger = Ledger.open(path)
+    except LedgerError as exc:
+        return Check("outbox", Status.FAIL, str(exc), "see the message; the file is kept as is")
+    try:
+        if not ledger.integrity_ok:
+            return Check(
+                "outbox",
+                Status.FAIL,
+                ledger.integrity_message,
+                f"stop qrpos, copy {path} aside for support, then restore it from backup",
+            )
+        return Check("outbox", Status.OK, f"{path}: integrity ok")
+    finally:
+        ledger.close()
+        hand_back_state_files(path.parent)
+
+
+def hand_back_state_files(state_dir: Path) -> None:
+    """Run as root, give files we created in the state dir back to the dir's owner.
+
+    Otherwise an installer's `qrpos doctor` would leave a root-owned WAL file that the
+    kiosk's user cannot open.
+    """
+    if os.geteuid() != 0:
+        return
+    try:
+        owner = state_dir.stat()
+    except OSError:
+        return
+    if owner.st_uid == 0:
+        return
+    for entry in state_dir.iterdir():
+        try:
+            st = entry.lstat()
+            if st.st_uid == 0:
+                os.lchown(entry, owner.st_uid, owner.st_gid)
+        except OSError:
+            continue
+
+
+def clock_skew(exchange: Exchange) -> timedelta | None:
+    """Server time minus ours at the middle of the exchange, when the server sent a Date."""
+    if exchange.server_date is None or exchange.sent_at is None:
+        return None
+    midpoint = exchange.sent_at + timedelta(seconds=(exchange.elapsed_s or 0.0) / 2)
+    return exchange.server_date - midpoint
+
+
+def check_clock(exchange: Exchange) -> Check:
+    """Compare our clock with the service's `Date` header."""
+    skew = clock_skew(exchange)
+    if skew is None:
+        return Check("clock", Status.SKIP, "no Date header from the service to compare with")
+    seconds = skew.total_seconds()
+    detail = f"ours is {abs(seconds):.0f} s {'behind' if seconds > 0 else 'ahead of'} the service"
+    if abs(seconds) > CLOCK_FAIL_S:
+        return Check("clock", Status.FAIL, detail, NTP_FIX)
+    if abs(seconds) > CLOCK_WARN_S:
+        return Check("clock", Status.WARN, detail, NTP_FIX)
+    return Check("clock", Status.OK, f"within {CLOCK_WARN_S:g} s of the service's Date header")
+
+
+async def service_checks(
+    config: Config,
+    env: Mapping[str, str] | None,
+    client_factory: Callable[[str, str, str], TerminalClient],
+) -> list[Check]:
+    """credentials, /health, clock, /ready and the live-credentials check, in that order."""
+    checks: list[Check] = []
+    password: str | None = None
+    if not config.username:
+        checks.append(
+            Check("credentials", Status.FAIL, "no terminal username", f"pair: {PROVISION_FIX}")
+        )
+    else:
+        try:
+            password, source = find_password(config.username, env)
+            checks.append(Check("credentials", Status.OK, f"{config.username} from {source}"))
+        except CredentialsMissing as exc:
+            checks.append(Check("credentials", Status.FAIL, str(exc), f"pair: {PROVISION_FIX}"))
+    names = ("/health", "clock", "/ready", "credentials live")
+    if not config.base_url:
+        fix = "set base_url in /etc/qrpos/config.toml (deploy/provision.sh asks for it)"
+        return [*checks, *(Check(n, Status.FAIL, "no service base URL", fix) for n in names)]
+    try:
+        # the probes need no password; a placeholder keeps one client for all checks
+        client = client_factory(config.base_url, config.username or "", password or "")
+    except InsecureBaseURL as exc:
+        return [*checks, *(Check(n, Status.FAIL, str(exc), SERVICE_FIX) for n in names)]
+    async with client:
+        health = await client.health()
+        if isinstance(health, Probe):
+            checks.append(Check("/health", Status.OK, f"status {health.body.get('status')!r}"))
+        else:
+            checks.append(Check("/health", Status.FAIL, _why(health), SERVICE_FIX))
+        checks.append(check_clock(health.exchange))
+        checks.append(await _ready(client))
+        checks.append(await _live(client, password))
+    return checks
+
+
+def _why(outcome: Any) -> str:
+    if isinstance(outcome, Unresolved):
+        return outcome.reason
+    return getattr(outcome, "message", "") or type(outcome).__name__
+
+
+async def _ready(client: TerminalClient) -> Check:
+    ready = await client.ready()
+    if not isinstance(ready, Probe):
+        return Check("/ready", Status.FAIL, _why(ready), "the service is not ready: try later")
+    deps = ready.body.get("deps")
+    unhealthy = []
+    if isinstance(deps, dict):
+        for name, dep in deps.items():
+            status = dep.get("status") if isinstance(dep, dict) else dep
+            if str(status).lower() not in ("ok", "up", "healthy", "pass"):
+                unhealthy.append(f"{name}={status}")
+    status = str(ready.body.get("status", ""))
+    if unhealthy or status.lower() not in ("ok", "up", "ready", "healthy", "pass"):
+        detail = f"status {status!r}" + (f", {', '.join(unhealthy)}" if unhealthy else "")
+        return Check("/ready", Status.WARN, detail, "the service reports a problem: try later")
+    count = len(deps) if isinstance(deps, dict) else 0
+    return Check("/ready", Status.OK, f"status {status!r}, {count} dependencies ok")
+
+
+async def _live(client: TerminalClient, password: str | None) -> Check:
+    if not password:
+        return Check(
+            "credentials live", Status.SKIP, "no password to try", f"pair: {PROVISION_FIX}"
+        )
+    outcome = await client.verify_credentials()
+    if isinstance(outcome, Page):
+        return Check("credentials live", Status.OK, "GET /v1/transactions?limit=1: 200")
+    if isinstance(outcome, CredentialsRejected):
+        return Check(
+            "credentials live",
+            Status.FAIL,
+            "401: the service rejects this username and password",
+            f"rotate the password in the merchant dashboard, then {PROVISION_FIX}",
+        )
+    return Check("credentials live", Status.FAIL, _why(outcome), SERVICE_FIX)
+
+
+async def run_checks(
+    config: Config,
+    *,
+    env: Mapping[str, str] | None = None,
+    camera_seconds: float = 2.0,
+    skip_camera: bool = False,
+    client_factory: Callable[[str, str, str], TerminalClient] | None = None,
+) -> list[Check]:
+    """Every check, in the order of the table."""
+    if client_factory is None:
+
+        def client_factory(base_url: str, username: str, password: str) -> TerminalClient:
+            return TerminalClient(base_url, username, password, timeout_s=config.request_timeout_s)
+
+    if skip_camera:
+        camera = Check("camera", Status.SKIP, "skipped (--no-camera)")
+    else:
+        camera = await asyncio.to_thread(check_camera, config.scanner, camera_seconds)
+    decoder_name = config.scanner.get("decoder")
+    checks = [
+        camera,
+        await asyncio.to_thread(check_decoder, str(decoder_name) if decoder_name else None),
+        check_state_dir(config.state_dir),
+    ]
+    if checks[-1].status is Status.OK:
+        checks.append(await asyncio.to_thread(check_outbox, config.ledger_path))
+    else:
+        checks.append(Check("outbox", Status.SKIP, "state dir unusable", checks[-1].fix))
+    checks.extend(await service_checks(config, env, client_factory))
+    return checks
+
+
+def render_table(checks: list[Check]) -> str:
+    """The installer's table: check, result, detail, and the fix under a failed line."""
+    width = max(len(c.name) for c in checks)
+    lines = []
+    for c in checks:
+        lines.append(f"{c.name:<{width}}  {c.status!s:<4}  {c.detail}")
+        if c.fix and c.status in (Status.FAIL, Status.WARN, Status.SKIP):
+            lines.append(f"{'':<{width}}        fix: {c.fix}")
+    return "\n".join(lines)
