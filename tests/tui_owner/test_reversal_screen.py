@@ -1,0 +1,153 @@
+"""Reversal behind the manager PIN, and the receipt followed until voided."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from textual.widgets import DataTable, Input
+
+from conftest import PIN, OwnerHost
+from qrpos.service import TerminalClient
+from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
+from qrpos.simulator.testing import asgi_transport
+from qrpos.tui.screens.owner.endofday import EndOfDayScreen
+from qrpos.tui.screens.owner.history import HistoryScreen
+from qrpos.tui.screens.owner.reversal import ReversalScreen
+from qrpos.tui.services import KioskServices, utc_now
+
+
+async def until(pilot: Any, check: Callable[[], bool], what: str) -> None:
+    for _ in range(200):
+        await pilot.pause(0.02)
+        if check():
+            return
+    raise AssertionError(f"never happened: {what}")
+
+
+async def sale(services: KioskServices, sandbox: Sandbox, wallet: WalletInfo, amount: int) -> str:
+    """A sale as the kiosk makes it: through the outbox with the customer's current token."""
+    assert services.desk is not None
+    token = sandbox.wallet(wallet.wallet_id).qr_token
+    result = await services.desk.charge(amount, token, deadline_s=5)
+    assert result.transaction is not None
+    return result.transaction.id
+
+
+async def type_pin(pilot: Any, pin: str) -> None:
+    await pilot.press(*pin, "enter")
+
+
+async def test_reversal_from_history_is_refunded_shown_reversed_then_voided_and_counted(
+    host: Callable[..., OwnerHost],
+    services: KioskServices,
+    sandbox: Sandbox,
+    sim_app: Any,
+    wallet: WalletInfo,
+) -> None:
+    services.clock = utc_now  # sales happen now, as in the demo
+    kept = await sale(services, sandbox, wallet, 4_500)
+    tx_id = await sale(services, sandbox, wallet, 12_000)
+    admin = httpx.AsyncClient(transport=asgi_transport(sim_app), base_url="http://127.0.0.1")
+    assert (await admin.post("/_sim/vat/settle")).status_code in (200, 204)
+    async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+        await pilot.press("1")
+        history = pilot.app.screen
+        assert isinstance(history, HistoryScreen)
+        table: DataTable[str] = history.query_one(DataTable)
+        await until(pilot, lambda: table.row_count == 2, "history loaded")
+        assert table.get_row_at(0)[5] == tx_id and table.get_row_at(0)[3] == "issued"
+        await pilot.press("r")
+        dialog = pilot.app.screen
+        assert isinstance(dialog, ReversalScreen)
+        assert dialog.query_one("#tx", Input).value == tx_id
+        await type_pin(pilot, PIN)
+        await until(pilot, lambda: (dialog.outcome or "").startswith("Refunded"), "refunded")
+        assert sandbox.transaction(tx_id).status == "REVERSED"
+        assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 4_500
+        await pilot.press("escape")
+        # the follow-up polls at once after a reversal: the row reads REVERSED, issued
+        await until(pilot, lambda: table.get_row_at(0)[2] == "REVERSED", "row reversed")
+        assert table.get_row_at(0)[3] == "issued"
+        receipt = table.get_row_at(0)[4]
+        assert receipt != "—"
+        assert (await admin.post("/_sim/vat/settle")).status_code in (200, 204)
+        history.menu.schedule_poll(0.05)  # stands in for the 30 s timer
+        await until(pilot, lambda: table.get_row_at(0)[3] == "voided", "receipt voided")
+        assert table.get_row_at(0)[4] == receipt  # kept as a historical record
+        await pilot.press("escape", "3")
+        eod = pilot.app.screen
+        assert isinstance(eod, EndOfDayScreen)
+        await until(pilot, lambda: eod.eod is not None, "end of day")
+        assert eod.eod is not None
+        assert (eod.eod.charges_count, eod.eod.gross_mnt) == (1, 4_500)
+        assert (eod.eod.reversed_count, eod.eod.reversed_mnt) == (1, 12_000)
+        assert (eod.eod.vat_issued, eod.eod.vat_voided) == (1, 1)
+        assert eod.eod.reconciliation is not None and eod.eod.reconciliation.matched == 2
+        assert kept != tx_id
+    await admin.aclose()
+
+
+async def test_wrong_pin_is_refused_then_paused_and_nothing_is_sent(
+    host: Callable[..., OwnerHost],
+    services: KioskServices,
+    sandbox: Sandbox,
+    wallet: WalletInfo,
+) -> None:
+    tx_id = await sale(services, sandbox, wallet, 3_000)
+    async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+        await pilot.press("2")
+        dialog = pilot.app.screen
+        assert isinstance(dialog, ReversalScreen)
+        await pilot.press(*tx_id, "enter")
+        await type_pin(pilot, "0000")
+        await until(pilot, lambda: (dialog.outcome or "").startswith("Wrong PIN"), "refused")
+        assert dialog.query_one("#pin", Input).value == ""  # never left on screen
+        await type_pin(pilot, "1111")
+        await until(pilot, lambda: "1 attempt" in (dialog.outcome or ""), "second refusal")
+        await type_pin(pilot, "2222")
+        await until(pilot, lambda: "Too many wrong PINs" in (dialog.outcome or ""), "pause")
+        await type_pin(pilot, PIN)  # even the right PIN waits out the pause
+        await until(pilot, lambda: not dialog.busy, "checked")
+        await pilot.pause(0.1)
+        assert "Too many wrong PINs" in (dialog.outcome or "")
+    assert sandbox.transaction(tx_id).status == "COMPLETED"
+
+
+async def test_an_already_reversed_charge_409_is_shown_as_refunded(
+    host: Callable[..., OwnerHost],
+    services: KioskServices,
+    sandbox: Sandbox,
+    wallet: WalletInfo,
+    asgi_client: TerminalClient,
+) -> None:
+    tx_id = await sale(services, sandbox, wallet, 2_000)
+    await asgi_client.reverse(tx_id)  # e.g. from another till: the service now says 409
+    async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+        await pilot.press("2")
+        dialog = pilot.app.screen
+        assert isinstance(dialog, ReversalScreen)
+        await pilot.press(*tx_id, "enter")
+        await type_pin(pilot, PIN)
+        await until(pilot, lambda: (dialog.outcome or "").startswith("Refunded"), "refunded")
+        assert dialog.query_one("#answer").has_class("good")
+
+
+async def test_unknown_and_malformed_ids_get_a_plain_reason(
+    host: Callable[..., OwnerHost],
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+) -> None:
+    async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+        await pilot.press("2")
+        dialog = pilot.app.screen
+        assert isinstance(dialog, ReversalScreen)
+        await pilot.press(*"12345", "enter")
+        await type_pin(pilot, PIN)
+        await until(pilot, lambda: dialog.outcome is not None, "validated")
+        assert dialog.outcome == "That is not a transaction id (tx_ followed by letters and digits)"
+        dialog.query_one("#tx", Input).value = "tx_nosuchcharge1"
+        dialog.query_one("#pin", Input).focus()
+        await type_pin(pilot, PIN)
+        await until(pilot, lambda: "no such transaction" in (dialog.outcome or ""), "404")
