@@ -1,0 +1,73 @@
+"""deploy/ansible/site.yml: valid YAML, builtin modules only, secrets never logged.
+
+YAML is parsed by the system's python3-yaml when present (qrpos itself does not depend
+on PyYAML); `ansible-playbook --syntax-check` runs when Ansible is on PATH.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAYBOOK = ROOT / "deploy" / "ansible" / "site.yml"
+INVENTORY = ROOT / "deploy" / "ansible" / "inventory.example.ini"
+TASK_KEYS = {"name", "loop", "register", "notify", "tags", "when", "no_log", "changed_when",
+             "delegate_to", "become", "run_once"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def plays() -> list[dict[str, Any]]:
+    for python in ("/usr/bin/python3", shutil.which("python3")):
+        if not python:
+            continue
+        result = subprocess.run(
+            [python, "-c", "import json, sys, yaml; "
+             "print(json.dumps(yaml.safe_load(open(sys.argv[1]))))", str(PLAYBOOK)],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        if result.returncode == 0:
+            return list(json.loads(result.stdout))
+        if "No module named 'yaml'" not in result.stderr:
+            pytest.fail(f"site.yml is not valid YAML: {result.stderr}")
+    pytest.skip("no python3 with PyYAML on this machine")
+
+
+def _module(task: dict[str, Any]) -> str:
+    (module,) = [k for k in task if k not in TASK_KEYS]
+    return module
+
+
+def test_every_task_uses_a_builtin_module(plays: list[dict[str, Any]]) -> None:
+    (play,) = plays
+    assert play["hosts"] == "kiosks"
+    modules = {_module(t) for t in play["tasks"] + play["handlers"]}
+    assert all(m.startswith("ansible.builtin.") for m in modules), modules
+
+
+def test_password_only_reaches_stdin_of_pair_and_systemd_creds(
+    plays: list[dict[str, Any]],
+) -> None:
+    (play,) = plays
+    secret_tasks = [t for t in play["tasks"] if "qrpos_password" in json.dumps(t)]
+    assert len(secret_tasks) == 2
+    for task in secret_tasks:
+        assert task["no_log"] is True
+        assert "qrpos_password" in task["ansible.builtin.command"]["stdin"]
+        assert "qrpos_password" not in json.dumps(task["ansible.builtin.command"]["argv"])
+    argv = secret_tasks[1]["ansible.builtin.command"]["argv"]
+    assert argv[:3] == ["systemd-creds", "encrypt", "--name=qrpos-password"]
+
+
+@pytest.mark.skipif(shutil.which("ansible-playbook") is None, reason="Ansible not installed")
+def test_ansible_syntax_check() -> None:
+    result = subprocess.run(
+        ["ansible-playbook", "-i", str(INVENTORY), "--syntax-check", str(PLAYBOOK)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
