@@ -85,6 +85,10 @@ class ServiceOperations(SandboxState):
         username, sep, password = decoded.partition(":")
         if not sep:
             return None
+        return self.authenticate_basic(username, password)
+
+    def authenticate_basic(self, username: str, password: str) -> Terminal | None:
+        """The terminal these credentials open, or None (unknown, wrong or suspended)."""
         with self.lock:
             terminal = self.terminal_record(username)
             if terminal is None or terminal.suspended:

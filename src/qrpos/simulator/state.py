@@ -71,6 +71,7 @@ class SandboxState:
         self._vat_queue: list[tuple[int, str]] = []
         self._last_us = 0
         self._store: Store = SqliteStore(self.options.db_path) if self.options.db_path else Store()
+        self._persistent = self.options.db_path is not None
         self._load()
 
     # --- time ---------------------------------------------------------------------------
@@ -107,15 +108,22 @@ class SandboxState:
             )
             self._index_tx(tx)
         for row in self._store.load("idempotency"):
-            self._idempotency[(row.pop("username"), row.pop("key"))] = IdempotencyEntry(**row)
+            slot = (row.pop("username"), row.pop("key"))
+            self._idempotency[slot] = IdempotencyEntry(**row)
 
     def _save_terminal(self, terminal: Terminal) -> None:
+        if not self._persistent:
+            return
         self._store.put("terminal", terminal.username, dataclasses.asdict(terminal))
 
     def _save_wallet(self, wallet: Wallet) -> None:
+        if not self._persistent:
+            return
         self._store.put("wallet", wallet.wallet_id, dataclasses.asdict(wallet))
 
     def _save_tx(self, tx: SimTransaction) -> None:
+        if not self._persistent:
+            return
         row = dataclasses.asdict(tx)
         row["status"] = tx.status.value
         row["type"] = tx.type.value
@@ -123,6 +131,8 @@ class SandboxState:
         self._store.put("tx", tx.id, row)
 
     def _save_idempotency(self, username: str, key: str, entry: IdempotencyEntry | None) -> None:
+        if not self._persistent:
+            return
         record_id = f"{username}\x00{key}"
         if entry is None:
             self._store.delete("idempotency", record_id)
@@ -133,7 +143,8 @@ class SandboxState:
     def _retire_token(self, token: str, wallet_id: str) -> None:
         self._live_tokens.pop(token, None)
         self._retired_tokens[token] = wallet_id
-        self._store.put("retired", token, {"token": token, "wallet_id": wallet_id})
+        if self._persistent:
+            self._store.put("retired", token, {"token": token, "wallet_id": wallet_id})
 
     def close(self) -> None:
         """Release the SQLite file, if any."""
