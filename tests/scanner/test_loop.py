@@ -231,3 +231,32 @@ def test_preview_draws_the_latest_frame_in_block_characters() -> None:
     assert drawn <= set(PREVIEW_SHADES)
     # the QR's black modules and the white screen both show
     assert PREVIEW_SHADES[0] in drawn and PREVIEW_SHADES[-1] in drawn
+
+
+class SlowDecoder:
+    """A decoder whose cost grows with the frame, recording the sizes it is given."""
+
+    name = "slow"
+
+    def __init__(self) -> None:
+        self.sides: list[int] = []
+
+    def decode(self, frame: Frame) -> list[bytes]:
+        self.sides.append(max(frame.shape))
+        time.sleep(0.02 if max(frame.shape) > 600 else 0.0)
+        return []
+
+
+def test_frames_over_the_time_budget_are_shrunk_so_a_heavy_frame_cannot_stall_the_loop() -> None:
+    decoder = SlowDecoder()
+    events = Events()
+    big = render_grey(Scene(width=1280, height=720))
+    loop = ScanLoop(ScriptedSource(big), decoder, events, budget_ms=10.0, stats_interval_s=0.05)
+    loop.start()
+    try:
+        assert events.wait_for(lambda: len(decoder.sides) >= 8 and decoder.sides[-1] <= 600)
+    finally:
+        loop.stop()
+    assert decoder.sides[0] == 1280
+    assert loop.side_limit < 1280
+    assert loop.stats.last_error is not None and "budget" in loop.stats.last_error

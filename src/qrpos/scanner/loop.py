@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 #: shading from dark to light for the aiming preview
 PREVIEW_SHADES = " ░▒▓█"
+#: the time budget never shrinks frames below this longest side (a close phone stays readable)
+MIN_SIDE = 480
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class ScanLoop:
         on_event: Callable[[ScanEvent], None],
         *,
         max_side: int = 1280,
+        budget_ms: float = 25.0,
         stats_interval_s: float = 0.5,
         gone_after_s: float = 0.8,
         clock: Callable[[], float] = time.monotonic,
@@ -78,8 +81,11 @@ class ScanLoop:
         self.source = source
         self.decoder = decoder
         self._on_event = on_event
-        # the per-frame budget: frames larger than this are shrunk before decoding
+        # the per-frame budget: frames are shrunk to at most max_side before decoding, and
+        # further (down to MIN_SIDE) while decoding one takes longer than budget_ms
         self._max_side = max_side
+        self._side_limit = max_side
+        self._budget_ms = budget_ms
         self._stats_interval_s = stats_interval_s
         self._gone_after_s = gone_after_s
         self._clock = clock
@@ -228,13 +234,30 @@ class ScanLoop:
                 log.warning("%s", self._last_error)
                 continue
             self._decode_ms = (time.perf_counter() - started) * 1000.0
+            self._keep_budget(self._decode_ms)
             self.handle_codes(found)
+
+    def _keep_budget(self, decode_ms: float) -> None:
+        # a heavy frame must not stall the loop: shrink the next ones, grow back when cheap
+        if decode_ms > self._budget_ms and self._side_limit > MIN_SIDE:
+            self._side_limit = max(MIN_SIDE, int(self._side_limit * 0.75))
+            self._last_error = (
+                f"decoding took {decode_ms:.0f} ms (budget {self._budget_ms:.0f} ms): "
+                f"frames shrunk to {self._side_limit} px"
+            )
+        elif decode_ms < self._budget_ms / 3 and self._side_limit < self._max_side:
+            self._side_limit = min(self._max_side, int(self._side_limit / 0.75) + 1)
+
+    @property
+    def side_limit(self) -> int:
+        """The longest frame side the decoder is currently given (the time budget's lever)."""
+        return self._side_limit
 
     def _fit(self, frame: Frame) -> Frame:
         side = max(frame.shape)
-        if side <= self._max_side:
+        if side <= self._side_limit:
             return frame
-        scale = self._max_side / side
+        scale = self._side_limit / side
         small = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
         return np.ascontiguousarray(small)
 
