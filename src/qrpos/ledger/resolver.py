@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from qrpos.ledger import records
-from qrpos.ledger.history import look_up
+from qrpos.ledger.history import look_up, matches, window_for
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import IntentRow
 from qrpos.ledger.states import IntentState
@@ -213,9 +213,21 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
 
 async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
     """One look at the history for `row`; commits what it concluded."""
-    claimed = await ctx.ledger.aread(lambda c: records.claimed_tx_ids(c, row.id))
+    claimed, rivals = await ctx.ledger.aread(
+        lambda c: (
+            records.claimed_tx_ids(c, row.id),
+            [r for r in records.watched_intents(c) if r.id != row.id and r.tx_id is None],
+        )
+    )
     started = ctx.now()
     found = await look_up(ctx.client, row, ctx.policy, claimed)
+    # a candidate an abandoned sale of the same amount could also own is not ours to take
+    contested = [
+        tx.id
+        for tx in found.candidates
+        for rival in rivals
+        if matches(tx, rival, window_for(rival, ctx.policy), claimed)
+    ]
     now = ctx.now()
     changes: dict[str, Any] = {"lookups": row.lookups + 1, "last_lookup_at": now}
     watching = row.state is IntentState.ABANDONED
@@ -226,6 +238,16 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
                 last_detail="credentials rejected (401) while checking the history",
             )
         outcome_name = type(found.failure).__name__
+    elif contested:
+        changes.update(
+            state=IntentState.NEEDS_REVIEW,
+            token=None,
+            watching=0,
+            resolved_at=now,
+            last_detail=f"{contested[0]} matches this sale and an abandoned one: "
+            "a person must decide",
+        )
+        outcome_name = "contested_candidate"
     elif len(found.candidates) == 1:
         tx = found.candidates[0]
         changes.update(tx_id=tx.id, tx_json=json.dumps(tx.to_json(), sort_keys=True), charged=1)
