@@ -18,7 +18,8 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from qrpos import notify
-from qrpos.tui.flow import SaleFlow
+from qrpos.tui.flow import SaleFlow, blocking_sales
+from qrpos.tui.format import shown_text
 from qrpos.tui.i18n import set_language, t
 from qrpos.tui.messages import CameraStats, ChargeProgressed, ScanRefusedMessage, TokenScanned
 from qrpos.tui.screens.amount import AmountScreen
@@ -180,7 +181,7 @@ class KioskApp(App[None]):
         self.refresh_status()
         if message.last_error and isinstance(self.screen, PresentCardScreen):
             self.screen.set_scan_status(
-                Text(t("present.camera_failed", message=message.last_error[:120]))
+                Text(t("present.camera_failed", message=shown_text(message.last_error, 120)))
             )
 
     @on(ScanRefusedMessage)
@@ -188,7 +189,10 @@ class KioskApp(App[None]):
         if isinstance(self.screen, PresentCardScreen):
             # Text, not markup: the reason may quote what the QR said
             self.screen.set_scan_status(
-                Text(t("present.refused", reason=message.reason), style="bold yellow")
+                Text(
+                    t("present.refused", reason=shown_text(message.reason, 160)),
+                    style="bold yellow",
+                )
             )
 
     @on(TokenScanned)
@@ -217,7 +221,7 @@ class KioskApp(App[None]):
         if desk is None or self.locked:
             self.show_amount(t("amount.not_paired"), error=True)
             return
-        if desk.unresolved():
+        if blocking_sales(desk.unresolved()):
             self.show_amount(t("amount.unresolved_blocks"), error=True)
             return
         self.sale_amount = amount

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from qrpos import manager_pin
-from qrpos.ledger import IntentState, SaleResult
+from qrpos.ledger import IntentState, IntentView, SaleResult
 from qrpos.service import CredentialsRejected, Page, Probe
 from qrpos.tui.i18n import t
 from qrpos.tui.outcome import result_view
@@ -24,6 +25,19 @@ if TYPE_CHECKING:
     from qrpos.tui.app import KioskApp
 
 log = logging.getLogger("qrpos.tui")
+
+
+#: intent states that block a new sale while their outcome is unknown
+BLOCKING_STATES = frozenset(
+    {IntentState.PENDING, IntentState.UNRESOLVED, IntentState.CREDENTIALS_REJECTED}
+)
+
+
+def blocking_sales(views: Sequence[IntentView]) -> list[IntentView]:
+    """The sales whose outcome is still unknown (abandoned or queued refunds do not block)."""
+    return [
+        v for v in views if v.kind == "charge" and v.state in BLOCKING_STATES and v.charged is None
+    ]
 
 
 class SaleFlow:
@@ -53,6 +67,7 @@ class SaleFlow:
         """The result screen for a finished (or abandoned) sale."""
         app = self.app
         app.sale_intent = None
+        app.sale_amount = None
         log.info("sale #%d ended %s", result.intent_id, result.state)
         app._show(ResultScreen(result_view(result), linger_s=app.result_linger_s))
 
@@ -93,9 +108,11 @@ class SaleFlow:
         app = self.app
         desk = app.services.desk
         assert desk is not None
-        if not desk.unresolved():
+        if not blocking_sales(desk.unresolved()):
             await self.refresh_unresolved()
             app.show_amount()
+            # abandoned sales still watched and queued refunds settle in the background
+            app.settle_in_background()
             return
         app._show(screen)
         while True:
@@ -104,7 +121,8 @@ class SaleFlow:
                 await self.refresh_unresolved()
                 app.lock()
                 return
-            left = await self.refresh_unresolved()
+            await self.refresh_unresolved()
+            left = len(blocking_sales(desk.unresolved()))
             if not left:
                 break
             screen.show_left(left)

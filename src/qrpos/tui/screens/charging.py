@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import ProgressBar, Static
+from textual.widgets import Static
 
 from qrpos.tui.format import elapsed
 from qrpos.tui.i18n import t
@@ -28,11 +29,18 @@ class ChargingScreen(KioskScreen):
     """Progress of one charge. Once unclear it says "checking the payment…" with the time
     spent; after `abandon_after_s` the cashier may abandon it (with a confirmation)."""
 
-    def __init__(self, amount: int, *, abandon_after_s: float, started: float | None = None):
+    def __init__(
+        self,
+        amount: int,
+        *,
+        abandon_after_s: float,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         super().__init__()
         self.amount = amount
         self.abandon_after_s = abandon_after_s
-        self.started = time.monotonic() if started is None else started
+        self._monotonic = monotonic
+        self.started = monotonic()
         self.unclear = False
         self._detail = t("charging.sending")
 
@@ -40,7 +48,6 @@ class ChargingScreen(KioskScreen):
         yield from self.compose_frame(t("charging.title"), "")
         with Vertical(id="body"):
             yield BigAmount(self.amount, id="amount")
-            yield ProgressBar(total=None, show_eta=False, show_percentage=False, id="progress")
             yield Static("", id="phase", markup=False)
             yield Static("", id="checking", markup=False)
         yield from self.compose_footer("")
@@ -57,7 +64,7 @@ class ChargingScreen(KioskScreen):
     @property
     def waited_s(self) -> float:
         """Seconds since the charge started."""
-        return time.monotonic() - self.started
+        return self._monotonic() - self.started
 
     def show_progress(self, phase: str, attempt: int) -> None:
         """A step reported by the ledger."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import LoadingIndicator, Static
+from textual.widgets import Static
 
 from qrpos.tui.i18n import t
 from qrpos.tui.screens.base import KioskScreen
@@ -18,7 +18,6 @@ class RecoveryScreen(KioskScreen):
         with Vertical(id="body"):
             yield Static(t("recovery.title"), id="headline", markup=False)
             yield Static(t("recovery.body"), id="detail", markup=False)
-            yield LoadingIndicator(id="spinner")
             yield Static("", id="notice", markup=False)
         yield from self.compose_footer("")
 

@@ -1,0 +1,132 @@
+"""Every path of a sale, driven by keys on the real app against the real sandbox."""
+
+from __future__ import annotations
+
+from kiosk_harness import Kiosk
+
+from qrpos.ledger import IntentState
+from qrpos.simulator import WalletInfo
+from qrpos.tui.messages import ScanRefusedMessage, TokenScanned
+
+
+async def _sale(kiosk: Kiosk, amount: str, token: str) -> None:
+    await kiosk.key_amount(amount)
+    await kiosk.on_screen("PresentCardScreen")
+    kiosk.app.post_message(TokenScanned(token))
+
+
+async def test_approved_sale_debits_once_and_shows_amount_time_and_tx(
+    kiosk: Kiosk, wallet: WalletInfo
+) -> None:
+    await _sale(kiosk, "12500", wallet.qr_token)
+    await kiosk.on_screen("ResultScreen")
+    screen = kiosk.app.screen
+    assert screen.view.kind == "approved"  # type: ignore[attr-defined]
+    detail = kiosk.text("#detail")
+    [tx] = kiosk.sandbox.transactions()
+    assert tx.id in detail
+    assert kiosk.sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 12_500
+    await kiosk.pilot.press("x")
+    await kiosk.on_screen("AmountScreen")
+
+
+async def test_amount_out_of_range_is_refused_with_a_hint_before_anything_is_sent(
+    kiosk: Kiosk,
+) -> None:
+    await kiosk.key_amount("1000001")
+    assert "at most 1,000,000" in kiosk.text("#notice")
+    await kiosk.pilot.press("slash", "0", "enter")
+    assert "Key in an amount" in kiosk.text("#notice")
+    assert type(kiosk.app.screen).__name__ == "AmountScreen"
+    assert kiosk.sandbox.transactions() == []
+
+
+async def test_keypad_keys_type_00_and_000_and_delete(kiosk: Kiosk) -> None:
+    await kiosk.on_screen("AmountScreen")
+    await kiosk.pilot.press("1", "2", "asterisk", "full_stop", "9", "minus")
+    assert kiosk.app.screen.amount == 1_200_000  # type: ignore[attr-defined]
+
+
+async def test_insufficient_funds_is_declined_with_a_human_reason(kiosk: Kiosk) -> None:
+    poor = kiosk.sandbox.create_wallet(100)
+    await _sale(kiosk, "500", poor.qr_token)
+    await kiosk.on_screen("ResultScreen")
+    assert kiosk.app.screen.view.kind == "declined"  # type: ignore[attr-defined]
+    assert "Not enough money" in kiosk.text("#detail")
+
+
+async def test_suspended_wallet_is_declined_with_a_human_reason(kiosk: Kiosk) -> None:
+    suspended = kiosk.sandbox.create_wallet(10_000)
+    kiosk.sandbox.suspend_wallet(suspended.wallet_id)
+    await _sale(kiosk, "500", suspended.qr_token)
+    await kiosk.on_screen("ResultScreen")
+    assert "suspended" in kiosk.text("#detail")
+
+
+async def test_unknown_token_is_declined_as_invalid(kiosk: Kiosk) -> None:
+    await _sale(kiosk, "500", "vqr_doesnotexist000000000000")
+    await kiosk.on_screen("ResultScreen")
+    assert "not valid" in kiosk.text("#detail")
+
+
+async def test_spent_token_asks_the_customer_to_refresh_the_pass(
+    kiosk: Kiosk, wallet: WalletInfo
+) -> None:
+    await _sale(kiosk, "100", wallet.qr_token)
+    await kiosk.on_screen("ResultScreen")
+    await kiosk.pilot.press("x")
+    await _sale(kiosk, "200", wallet.qr_token)
+    await kiosk.until(lambda: kiosk.app.sale_amount is None)
+    await kiosk.on_screen("ResultScreen")
+    assert "refresh the pass" in kiosk.text("#detail")
+    assert len(kiosk.sandbox.transactions()) == 1
+
+
+async def test_lost_response_is_recovered_and_charged_exactly_once(
+    kiosk: Kiosk, wallet: WalletInfo
+) -> None:
+    kiosk.sandbox.arm_fault("drop_after_commit", operation="charge")
+    await _sale(kiosk, "7000", wallet.qr_token)
+    await kiosk.on_screen("ResultScreen")
+    assert kiosk.app.screen.view.kind == "approved"  # type: ignore[attr-defined]
+    assert len(kiosk.sandbox.transactions()) == 1
+    assert kiosk.sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 7_000
+
+
+async def test_unclear_sale_blocks_until_abandoned_then_is_refunded_automatically(
+    kiosk: Kiosk, wallet: WalletInfo
+) -> None:
+    # every charge reply is lost and the history cannot be read: the sale stays unclear
+    kiosk.sandbox.arm_fault("drop_after_commit", count=50, operation="charge")
+    kiosk.sandbox.arm_fault("error_before_commit", count=10_000, operation="list")
+    await _sale(kiosk, "9000", wallet.qr_token)
+    await kiosk.on_screen("ChargingScreen")
+    await kiosk.until(lambda: "Checking the payment" in kiosk.text("#checking"))
+    await kiosk.until(lambda: "abandon" in kiosk.text("#hint"))
+    await kiosk.pilot.press("escape")
+    await kiosk.on_screen("AbandonDialog")
+    await kiosk.pilot.press("enter")
+    await kiosk.on_screen("ResultScreen")
+    assert "refunds it automatically" in kiosk.text("#detail")
+    assert kiosk.sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 9_000
+    # the history is readable again: the background settler finds the charge, refunds it
+    kiosk.sandbox.clear_faults()
+    kiosk.app.settle_in_background()
+    await kiosk.until(
+        lambda: kiosk.sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000, timeout=10
+    )
+    [view] = [v for v in kiosk.services.desk.intents(True) if v.kind == "charge"]  # type: ignore[union-attr]
+    assert view.state == IntentState.REVERSED_AFTER_ABANDON
+
+
+async def test_scanned_refusal_with_markup_and_escapes_is_shown_inertly(kiosk: Kiosk) -> None:
+    await kiosk.key_amount("100")
+    await kiosk.on_screen("PresentCardScreen")
+    hostile = "[bold red]PAID[/] \x1b[2J\x1b]0;owned\x07 [link=http://x]y[/link]"
+    kiosk.app.post_message(ScanRefusedMessage(f"not a wallet pass: {hostile}"))
+    await kiosk.until(lambda: "PAID" in kiosk.text("#scan-status"))
+    shown = kiosk.text("#scan-status")
+    assert "[bold red]PAID[/]" in shown
+    assert "[link=http://x]y[/link]" in shown
+    assert "\x1b" not in shown and "\\x1b" in shown
+    assert "\x07" not in shown
