@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from qrpos import __version__
 from qrpos.cli.common import add_global_options
+from qrpos.journal import configure_logging
 
 #: modules in the order their commands appear in --help
 COMMAND_MODULES = (
@@ -50,11 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    # the journal under systemd (QRPOS_LOG_TARGET=journal), stderr elsewhere
+    configure_logging(getattr(logging, str(args.log_level).upper(), logging.WARNING))
     try:
         code: int = args.func(args)
     except KeyboardInterrupt:
