@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
@@ -110,9 +111,12 @@ def _retry_after(response: httpx.Response) -> float | None:
     if not raw:
         return None
     try:
-        return max(0.0, float(raw))
+        seconds = float(raw)
     except ValueError:
         pass
+    else:
+        # "inf" and "nan" parse as floats; a backoff cannot wait on either.
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         when = parsedate_to_datetime(raw)
     except (TypeError, ValueError):
@@ -277,6 +281,9 @@ class TerminalClient:
         """POST charge-by-token with the token exactly as scanned."""
         if not 0 < len(idempotency_key) <= spec.IDEMPOTENCY_KEY_MAX_LEN:
             raise ValueError("Idempotency-Key must be 1..255 characters")
+        # An HTTP header carries printable ASCII only; anything else is a caller's bug.
+        if not (idempotency_key.isascii() and idempotency_key.isprintable()):
+            raise ValueError("Idempotency-Key must be printable ASCII")
         log.info("charge %d MNT token %s key %s", amount_mnt, token_tail(qr_token), idempotency_key)
         response, exchange, failure = await self._send(
             "POST",
