@@ -11,6 +11,9 @@ outbox before anything else happens::
        │    ──no answer / timeout / 5xx / crash▶ unresolved
        │    ──cashier gives up─────────────────▶ abandoned
     unresolved ──201 on a retry (same key)─────▶ approved
+       │    ──422/4xx/409 when no attempt was
+       │      unclear (only 429s, refused
+       │      connections) ────────────────────▶ declined / refused / token_used
        │    ──history: exactly one candidate───▶ charged_per_history
        │    ──history: two or more candidates──▶ needs_review
        │    ──history: none after the horizon──▶ not_charged (or declined/refused when
@@ -115,6 +118,8 @@ TRANSITIONS: Final[dict[IntentState, frozenset[IntentState]]] = {
             IntentState.NOT_CHARGED,
             IntentState.DECLINED,
             IntentState.REFUSED,
+            # after only 429s or refused connections nothing unclear happened: a 409 is stale
+            IntentState.TOKEN_USED,
             IntentState.CREDENTIALS_REJECTED,
             IntentState.ABANDONED,
         }
