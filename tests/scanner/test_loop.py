@@ -174,11 +174,15 @@ def test_stop_joins_the_threads_and_releases_the_source() -> None:
     source = ScriptedSource(_frame(b"vqr_x"))
     events = Events()
     loop = ScanLoop(source, make_decoder(), events, stats_interval_s=0.05)
+    before = set(threading.enumerate())
     loop.start()
     assert events.wait_for(lambda: bool(events.of(ScanStats)))
+    started = [t for t in set(threading.enumerate()) - before if t.name.startswith("qrpos-")]
+    assert started, "the loop runs its capture and decode on threads of its own"
     loop.stop()
     assert source.closed
-    assert not [t for t in threading.enumerate() if t.name.startswith("qrpos-")]
+    # only this loop's threads: other tests may leave a session-wide sandbox thread running
+    assert not [t for t in started if t.is_alive()]
     assert loop.stats.camera_state == "stopped"
     reads = source.reads
     time.sleep(0.05)
