@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.worker import Worker, WorkerState
 
 from qrpos import notify
 from qrpos.tui.flow import SaleFlow, blocking_sales
@@ -313,6 +314,16 @@ class KioskApp(App[None]):
         self._disarm()
         self.sale_amount = None
         self._show(LockScreen())
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker that failed is logged (never onto the screen) and the kiosk recovers
+        to a safe screen: the ledger has kept whatever was in flight."""
+        if event.state is not WorkerState.ERROR:
+            return
+        error = event.worker.error
+        log.error("worker %s failed: %r", event.worker.name, error, exc_info=error)
+        if event.worker.group == "sale" and not self.locked:
+            self.show_amount(t("amount.refused_locally", message=type(error).__name__), error=True)
 
     # --- keys outside the sale -----------------------------------------------------------
 
