@@ -3,7 +3,8 @@
 See `qrpos.ledger.states` for the state machine and `ChargeDesk` for the entry points.
 """
 
-from qrpos.ledger.desk import ChargeDesk, outbox_views
+from qrpos.ledger.desk import ChargeDesk
+from qrpos.ledger.listing import outbox_views
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.states import CHARGED_STATES, FINAL_STATES, IntentState, ReversalState
 from qrpos.ledger.store import Ledger, LedgerError
