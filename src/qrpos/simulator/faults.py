@@ -128,5 +128,5 @@ class TokenBucket:
 
 
 def retry_after_header(seconds: float) -> str:
-    """`Retry-After` in whole seconds, at least 1."""
-    return str(max(1, math.ceil(seconds)))
+    """`Retry-After` in whole seconds, rounded up (0 stays 0)."""
+    return str(math.ceil(max(0.0, seconds)))
