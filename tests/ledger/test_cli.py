@@ -131,3 +131,23 @@ def test_reverse_exit_codes(cli_env: dict[str, str], sandbox: Sandbox, wallet: W
     missing = qrpos(cli_env, "reverse", "tx_doesnotexist")
     assert missing.returncode == 2 and "not found" in missing.stdout
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
+
+
+def test_unresolved_exits_3_then_abandon_and_resolve_refunds_it(
+    cli_env: dict[str, str], sandbox: Sandbox, wallet: WalletInfo
+) -> None:
+    sandbox.arm_fault("error_after_commit", count=1000, operation="charge")
+    sandbox.arm_fault("error_before_commit", count=1000, operation="list")
+    done = qrpos(
+        cli_env, "charge", "--amount", "4000", "--token", wallet.qr_token, "--deadline", "1"
+    )
+    assert done.returncode == 3, done.stderr
+    [row] = json.loads(qrpos(cli_env, "outbox", "list", "--json").stdout)
+    assert row["state"] == "unresolved" and row["charged"] is None
+    assert qrpos(cli_env, "outbox", "abandon", row["id"]).returncode == 0
+    sandbox.clear_faults()
+    resolved = qrpos(cli_env, "outbox", "resolve", "--deadline", "20")
+    assert resolved.returncode == 0, resolved.stdout + resolved.stderr
+    [row] = json.loads(qrpos(cli_env, "outbox", "list", "--all", "--json").stdout)[:1]
+    assert row["state"] == "reversed_after_abandon"
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
