@@ -1,0 +1,129 @@
+"""Every kiosk screen at 80×24, as SVG snapshots (regenerate: pytest --snapshot-update).
+
+Deterministic: a fixed clock, no camera, no network (the app starts unpaired and each
+test puts the screen it shows on top).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kiosk_harness import fixed_clock
+
+from qrpos.config import Config
+from qrpos.ledger import IntentState, SaleResult
+from qrpos.service import parse_transaction
+from qrpos.tui.app import KioskApp
+from qrpos.tui.outcome import result_view
+from qrpos.tui.screens.abandon import AbandonDialog
+from qrpos.tui.screens.amount import AmountScreen
+from qrpos.tui.screens.charging import ChargingScreen
+from qrpos.tui.screens.lock import LockScreen
+from qrpos.tui.screens.pairing import PairingScreen
+from qrpos.tui.screens.present import PresentCardScreen
+from qrpos.tui.screens.recovery import RecoveryScreen
+from qrpos.tui.screens.result import ResultScreen
+from qrpos.tui.services import KioskServices
+
+SIZE = (80, 24)
+TX = parse_transaction(
+    {
+        "id": "tx_7Hq2ZkP4mN8bV1cX",
+        "amountMNT": 12500,
+        "status": "COMPLETED",
+        "type": "CHARGE",
+        "vatReceiptID": "",
+        "vatStatus": "pending",
+        "terminalID": "ter_demo0001",
+        "createdAt": "2025-03-14T04:05:01.250000Z",
+    }
+)
+
+
+def _result(state: IntentState, **kw: Any) -> SaleResult:
+    base: dict[str, Any] = {
+        "intent_id": 1,
+        "state": state,
+        "amount_mnt": 12_500,
+        "transaction": None,
+        "decline_code": None,
+        "message": None,
+        "charged": None,
+    }
+    base.update(kw)
+    return SaleResult(**base)
+
+
+def _app(tmp_path: Path) -> KioskApp:
+    services = KioskServices(
+        config=Config(state_dir=tmp_path, language="en", username="term_demo0001"),
+        clock=fixed_clock,
+    )
+    app = KioskApp(services, live_preview=False, result_linger_s=0)
+    app.status.username = "term_demo0001"
+    return app
+
+
+def _showing(make: Callable[[KioskApp], Any]) -> Callable[[Any], Awaitable[None]]:
+    async def run_before(pilot: Any) -> None:
+        app: KioskApp = pilot.app
+        screen = make(app)
+        app._show(screen)
+        await pilot.pause()
+
+    return run_before
+
+
+SCREENS: dict[str, Callable[[KioskApp], Any]] = {
+    "amount": lambda app: AmountScreen(),
+    "present_card": lambda app: PresentCardScreen(12_500, timeout_s=3600, live_preview=False),
+    "charging_unclear": lambda app: _unclear(),
+    "result_approved": lambda app: ResultScreen(
+        result_view(_result(IntentState.APPROVED, transaction=TX, charged=True)), linger_s=0
+    ),
+    "result_declined": lambda app: ResultScreen(
+        result_view(_result(IntentState.DECLINED, decline_code="insufficient_funds")),
+        linger_s=0,
+    ),
+    "result_declined_unknown_code": lambda app: ResultScreen(
+        result_view(_result(IntentState.DECLINED, decline_code="velocity_[red]x[/]")),
+        linger_s=0,
+    ),
+    "result_token_used": lambda app: ResultScreen(
+        result_view(_result(IntentState.TOKEN_USED)), linger_s=0
+    ),
+    "result_abandoned": lambda app: ResultScreen(
+        result_view(_result(IntentState.ABANDONED)), linger_s=0
+    ),
+    "lock": lambda app: LockScreen(),
+    "pairing": lambda app: PairingScreen(first=True, username="term_demo0001"),
+    "recovery": lambda app: RecoveryScreen(),
+}
+
+
+def _unclear() -> ChargingScreen:
+    screen = ChargingScreen(12_500, abandon_after_s=0, monotonic=lambda: 100.0)
+    screen.unclear = True
+    return screen
+
+
+@pytest.mark.parametrize("name", sorted(SCREENS))
+def test_screen_snapshot(name: str, snap_compare: Any, tmp_path: Path) -> None:
+    press = ["1", "2", "5", "0", "0"] if name == "amount" else []
+    assert snap_compare(
+        _app(tmp_path), terminal_size=SIZE, run_before=_showing(SCREENS[name]), press=press
+    )
+
+
+def test_abandon_dialog_snapshot(snap_compare: Any, tmp_path: Path) -> None:
+    async def run_before(pilot: Any) -> None:
+        app: KioskApp = pilot.app
+        app._show(_unclear())
+        await pilot.pause()
+        app.push_screen(AbandonDialog())
+        await pilot.pause()
+
+    assert snap_compare(_app(tmp_path), terminal_size=SIZE, run_before=run_before)
