@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.app import App
+from owner_harness import NOW, PIN, OwnerHost
 
 from qrpos import manager_pin
 from qrpos.config import Config
@@ -16,24 +15,7 @@ from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
 from qrpos.service import TerminalClient
 from qrpos.simulator import TerminalCredentials
 from qrpos.tui.i18n import set_language
-from qrpos.tui.screens.owner import OwnerMenuScreen
 from qrpos.tui.services import KioskServices
-
-PIN = "2468"
-#: the kiosk's clock in these tests: 2024-05-02 11:00 local
-NOW = datetime(2024, 5, 2, 3, 0, tzinfo=UTC)
-
-
-class OwnerHost(App[None]):
-    """A bare app that opens the owner menu, as the kiosk does on its owner key."""
-
-    def __init__(self, services: KioskServices, **menu: Any) -> None:
-        super().__init__()
-        self.services = services
-        self.menu_options = menu
-
-    def on_mount(self) -> None:
-        self.push_screen(OwnerMenuScreen(self.services, **self.menu_options))
 
 
 @pytest.fixture(autouse=True)

@@ -11,9 +11,9 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from owner_harness import OwnerHost
 from textual.widgets import Static
 
-from conftest import OwnerHost
 from qrpos import spec
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.tui.screens.owner.endofday import EndOfDayScreen

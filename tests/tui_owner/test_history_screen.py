@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from owner_harness import NOW, OwnerHost
 from textual.widgets import DataTable, Static
 
-from conftest import NOW, OwnerHost
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.tui.screens.owner.history import HistoryScreen

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+from owner_harness import PIN, OwnerHost
 from textual.widgets import DataTable, Input
 
-from conftest import PIN, OwnerHost
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.simulator.testing import asgi_transport

@@ -1,0 +1,28 @@
+"""Constants and the host app of the owner-screen tests (a uniquely named module, so
+it never clashes with another directory's conftest)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from textual.app import App
+
+from qrpos.tui.screens.owner import OwnerMenuScreen
+from qrpos.tui.services import KioskServices
+
+PIN = "2468"
+#: the kiosk's clock in these tests: 2024-05-02 11:00 local
+NOW = datetime(2024, 5, 2, 3, 0, tzinfo=UTC)
+
+
+class OwnerHost(App[None]):
+    """A bare app that opens the owner menu, as the kiosk does on its owner key."""
+
+    def __init__(self, services: KioskServices, **menu: Any) -> None:
+        super().__init__()
+        self.services = services
+        self.menu_options = menu
+
+    def on_mount(self) -> None:
+        self.push_screen(OwnerMenuScreen(self.services, **self.menu_options))
