@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "charge_overhead": [],
     "startup": [],
     "report": [],
+    "sandbox_history": [],
     "fault_campaign": ["--charges", "1000", "--kills"],
 }
 
