@@ -1,0 +1,150 @@
+"""Start-up of the kiosk: process start → first screen drawn, and peak memory (RSS).
+
+`qrpos demo` (the whole kiosk: sandbox, outbox, virtual camera, decoder) against a
+minimal Textual app measured in the same run on the same machine. "First screen drawn"
+is the kiosk's own sd_notify READY=1 (sent from the app's Ready event, after the first
+frame), received on a notify socket this script owns; the minimal app sends the same.
+Each process runs on a pseudo-terminal of 80×24. Targets: under 1.5× the minimal app's
+start time; RSS under 150 MB.
+
+    python benchmarks/startup.py            # 5 runs of each, medians
+    python benchmarks/startup.py --quick    # 1 run of each (the test suite runs this)
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import pty
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import time
+from pathlib import Path
+
+MINIMAL_APP = """
+from textual.app import App
+from textual.widgets import Static
+from qrpos import notify
+
+class Minimal(App[None]):
+    def compose(self):
+        yield Static("hello")
+    def on_ready(self):
+        notify.ready()
+
+Minimal().run()
+"""
+
+START_TIME_TARGET = 1.5
+RSS_TARGET_MB = 150.0
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def measure(argv: list[str], settle_s: float) -> tuple[float, float]:
+    """(seconds to READY=1, peak RSS in MB after `settle_s` more seconds of running)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        address = str(Path(tmp) / "notify.sock")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(address)
+        sock.settimeout(30)
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+        env = {
+            **os.environ,
+            "NOTIFY_SOCKET": address,
+            "TERM": "xterm-256color",
+            "HOME": tmp,
+            "QRPOS_LANGUAGE": "en",
+        }
+        stop = threading.Event()
+
+        def drain() -> None:
+            # the terminal's reader: without it the app blocks on a full pty buffer
+            while not stop.is_set():
+                try:
+                    if not os.read(master, 65536):
+                        return
+                except OSError:
+                    return
+
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+        )
+        try:
+            while True:
+                message = sock.recv(4096).decode()
+                if "READY=1" in message:
+                    break
+            ready_s = time.perf_counter() - start
+            time.sleep(settle_s)
+            rss = _peak_rss_mb(proc.pid)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            stop.set()
+            os.close(slave)
+            os.close(master)
+            sock.close()
+        return ready_s, rss
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="one run of each")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    runs = 1 if args.quick else args.runs
+    settle = 0.5 if args.quick else 2.0
+    qrpos = str(Path(sys.executable).with_name("qrpos"))
+    cases = {
+        "minimal Textual app": [sys.executable, "-c", MINIMAL_APP],
+        "qrpos demo": [qrpos, "demo"],
+    }
+    results: dict[str, tuple[float, float]] = {}
+    for name, argv in cases.items():
+        times, rss = [], []
+        for _ in range(runs):
+            t, r = measure(argv, settle)
+            times.append(t)
+            rss.append(r)
+        results[name] = (statistics.median(times), max(rss))
+        print(
+            f"{name:22s} first screen {results[name][0] * 1000:7.0f} ms   "
+            f"peak RSS {results[name][1]:6.1f} MB   ({runs} run(s))"
+        )
+    base_t, _ = results["minimal Textual app"]
+    demo_t, demo_rss = results["qrpos demo"]
+    ratio = demo_t / base_t
+    print(
+        f"start time ratio qrpos demo / minimal: {ratio:.2f}x "
+        f"(target < {START_TIME_TARGET}x: {'met' if ratio < START_TIME_TARGET else 'NOT met'})"
+    )
+    print(
+        f"qrpos demo peak RSS: {demo_rss:.1f} MB "
+        f"(target < {RSS_TARGET_MB:.0f} MB: {'met' if demo_rss < RSS_TARGET_MB else 'NOT met'})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""`qrpos demo` as a new user runs it, in a real terminal (tmux): a 12,500 ₮ sale with
+the demo phone, then a sale whose reply is lost, approved and charged exactly once."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+QRPOS = Path(sys.executable).with_name("qrpos")
+
+
+def _tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
+
+
+def _screen(session: str) -> str:
+    return _tmux("capture-pane", "-p", "-t", session)
+
+
+def _wait_for(session: str, text: str, timeout: float = 10.0) -> str:
+    give_up = time.monotonic() + timeout
+    while time.monotonic() < give_up:
+        shown = _screen(session)
+        if text in shown:
+            return shown
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared; the screen shows:\n{_screen(session)}")
+
+
+def test_demo_in_tmux_approves_a_sale_and_recovers_a_lost_reply_once(tmp_path: Path) -> None:
+    session = f"qrpos-test-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "HOME": str(tmp_path), "TERM": "xterm-256color"}
+    command = f"{QRPOS} demo --language en"
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", command],
+        check=True,
+        env=env,
+    )
+    try:
+        _wait_for(session, "Enter the amount", timeout=15)
+        _tmux("send-keys", "-t", session, "1", "2", "5", "0", "0")
+        _wait_for(session, "██████")
+        # after the amount: Enter, then the customer shows the phone: two keypresses
+        _tmux("send-keys", "-t", session, "Enter")
+        _wait_for(session, "show the wallet pass")
+        _tmux("send-keys", "-t", session, "p")
+        shown = _wait_for(session, "APPROVED", timeout=10)
+        assert "tx_" in shown
+        # a sale whose reply is lost after the charge committed
+        _tmux("send-keys", "-t", session, "x")
+        _wait_for(session, "Enter the amount")
+        _tmux("send-keys", "-t", session, "5", "0", "0", "0", "Enter")
+        _wait_for(session, "show the wallet pass")
+        _tmux("send-keys", "-t", session, "d", "p")
+        _wait_for(session, "APPROVED", timeout=15)
+        _tmux("send-keys", "-t", session, "x")
+        _wait_for(session, "Enter the amount")
+        # customer #2 paid 5,000 of 120,000: cycle the demo phones back to #2 to see it
+        for _ in range(4):
+            _tmux("send-keys", "-t", session, "p")
+            time.sleep(0.3)
+        shown = _wait_for(session, "#2 (")
+        assert "#2 (115,000 ₮)" in shown, shown
+        assert "unsettled 0" in shown
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
