@@ -23,7 +23,7 @@ class MalformedResponse(Exception):
     """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Transaction:
     """The projection of a transaction that a terminal sees."""
 
@@ -64,15 +64,15 @@ def parse_rfc3339(value: str) -> datetime:
 
     Raises ValueError for anything else, including a naive timestamp.
     """
-    text = value.strip()
-    if not text or text != value or ("T" not in text and "t" not in text):
+    # RFC 3339 wants the date and time joined by T (or t) and an explicit offset;
+    # fromisoformat alone would also take a space, a bare date or a naive time
+    if len(value) < 20 or value[10] not in "Tt" or value != value.strip():
         raise ValueError(f"not an RFC 3339 date-time: {value!r}")
-    if text[-1] in "zZ":
-        text = text[:-1] + "+00:00"
+    text = value[:-1] + "+00:00" if value[-1] in "zZ" else value
     parsed = datetime.fromisoformat(text)
     if parsed.tzinfo is None:
         raise ValueError(f"RFC 3339 date-time without an offset: {value!r}")
-    return parsed.astimezone(UTC)
+    return parsed if parsed.tzinfo is UTC else parsed.astimezone(UTC)
 
 
 def format_rfc3339(moment: datetime) -> str:
@@ -87,25 +87,44 @@ def _field(obj: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
         raise MalformedResponse(f"{where}: missing field {name!r}")
     value = obj[name]
     # bool is an int in Python; the contract never uses a boolean where it wants a number
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+    if type(value) is not kind and (
+        not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+    ):
         raise MalformedResponse(
             f"{where}: field {name!r} should be {kind.__name__}, got {type(value).__name__}"
         )
     return value
 
 
+# plain dict look-ups: an end-of-day report parses tens of thousands of rows
+_STATUSES = {member.value: member for member in spec.TxStatus}
+_TYPES = {member.value: member for member in spec.TxType}
+_VAT_STATUSES = {member.value: member for member in spec.VatStatus}
 _E = TypeVar("_E", spec.TxStatus, spec.TxType, spec.VatStatus)
 
 
-def _enum(enum: type[_E], value: str, name: str, where: str) -> _E:
-    try:
-        return enum(value)
-    except ValueError:
-        raise MalformedResponse(f"{where}: unknown {name} {value[:40]!r}") from None
+def _enum(table: Mapping[str, _E], value: str, name: str, where: str) -> _E:
+    member = table.get(value)
+    if member is None:
+        raise MalformedResponse(f"{where}: unknown {name} {value[:40]!r}")
+    return member
+
+
+def _optional_str(obj: Mapping[str, Any], name: str, where: str) -> str | None:
+    value = obj.get(name)
+    if value is None:
+        return None
+    if type(value) is not str:
+        raise MalformedResponse(f"{where}: field {name!r} should be str")
+    return value
 
 
 def parse_transaction(obj: object, where: str = "transaction") -> Transaction:
-    """Build a `Transaction` from decoded JSON, or raise `MalformedResponse`."""
+    """Build a `Transaction` from decoded JSON, or raise `MalformedResponse`.
+
+    `obj` is kept as the transaction's `wire` form without a copy: pass a freshly
+    decoded object, not one the caller goes on changing.
+    """
     if not isinstance(obj, Mapping):
         raise MalformedResponse(f"{where}: expected a JSON object, got {type(obj).__name__}")
     tx_id = _field(obj, "id", str, where)
@@ -114,18 +133,13 @@ def parse_transaction(obj: object, where: str = "transaction") -> Transaction:
     amount = _field(obj, "amountMNT", int, where)
     if amount <= 0:
         raise MalformedResponse(f"{where}: amountMNT must be positive")
-    status = _enum(spec.TxStatus, _field(obj, "status", str, where), "status", where)
-    tx_type = _enum(spec.TxType, _field(obj, "type", str, where), "type", where)
+    status = _enum(_STATUSES, _field(obj, "status", str, where), "status", where)
+    tx_type = _enum(_TYPES, _field(obj, "type", str, where), "type", where)
     receipt = _field(obj, "vatReceiptID", str, where)
-    vat_status: spec.VatStatus | None = None
-    if "vatStatus" in obj and obj["vatStatus"] is not None:
-        raw_vat = _field(obj, "vatStatus", str, where)
-        vat_status = _enum(spec.VatStatus, raw_vat, "vatStatus", where)
-    elif tx_type is spec.TxType.CHARGE:
+    raw_vat = _optional_str(obj, "vatStatus", where)
+    vat_status = None if raw_vat is None else _enum(_VAT_STATUSES, raw_vat, "vatStatus", where)
+    if vat_status is None and tx_type is spec.TxType.CHARGE:
         raise MalformedResponse(f"{where}: a CHARGE must carry vatStatus")
-    terminal_id: str | None = None
-    if "terminalID" in obj and obj["terminalID"] is not None:
-        terminal_id = _field(obj, "terminalID", str, where)
     created_raw = _field(obj, "createdAt", str, where)
     try:
         created_at = parse_rfc3339(created_raw)
@@ -138,9 +152,9 @@ def parse_transaction(obj: object, where: str = "transaction") -> Transaction:
         type=tx_type,
         vat_receipt_id=receipt,
         vat_status=vat_status,
-        terminal_id=terminal_id,
+        terminal_id=_optional_str(obj, "terminalID", where),
         created_at=created_at,
-        wire=dict(obj),
+        wire=obj,
     )
 
 
