@@ -3,6 +3,8 @@
 The app holds no I/O of its own. Everything it talks to arrives in `KioskServices`;
 calls into the ledger and the service run in workers, scanner events arrive from the
 scan loop's threads through `call_from_thread`, and widgets only render and post.
+Given a `ServicesStarter`, the app draws the Amount screen first and builds its services
+in a thread worker (see `qrpos.tui.startup`); no sale starts before they are in.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from qrpos.tui.screens.pairing import PairingScreen
 from qrpos.tui.screens.present import PresentCardScreen
 from qrpos.tui.screens.recovery import RecoveryScreen
 from qrpos.tui.services import KioskServices
+from qrpos.tui.startup import ServicesStarter
 from qrpos.tui.widgets.status_bar import KioskStatus, StatusBar
 
 log = logging.getLogger("qrpos.tui")
@@ -66,9 +69,18 @@ class KioskApp(App[None]):
         health_every_s: float = 60.0,
         settle_every_s: float = 30.0,
         live_preview: bool = True,
+        starter: ServicesStarter | None = None,
     ) -> None:
         super().__init__()
+        #: until `starter` has built the real ones: the config and the clock only
         self.services = services
+        self.starter = starter
+        #: True once the services are in (at once without a starter)
+        self.services_ready = starter is None
+        #: True once the start-up recovery is done: before that no sale may start
+        self.sales_ready = False
+        #: why the starter failed (the CLI reports it after the app exits)
+        self.startup_error: BaseException | None = None
         self.present_timeout_s = present_timeout_s
         self.charge_deadline_s = charge_deadline_s
         self.resolve_every_s = resolve_every_s
@@ -77,7 +89,9 @@ class KioskApp(App[None]):
         self.health_every_s = health_every_s
         self.settle_every_s = settle_every_s
         self.live_preview = live_preview
-        self.status = KioskStatus(username=services.client.username if services.client else None)
+        known = services.client.username if services.client else None
+        #: before the services are in, the configured username stands in
+        self.status = KioskStatus(username=known or (services.config.username if starter else None))
         #: the sale on screen: its amount while presenting, its intent while charging
         self.sale_amount: int | None = None
         self.sale_intent: int | None = None
@@ -91,17 +105,59 @@ class KioskApp(App[None]):
     # --- start and stop -----------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self.services.scan_events.connect(self._from_scanner)
         period = notify.watchdog_period_s()
         if period:
             self.set_interval(period, notify.watchdog_ping)
+        if self.starter is not None:
+            # the real first screen; the services follow once it is drawn (on_ready)
+            self.status.starting = "service"
+            self.push_screen(AmountScreen())
+            return
+        self._begin()
+
+    def _begin(self) -> None:
+        """Connect the scanner, then pair or recover: the services are in."""
+        self.services.scan_events.connect(self._from_scanner)
         if self.services.scanner is not None:
             self._start_scanner()
         if not self.services.paired:
+            self.status.starting = None
             self.push_screen(PairingScreen(first=True, username=self.services.config.username))
             return
+        if self.starter is not None:
+            self.status.starting = "recovery"
+            self.refresh_status()
         self.start_background()
         self.start_recovery()
+
+    @work(thread=True, exclusive=True, group="startup", exit_on_error=False)
+    def start_services(self) -> None:
+        """Build the services off the event loop (imports, sandbox, outbox, camera)."""
+        assert self.starter is not None
+        services = self.starter.open(self._starting_step_from_thread)
+        try:
+            self.call_from_thread(self.install_services, services)
+        except RuntimeError:
+            log.debug("services built after the app stopped")
+
+    def _starting_step_from_thread(self, step: str) -> None:
+        try:
+            self.call_from_thread(self._starting_step, step)
+        except RuntimeError:
+            log.debug("start-up step after the app stopped")
+
+    def _starting_step(self, step: str) -> None:
+        self.status.starting = step
+        self.refresh_status()
+
+    def install_services(self, services: KioskServices) -> None:
+        """The starter's services are in: use them, then pair or recover as at start."""
+        self.services = services
+        self.services_ready = True
+        self.status.username = services.client.username if services.client else None
+        if isinstance(self.screen, AmountScreen):
+            self.screen.refresh_hint()
+        self._begin()
 
     def start_background(self) -> None:
         """Start the health probe and the background settler (once)."""
@@ -116,6 +172,8 @@ class KioskApp(App[None]):
         if not self._ready_sent:
             self._ready_sent = True
             notify.ready(status="kiosk on screen")
+            if self.starter is not None:
+                self.start_services()
 
     def on_unmount(self) -> None:
         self.services.scan_events.connect(None)
@@ -213,6 +271,11 @@ class KioskApp(App[None]):
 
     @on(AmountScreen.AmountEntered)
     def _amount_entered(self, message: AmountScreen.AmountEntered) -> None:
+        if not self.sales_ready:
+            # a "sale" worker now would cancel the start-up recovery: wait for it
+            if isinstance(self.screen, AmountScreen):
+                self.screen.wait_to_start()
+            return
         self.begin_presenting(message.amount)
 
     @work(exclusive=True, group="sale", exit_on_error=False)
@@ -311,6 +374,7 @@ class KioskApp(App[None]):
     def lock(self) -> None:
         """Any 401: no sale until re-paired. The ledger keeps every pending intent."""
         self.locked = True
+        self.status.starting = None
         self._disarm()
         self.sale_amount = None
         self._show(LockScreen())
@@ -322,6 +386,11 @@ class KioskApp(App[None]):
             return
         error = event.worker.error
         log.error("worker %s failed: %r", event.worker.name, error, exc_info=error)
+        if event.worker.group == "startup":
+            # LedgerError, CameraUnavailable, ConfigError: the CLI prints the message
+            self.startup_error = error
+            self.exit(return_code=1)
+            return
         if event.worker.group == "sale" and not self.locked:
             self.show_amount(t("amount.refused_locally", message=type(error).__name__), error=True)
 
@@ -330,6 +399,9 @@ class KioskApp(App[None]):
     def action_owner_menu(self) -> None:
         """F2: the owner's screens (history, reversals, end of day), if installed."""
         if isinstance(self.screen, PresentCardScreen | ChargingScreen | PairingScreen):
+            return
+        if not self.services_ready:
+            self.notify(t("app.starting"), timeout=3)
             return
         try:
             module = importlib.import_module(OWNER_MODULE)

@@ -82,9 +82,12 @@ def demo_world(
     policy: RetryPolicy | None = None,
     balances: Sequence[int] = DEMO_BALANCES,
     camera_fps: float = 15.0,
+    on_step: Callable[[str], None] = lambda step: None,
 ) -> Iterator[DemoWorld]:
-    """Start the sandbox and build the kiosk's services; everything stops on exit."""
+    """Start the sandbox and build the kiosk's services; everything stops on exit.
+    `on_step` hears each part as it starts (the keys of `qrpos.tui.startup.STEPS`)."""
     with contextlib.ExitStack() as stack:
+        on_step("service")
         if state_dir is None:
             state_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="qrpos-demo-")))
         sandbox = Sandbox(SimulatorOptions(rate_limit_enabled=False))
@@ -97,9 +100,11 @@ def demo_world(
             return TerminalClient(base_url, username, password, timeout_s=5.0)
 
         client = make_client(creds.username, creds.password)
+        on_step("outbox")
         ledger = Ledger.open(state_dir / "outbox.sqlite3")
         stack.callback(ledger.close)
         desk = ChargeDesk(ledger, client, policy=policy, clock=clock)
+        on_step("camera")
         phone = VirtualPhone(fps=camera_fps)
         relay = ScanEventRelay()
         scanner = ScanLoop(phone, make_decoder(), relay)

@@ -2,6 +2,8 @@
 
 Runs on the app's event loop inside its workers (see `KioskApp`); the ledger does its
 SQLite work on its own thread and the client is async, so nothing here blocks the UI.
+The ledger and the client (httpx) are imported where used: the kiosk draws its first
+screen before they load (see `qrpos.tui.startup`).
 """
 
 from __future__ import annotations
@@ -12,32 +14,26 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from qrpos import manager_pin
-from qrpos.ledger import IntentState, IntentView, SaleResult
-from qrpos.service import CredentialsRejected, Page, Probe
 from qrpos.tui.i18n import t
-from qrpos.tui.outcome import result_view
+from qrpos.tui.screens.amount import AmountScreen
 from qrpos.tui.screens.charging import ChargingScreen
 from qrpos.tui.screens.pairing import PairingScreen
 from qrpos.tui.screens.recovery import RecoveryScreen
 from qrpos.tui.screens.result import ResultScreen
 
 if TYPE_CHECKING:
+    from qrpos.ledger import IntentView, SaleResult
     from qrpos.tui.app import KioskApp
 
 log = logging.getLogger("qrpos.tui")
 
 
-#: intent states that block a new sale while their outcome is unknown
-BLOCKING_STATES = frozenset(
-    {IntentState.PENDING, IntentState.UNRESOLVED, IntentState.CREDENTIALS_REJECTED}
-)
-
-
 def blocking_sales(views: Sequence[IntentView]) -> list[IntentView]:
     """The sales whose outcome is still unknown (abandoned or queued refunds do not block)."""
-    return [
-        v for v in views if v.kind == "charge" and v.state in BLOCKING_STATES and v.charged is None
-    ]
+    from qrpos.ledger import IntentState
+
+    blocking = (IntentState.PENDING, IntentState.UNRESOLVED, IntentState.CREDENTIALS_REJECTED)
+    return [v for v in views if v.kind == "charge" and v.state in blocking and v.charged is None]
 
 
 class SaleFlow:
@@ -48,6 +44,8 @@ class SaleFlow:
 
     async def settle(self, result: SaleResult, screen: ChargingScreen) -> None:
         """Keep resolving an unclear sale until its outcome is known, then show it."""
+        from qrpos.ledger import IntentState
+
         app = self.app
         desk = app.services.desk
         assert desk is not None
@@ -65,6 +63,8 @@ class SaleFlow:
 
     def show_result(self, result: SaleResult) -> None:
         """The result screen for a finished (or abandoned) sale."""
+        from qrpos.tui.outcome import result_view
+
         app = self.app
         app.sale_intent = None
         app.sale_amount = None
@@ -81,6 +81,8 @@ class SaleFlow:
 
     async def check_health(self) -> None:
         """`GET /health`: reachable or not, and since when."""
+        from qrpos.service import Probe
+
         app = self.app
         client = app.services.client
         if client is None:
@@ -94,6 +96,8 @@ class SaleFlow:
     async def settle_background(self) -> None:
         """Resolve what is open (including abandoned sales to refund) while the kiosk
         waits on the amount screen; stops at a 401."""
+        from qrpos.ledger import IntentState
+
         app = self.app
         desk = app.services.desk
         if desk is None or app.locked or app.sale_amount is not None or app.sale_intent:
@@ -105,12 +109,19 @@ class SaleFlow:
 
     async def recover(self, screen: RecoveryScreen) -> None:
         """At start (and after re-pairing): settle what is open before the first sale."""
+        from qrpos.ledger import IntentState
+
         app = self.app
         desk = app.services.desk
         assert desk is not None
         if not blocking_sales(desk.unresolved()):
             await self.refresh_unresolved()
-            app.show_amount()
+            self._sales_open()
+            if isinstance(app.screen, AmountScreen) and not app.locked:
+                # drawn before the services were in: keep what the cashier keyed
+                app.screen.start_if_waiting()
+            else:
+                app.show_amount()
             # abandoned sales still watched and queued refunds settle in the background
             app.settle_in_background()
             return
@@ -127,10 +138,19 @@ class SaleFlow:
                 break
             screen.show_left(left)
             await asyncio.sleep(app.resolve_every_s)
+        self._sales_open()
         app.show_amount()
+
+    def _sales_open(self) -> None:
+        """The start-up recovery is done: sales may start."""
+        self.app.sales_ready = True
+        self.app.status.starting = None
+        self.app.refresh_status()
 
     async def pair(self, username: str, password: str, pin: str | None) -> None:
         """Verify with `GET /v1/transactions?limit=1`, store, set the PIN, resume."""
+        from qrpos.service import CredentialsRejected, Page
+
         app = self.app
         services = app.services
         screen = app.screen

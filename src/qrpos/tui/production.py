@@ -4,7 +4,7 @@ configured camera. Without a stored password the kiosk opens on its pairing scre
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from qrpos.config import Config, write_pairing
 from qrpos.credentials import CredentialsMissing, load_password, store_password
@@ -15,12 +15,16 @@ from qrpos.tui.services import KioskServices, ScanEventRelay
 
 
 @contextlib.contextmanager
-def production_services(config: Config) -> Iterator[KioskServices]:
-    """Open the outbox and the camera; a client only when a password is stored."""
+def production_services(
+    config: Config, on_step: Callable[[str], None] = lambda step: None
+) -> Iterator[KioskServices]:
+    """Open the outbox and the camera; a client only when a password is stored.
+    `on_step` hears each part as it starts (the keys of `qrpos.tui.startup.STEPS`)."""
     if not config.base_url:
         config.require_service()  # raises ConfigError naming the setting
     base_url = config.base_url or ""
     with contextlib.ExitStack() as stack:
+        on_step("outbox")
         ledger = Ledger.open(config.ledger_path)
         stack.callback(ledger.close)
 
@@ -35,12 +39,14 @@ def production_services(config: Config) -> Iterator[KioskServices]:
         def open_desk(client: TerminalClient) -> ChargeDesk:
             return ChargeDesk(ledger, client)
 
+        on_step("service")
         client: TerminalClient | None = None
         if config.username:
             try:
                 client = make_client(config.username, load_password(config.username))
             except CredentialsMissing:
                 client = None
+        on_step("camera")
         relay = ScanEventRelay()
         scanner = ScanLoop(
             open_source(config.scanner), make_decoder(config.scanner.get("decoder")), relay

@@ -33,6 +33,8 @@ class AmountScreen(KioskScreen):
         super().__init__()
         self._digits = ""
         self._notice = notice
+        #: Enter was pressed before the kiosk could take sales: start once it can
+        self.waiting_to_start = False
 
     def compose(self) -> ComposeResult:
         yield from self.compose_frame(t("amount.title"), t("amount.hint"))
@@ -48,6 +50,22 @@ class AmountScreen(KioskScreen):
     def on_mount(self) -> None:
         self.show_notice(self._notice)
 
+    def wait_to_start(self) -> None:
+        """Enter before the kiosk is ready: say so; `start_if_waiting` goes on later."""
+        self.waiting_to_start = True
+        self.show_notice(t("amount.starting"))
+
+    def start_if_waiting(self) -> None:
+        """The kiosk is ready: clear the notice and confirm the amount kept waiting."""
+        waiting, self.waiting_to_start = self.waiting_to_start, False
+        self.show_notice("")
+        if waiting and self.amount is not None:
+            self._confirm()
+
+    def refresh_hint(self) -> None:
+        """Redraw the key hints (the demo's keys appear once the demo is running)."""
+        self.query_one("#hint", Static).update(self._hint())
+
     @property
     def amount(self) -> int | None:
         """The amount keyed so far, or None when nothing is keyed."""
@@ -60,6 +78,7 @@ class AmountScreen(KioskScreen):
         notice.set_class(error, "error")
 
     def _set_digits(self, digits: str) -> None:
+        self.waiting_to_start = False
         self._digits = digits.lstrip("0")[:MAX_DIGITS]
         self.query_one("#amount", BigAmount).amount = self.amount
         self.show_notice("")

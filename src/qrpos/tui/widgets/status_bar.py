@@ -24,6 +24,8 @@ class KioskStatus:
     unresolved: int = 0
     camera_state: str | None = None
     fps: float | None = None
+    #: what is still starting (a `startup.<key>` locale key), None once sales can start
+    starting: str | None = None
 
 
 class StatusBar(Widget):
@@ -37,9 +39,14 @@ class StatusBar(Widget):
         status: KioskStatus = getattr(app, "status", KioskStatus())
         now: datetime = app.services.clock()  # type: ignore[attr-defined]
         line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(f" {status.username or t('status.not_paired')} ", style="bold")
+        unpaired = "…" if status.starting else t("status.not_paired")
+        line.append(f" {status.username or unpaired} ", style="bold")
         line.append("│ ")
-        if status.online is None:
+        if status.starting:
+            line.append(
+                t("status.starting", what=t(f"startup.{status.starting}")), style="bold yellow"
+            )
+        elif status.online is None:
             line.append(t("status.unknown"))
         elif status.online:
             line.append(t("status.online"), style="green")
