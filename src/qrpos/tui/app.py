@@ -20,11 +20,12 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.worker import Worker, WorkerState
 
-from qrpos import notify
+from qrpos import notify, spec
 from qrpos.tui.flow import SaleFlow, blocking_sales
 from qrpos.tui.format import shown_text
 from qrpos.tui.i18n import set_language, t
 from qrpos.tui.messages import CameraStats, ChargeProgressed, ScanRefusedMessage, TokenScanned
+from qrpos.tui.receipts import ReceiptFollower
 from qrpos.tui.screens.amount import AmountScreen
 from qrpos.tui.screens.base import KioskScreen
 from qrpos.tui.screens.charging import ChargingScreen
@@ -69,6 +70,7 @@ class KioskApp(App[None]):
         health_every_s: float = 60.0,
         settle_every_s: float = 30.0,
         live_preview: bool = True,
+        receipts_every_s: float = spec.POLL_INTERVAL_S,
         starter: ServicesStarter | None = None,
     ) -> None:
         super().__init__()
@@ -100,6 +102,10 @@ class KioskApp(App[None]):
         self._background_started = False
         #: the sale logic that runs inside this app's workers
         self.sale_flow = SaleFlow(self)
+        #: VAT receipts followed all day (the owner's screens use it too)
+        self.receipts = ReceiptFollower(
+            self, lambda: self.services, interval_s=receipts_every_s, busy=self.sale_under_way
+        )
         set_language(services.config.language)
 
     # --- start and stop -----------------------------------------------------------------
@@ -175,7 +181,16 @@ class KioskApp(App[None]):
             if self.starter is not None:
                 self.start_services()
 
+    def sale_under_way(self) -> bool:
+        """True from the amount's Enter to the result: no background polling then."""
+        return (
+            self.sale_amount is not None
+            or self.sale_intent is not None
+            or isinstance(self.screen, PresentCardScreen | ChargingScreen)
+        )
+
     def on_unmount(self) -> None:
+        self.receipts.stop()
         self.services.scan_events.connect(None)
         if self.services.scanner is not None:
             self.services.scanner.stop()
@@ -311,6 +326,7 @@ class KioskApp(App[None]):
 
         desk = self.services.desk
         assert desk is not None
+        self.receipts.pause_for_sale()
         screen = ChargingScreen(amount, abandon_after_s=self.abandon_after_s)
         self._show(screen)
         try:
@@ -364,6 +380,7 @@ class KioskApp(App[None]):
     @work(exclusive=True, group="sale", exit_on_error=False)
     async def start_recovery(self) -> None:
         """Before the first sale: settle what a crash or power cut left open."""
+        self.receipts.start()
         await self.sale_flow.recover(RecoveryScreen())
 
     @work(exclusive=True, group="pairing", exit_on_error=False)

@@ -63,9 +63,13 @@ class SaleFlow:
 
     def show_result(self, result: SaleResult) -> None:
         """The result screen for a finished (or abandoned) sale."""
+        from qrpos.ledger import IntentState
         from qrpos.tui.outcome import result_view
 
         app = self.app
+        charged = result.state in (IntentState.APPROVED, IntentState.CHARGED_PER_HISTORY)
+        if charged and result.transaction is not None:
+            app.receipts.charged(result.transaction)
         app.sale_intent = None
         app.sale_amount = None
         log.info("sale #%d ended %s", result.intent_id, result.state)

@@ -1,20 +1,24 @@
-"""The owner menu: history, reversal, end of day, language; drives the VAT follow-up."""
+"""The owner menu: history, reversal, end of day, language.
+
+The VAT follow-up is the app's (`ReceiptFollower`, all day, in the kiosk); opening the
+menu only asks it for a fresh poll. A host app without one gets a follower for the
+length of the visit.
+"""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Static
 
 from qrpos.tui.i18n import current_language, set_language, t
+from qrpos.tui.receipts import ReceiptFollower
 from qrpos.tui.screens.owner.context import OwnerContext
-from qrpos.tui.screens.owner.messages import ReceiptsChanged, ReversalDone
+from qrpos.tui.screens.owner.messages import ReversalDone, VatFollowUpPolled
 from qrpos.tui.services import KioskServices
 
 
@@ -36,10 +40,29 @@ class OwnerMenuScreen(Screen[None]):
     ) -> None:
         super().__init__(classes="owner")
         self.services = services
-        self.ctx = OwnerContext(services)
         self.first_poll_s = first_poll_s
         self.history_page_size = history_page_size
-        self._poll_timer: Timer | None = None
+        self._follower: ReceiptFollower | None = None
+        self._own_follower = False
+        self._ctx: OwnerContext | None = None
+
+    @property
+    def follower(self) -> ReceiptFollower:
+        """The app's receipt follower, or one of this visit's own (a host without one)."""
+        if self._follower is None:
+            found = getattr(self.app, "receipts", None)
+            if not isinstance(found, ReceiptFollower):
+                found = ReceiptFollower(self.app, lambda: self.services)
+                self._own_follower = True
+            self._follower = found
+        return self._follower
+
+    @property
+    def ctx(self) -> OwnerContext:
+        """What the owner's screens share, over the follower's history cache."""
+        if self._ctx is None:
+            self._ctx = OwnerContext(self.services, shared_cache=self.follower.cache)
+        return self._ctx
 
     def compose(self) -> ComposeResult:
         yield Static(t("owner.title"), id="title", markup=False)
@@ -55,45 +78,28 @@ class OwnerMenuScreen(Screen[None]):
         self.schedule_poll(self.first_poll_s)
 
     def on_unmount(self) -> None:
-        if self._poll_timer is not None:
-            self._poll_timer.stop()
-        self.ctx.close()
+        if self._ctx is not None:
+            self._ctx.close()
+        if self._own_follower and self._follower is not None:
+            self._follower.stop()
 
-    # --- VAT follow-up: a timer that re-arms itself only while something is moving -----
+    # --- VAT follow-up: the app's follower; the menu asks for fresh data ------------
 
     def schedule_poll(self, delay_s: float) -> None:
-        """Poll the history after `delay_s` (replacing any earlier plan)."""
-        if self._poll_timer is not None:
-            self._poll_timer.stop()
-        self._poll_timer = self.set_timer(delay_s, self.poll_vat)
+        """Ask the follower for a poll after `delay_s` (replacing any earlier plan)."""
+        self.follower.schedule(delay_s)
 
-    @work(exclusive=True, group="owner-vat", exit_on_error=False)
-    async def poll_vat(self) -> None:
-        """One round of the VAT follow-up; tells the screen on top what changed."""
-        self._poll_timer = None
-        follow = self.ctx.vat
-        if follow is None:
-            return
-        result = await follow.poll_once()
-        if result.changed:
-            for screen in self.app.screen_stack:
-                screen.post_message(ReceiptsChanged(result.changed))
+    def on_vat_follow_up_polled(self, message: VatFollowUpPolled) -> None:
         status = self.query_one("#vat-status", Static)
-        if result.rate_limited and result.next_delay_s is not None:
-            status.update(t("history.busy", seconds=round(result.next_delay_s)))
+        if message.rate_limited and message.next_delay_s is not None:
+            status.update(t("history.busy", seconds=round(message.next_delay_s)))
+        elif message.next_delay_s is not None:
+            status.update(t("history.following", count=message.following))
         else:
-            status.update(
-                t("history.following", count=len(self.ctx.cache.followed()))
-                if self.ctx.cache and result.next_delay_s is not None
-                else ""
-            )
-        if result.next_delay_s is not None:
-            self.schedule_poll(result.next_delay_s)
+            status.update("")
 
     def on_reversal_done(self, message: ReversalDone) -> None:
-        if (follow := self.ctx.vat) is not None:
-            follow.follow_reversal(message.tx_id)
-        self.schedule_poll(0.1)
+        self.follower.reversed(message.tx_id)
 
     # --- keys ---------------------------------------------------------------------------
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from qrpos.service import Transaction
+if TYPE_CHECKING:
+    from qrpos.service import Transaction
 
 
 @dataclass
@@ -21,3 +23,13 @@ class ReversalDone(Message):
     """A reversal ended as refunded: follow its receipt and show the row as reversed."""
 
     tx_id: str
+
+
+@dataclass
+class VatFollowUpPolled(Message):
+    """A VAT follow-up poll ended: when the next one is (None: none planned), whether
+    the service was busy (429), and how many reversals are still followed."""
+
+    next_delay_s: float | None
+    rate_limited: bool
+    following: int
