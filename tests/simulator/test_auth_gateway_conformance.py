@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from email.utils import parsedate_to_datetime
 
 import httpx
@@ -198,3 +199,26 @@ async def test_internal_failure_is_plain_500(
     assert_text_error(response, 500, spec.ErrorText.INTERNAL_ERROR)
     assert "disk" not in response.text
     assert parsedate_to_datetime(response.headers["date"]).tzinfo is not None
+
+
+async def test_a_slow_charge_commits_late_after_the_client_gave_up(
+    live_url: str, sandbox: Sandbox, terminal: TerminalCredentials, wallet: WalletInfo
+) -> None:
+    """The hardest unclear case for the outbox: no answer in time, charged anyway."""
+    sandbox.arm_fault("delay", seconds=0.6, operation="charge")
+    async with httpx.AsyncClient(base_url=live_url) as http:
+        with pytest.raises(httpx.ReadTimeout):
+            await http.post(
+                spec.CHARGE_PATH,
+                json={"qrToken": wallet.qr_token, "amountMNT": 700},
+                headers={spec.IDEMPOTENCY_HEADER: "late-1"},
+                auth=auth(terminal),
+                timeout=0.2,
+            )
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000  # not yet
+    for _ in range(50):
+        if sandbox.wallet(wallet.wallet_id).balance_mnt != 1_000_000:
+            break
+        await asyncio.sleep(0.05)
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 700
+    assert [t.amount_mnt for t in sandbox.transactions() if t.type == "CHARGE"] == [700]

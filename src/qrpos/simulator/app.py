@@ -102,6 +102,9 @@ class Gateway:
             return
         while (fault := sandbox.take_fault(operation, _BEFORE_COMMIT)) is not None:
             if fault.kind == "delay":
+                # a slow server, not a dead one: it has the request and goes on to commit
+                # it even if the caller has hung up by then (the "late commit" case)
+                receive = await _buffered(receive)
                 await asyncio.sleep(fault.seconds)
                 continue
             if fault.kind == "rate_limit":
@@ -135,6 +138,24 @@ class Gateway:
             )
         log.info("fault: dropping the connection after commit (%s)", operation)
         drop()
+
+
+async def _buffered(receive: Receive) -> Receive:
+    """Read the whole request body now; replay it to the app later, whatever the client
+    has done meanwhile (a disconnect after the body is then seen only after it)."""
+    messages: list[Message] = []
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            break
+
+    async def replay() -> Message:
+        if messages:
+            return messages.pop(0)
+        return await receive()
+
+    return replay
 
 
 def _too_many(retry_after: float | None) -> Reply:
