@@ -60,3 +60,27 @@ def test_cli_help_loads_no_textual() -> None:
         [sys.executable, "-c", code], check=True, capture_output=True, text=True
     ).stdout
     assert out.strip() == "False"
+
+
+def test_kiosk_command_parses_without_loading_other_commands_or_heavy_libraries() -> None:
+    """`qrpos demo`/`qrpos run` draw their first screen before httpx, cv2 or keyring load."""
+    code = (
+        "import sys\n"
+        "from qrpos.cli import build_parser, chosen_command\n"
+        "argv = ['--log-level', 'info', 'demo', '--keep-state']\n"
+        "build_parser(only=chosen_command(argv)).parse_args(argv)\n"
+        "heavy = ('httpx', 'cv2', 'keyring', 'numpy', 'starlette', 'qrpos.scanner')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_every_command_is_listed_in_the_full_help() -> None:
+    from qrpos.cli import COMMANDS, build_parser
+
+    text = build_parser().format_help()
+    for name in COMMANDS:
+        assert name in text

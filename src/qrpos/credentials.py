@@ -28,20 +28,14 @@ import keyring.errors
 from jaraco.classes import properties
 
 from qrpos import spec
+from qrpos.errors import CredentialsMissing as CredentialsMissing
+from qrpos.errors import CredentialStoreUnavailable as CredentialStoreUnavailable
 
 KEYRING_SERVICE = "qrpos"
 CREDENTIAL_NAME = "qrpos-password"
 CREDSTORE_PATH = Path("/etc/credstore.encrypted") / CREDENTIAL_NAME
 #: how to store the password on a kiosk (named in every "cannot store" message)
 PROVISION_FIX = "sudo deploy/provision.sh (encrypted systemd credential)"
-
-
-class CredentialsMissing(Exception):
-    """No password is stored for this terminal; the message names the fix."""
-
-
-class CredentialStoreUnavailable(Exception):
-    """The password cannot be stored here; the message names the fix."""
 
 
 def systemd_credential_path(env: Mapping[str, str] | None = None) -> Path | None:

@@ -16,23 +16,48 @@ from qrpos import __version__
 from qrpos.cli.common import add_global_options
 from qrpos.journal import configure_logging
 
-#: modules in the order their commands appear in --help
-COMMAND_MODULES = (
-    "kiosk",  # run, demo
-    "pair",
-    "charge",
-    "reverse",
-    "outbox",
-    "history",
-    "report",
-    "decode",
-    "doctor",
-    "verify",
-    "simulator",
+#: command -> the module that registers it, in the order of `qrpos --help`
+COMMANDS = {
+    "run": "kiosk",
+    "demo": "kiosk",
+    "pair": "pair",
+    "charge": "charge",
+    "reverse": "reverse",
+    "outbox": "outbox",
+    "history": "history",
+    "report": "report",
+    "decode": "decode",
+    "doctor": "doctor",
+    "verify": "verify",
+    "simulator": "simulator",
+}
+COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
+#: global options that take a value (so the word after them is not a command)
+_VALUED_OPTIONS = frozenset(
+    {"--config", "--base-url", "--username", "--state-dir", "--request-timeout", "--language"}
+    | {"--log-level"}
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named on the command line, if one is (before any parsing)."""
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in _VALUED_OPTIONS:
+            skip = True
+        elif not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or with `only` the parser of that one command.
+
+    Loading just the chosen command's module keeps start-up light: the kiosk draws its
+    first screen without importing the scanner, the reports or the sandbox first.
+    """
     parser = argparse.ArgumentParser(
         prog="qrpos",
         description="Point-of-sale kiosk that charges meal-benefit wallets by QR code.",
@@ -40,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"qrpos {__version__}")
     add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
+    modules = (COMMANDS[only],) if only in COMMANDS else COMMAND_MODULES
+    for name in modules:
         module = importlib.import_module(f"qrpos.cli.{name}")
         module.register(sub)
     for subparser in sub.choices.values():
@@ -49,8 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=chosen_command(words))
+    args = parser.parse_args(words)
     # the journal under systemd (QRPOS_LOG_TARGET=journal), stderr elsewhere
     configure_logging(getattr(logging, str(args.log_level).upper(), logging.WARNING))
     try:

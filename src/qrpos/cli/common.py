@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qrpos.config import Config, ConfigError, load_config
-from qrpos.credentials import CredentialsMissing, load_password
-from qrpos.service import InsecureBaseURL, TerminalClient
+from qrpos.errors import CredentialsMissing, InsecureBaseURL
+
+if TYPE_CHECKING:
+    from qrpos.service import TerminalClient
 
 # Exit codes shared by the headless commands (design.md).
 EXIT_OK = 0
@@ -57,6 +59,10 @@ def config_from_args(args: argparse.Namespace) -> Config:
 def client_from_config(config: Config) -> TerminalClient:
     """A client with the stored password; raises ConfigError / CredentialsMissing /
     InsecureBaseURL with a message meant for the installer."""
+    # imported here: httpx and keyring are not needed to parse options or show --help
+    from qrpos.credentials import load_password
+    from qrpos.service import TerminalClient
+
     base_url, username = config.require_service()
     password = load_password(username)
     return TerminalClient(base_url, username, password, timeout_s=config.request_timeout_s)

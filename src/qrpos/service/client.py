@@ -22,6 +22,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from qrpos import spec
+from qrpos.errors import InsecureBaseURL as InsecureBaseURL
 from qrpos.redact import token_tail
 from qrpos.service.models import (
     MalformedResponse,
@@ -53,10 +54,6 @@ from qrpos.service.outcomes import (
 )
 
 log = logging.getLogger("qrpos.service")
-
-
-class InsecureBaseURL(ValueError):
-    """The base URL is not https (plain http is allowed only to a loopback address)."""
 
 
 class ListingFailed(Exception):
