@@ -129,6 +129,7 @@ async def test_reversal_retries_5xx_and_409_counts_as_refunded(
 async def test_reversal_of_unknown_tx_ends_with_the_service_reason(desk: ChargeDesk) -> None:
     result = await desk.reverse("tx_nosuchthing")
     assert result.state == "refused" and result.message == spec.ErrorText.TX_NOT_FOUND
+    assert result.status == 404  # what callers branch on
 
 
 async def test_reversal_held_on_401_resumes_after_repairing(

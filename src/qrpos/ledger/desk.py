@@ -299,7 +299,9 @@ class ChargeDesk:
 
             rev = await self.ledger.awrite(queue)
             rev = await self._reverse_row(rev, deadline)
-            return ReversalResult.from_state(rev.tx_id, rev.state, rev.message or "")
+            return ReversalResult.from_state(
+                rev.tx_id, rev.state, rev.message or "", rev.last_status
+            )
 
     async def _reverse_row(self, rev: ReversalRow, deadline: float) -> ReversalRow:
         if rev.state is ReversalState.CREDENTIALS_REJECTED:

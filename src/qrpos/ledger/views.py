@@ -89,9 +89,14 @@ class ReversalResult:
     tx_id: str
     state: Literal["refunded", "refused", "credentials_rejected", "unresolved"]
     message: str
+    #: the service's last HTTP status for this refund (None: refused locally / no answer);
+    #: callers branch on it, never on the message text
+    status: int | None = None
 
     @classmethod
-    def from_state(cls, tx_id: str, state: ReversalState, message: str) -> ReversalResult:
+    def from_state(
+        cls, tx_id: str, state: ReversalState, message: str, status: int | None = None
+    ) -> ReversalResult:
         """Map a stored reversal state to the result shown to callers."""
         shown: dict[
             ReversalState, Literal["refunded", "refused", "credentials_rejected", "unresolved"]
@@ -101,7 +106,7 @@ class ReversalResult:
             ReversalState.CREDENTIALS_REJECTED: "credentials_rejected",
             ReversalState.PENDING: "unresolved",
         }
-        return cls(tx_id=tx_id, state=shown[state], message=message)
+        return cls(tx_id=tx_id, state=shown[state], message=message, status=status)
 
 
 @dataclass(frozen=True)

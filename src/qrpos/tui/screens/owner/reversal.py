@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 def result_text(result: ReversalResult) -> tuple[str, bool]:
     """What the owner reads after the queue's answer, and whether it is good news.
 
-    204 and 409 both arrive as `refunded`. The ledger's result carries the service's
-    text, not its status, so 403/404/400 are told apart by the spec's exact texts.
+    204 and 409 both arrive as `refunded`; 403/404/400 are told apart by the service's
+    HTTP status (never by its message text).
     """
     tx = result.tx_id
     if result.state == "refunded":
@@ -38,11 +38,9 @@ def result_text(result: ReversalResult) -> tuple[str, bool]:
         return t("reverse.credentials"), False
     if result.state == "unresolved":
         return t("reverse.unresolved", message=escape_text(result.message)), False
-    plain = {
-        spec.ErrorText.FORBIDDEN: "reverse.forbidden",
-        spec.ErrorText.TX_NOT_FOUND: "reverse.not_found",
-        spec.ErrorText.INVALID_TX_ID: "reverse.bad_id",
-    }.get(result.message.strip())
+    plain = {403: "reverse.forbidden", 404: "reverse.not_found", 400: "reverse.bad_id"}.get(
+        result.status or 0
+    )
     if plain is not None:
         return t(plain, tx=tx), False
     return t("reverse.refused", message=escape_text(result.message)), False
