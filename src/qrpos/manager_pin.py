@@ -13,6 +13,8 @@ import secrets
 from pathlib import Path
 
 PIN_FILE = "manager-pin"
+#: the PIN `qrpos demo` sets in its own throw-away state dir (shown on its screen)
+DEMO_PIN = "1234"
 MIN_LEN = 4
 MAX_LEN = 12
 # scrypt cost: ~50 ms on a Pi 5, enough to make a stolen SD card's file slow to brute force

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from qrpos import manager_pin
 from qrpos.config import Config
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
 from qrpos.scanner import ScanLoop, VirtualPhone, make_decoder
@@ -100,6 +101,9 @@ def demo_world(
             return TerminalClient(base_url, username, password, timeout_s=5.0)
 
         client = make_client(creds.username, creds.password)
+        if not manager_pin.has_pin(state_dir):
+            # the owner screens are part of the demo: reversals need a known PIN
+            manager_pin.set_pin(state_dir, manager_pin.DEMO_PIN)
         on_step("outbox")
         ledger = Ledger.open(state_dir / "outbox.sqlite3")
         stack.callback(ledger.close)

@@ -8,7 +8,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static
 
-from qrpos import spec
+from qrpos import manager_pin, spec
 from qrpos.tui.format import group_thousands
 from qrpos.tui.i18n import t
 from qrpos.tui.keypad import KeypadAction, keypad_action
@@ -45,7 +45,7 @@ class AmountScreen(KioskScreen):
 
     def _hint(self) -> str:
         demo = self.kiosk().services.demo
-        return t("amount.hint") + (f"\n{t('demo.keys')}" if demo else "")
+        return t("amount.hint") + (f"\n{t('demo.keys', pin=manager_pin.DEMO_PIN)}" if demo else "")
 
     def on_mount(self) -> None:
         self.show_notice(self._notice)

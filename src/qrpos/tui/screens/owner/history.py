@@ -33,6 +33,7 @@ class HistoryScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reverse", "reverse", show=False),
+        Binding("R", "reverse", "reverse", show=False),
         Binding("left", "day(-1)", "previous day", show=False, priority=True),
         Binding("right", "day(1)", "next day", show=False, priority=True),
         Binding("a", "all_days", "all days", show=False),
