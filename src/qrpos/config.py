@@ -12,9 +12,9 @@ Recognised TOML keys (all optional)::
     request_timeout = 30
     language = "mn"            # or "en"
 
-    [scanner]                  # read by qrpos.scanner
-    source = "auto"            # picamera | webcam | replay | virtual | auto
-    decoder = "zbar"           # zbar | zxing
+    [scanner]                  # read by qrpos.scanner; every key is listed in
+    source = "auto"            # qrpos/scanner/sources.py (picamera | webcam | replay ...)
+    decoder = "zxing"          # zxing (default, measured faster) | zbar
 """
 
 from __future__ import annotations
