@@ -32,6 +32,7 @@ from qrpos import spec
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, records
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, SimulatorOptions, create_app, serve_in_thread
+from qrpos.simulator.faults import FAULT_KINDS
 
 CLIENT_TIMEOUT_S = 0.5
 #: the in-process desk: real (short) waits so that late commits are honoured
@@ -45,14 +46,7 @@ POLICY = RetryPolicy(
     window_margin_s=1.0,
     lookup_interval_s=0.05,
 )
-FAULTS = (
-    "drop_after_commit",
-    "error_before_commit",
-    "error_after_commit",
-    "delay",
-    "rate_limit",
-    "forget_idempotency",
-)
+FAULTS = FAULT_KINDS
 
 
 @dataclass

@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 FaultKind = Literal[
     "drop_after_commit",
@@ -16,14 +16,7 @@ FaultKind = Literal[
     "rate_limit",
     "forget_idempotency",
 ]
-FAULT_KINDS: tuple[str, ...] = (
-    "drop_after_commit",
-    "error_before_commit",
-    "error_after_commit",
-    "delay",
-    "rate_limit",
-    "forget_idempotency",
-)
+FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
 #: the service operations a fault can be aimed at; None = any `/v1` request
 OPERATIONS = ("charge", "reverse", "list", "health", "ready")
 
