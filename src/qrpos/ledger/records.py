@@ -218,6 +218,34 @@ def log_attempt(
     )
 
 
+def log_exchange(
+    conn: sqlite3.Connection,
+    *,
+    kind: str,
+    n: int,
+    sent_at: float,
+    outcome: Any,
+    intent_id: int | None = None,
+    reversal_id: int | None = None,
+    detail: str | None = None,
+) -> None:
+    """`log_attempt` for a service outcome: status, timing and the server's clock from it."""
+    exchange = outcome.exchange
+    log_attempt(
+        conn,
+        kind=kind,
+        n=n,
+        sent_at=sent_at,
+        intent_id=intent_id,
+        reversal_id=reversal_id,
+        elapsed_s=exchange.elapsed_s,
+        status=exchange.status,
+        outcome=type(outcome).__name__,
+        detail=detail,
+        server_date=exchange.server_date.timestamp() if exchange.server_date else None,
+    )
+
+
 # --- reversals --------------------------------------------------------------------------
 
 

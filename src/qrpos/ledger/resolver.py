@@ -192,19 +192,14 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
                 tx_id=None,
                 last_detail=f"approved as {tx_id}, which another sale already claims",
             )
-        records.log_attempt(
+        records.log_exchange(
             conn,
             kind="charge",
             n=row.attempts,
             sent_at=sent_at,
+            outcome=outcome,
             intent_id=row.id,
-            elapsed_s=outcome.exchange.elapsed_s,
-            status=outcome.exchange.status,
-            outcome=type(outcome).__name__,
             detail=changes.get("last_detail"),
-            server_date=(
-                outcome.exchange.server_date.timestamp() if outcome.exchange.server_date else None
-            ),
         )
         return records.update_intent(conn, row.id, **changes)
 

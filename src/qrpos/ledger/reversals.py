@@ -63,15 +63,13 @@ def _commit(
     changes: dict[str, Any],
     now: float,
 ) -> ReversalRow:
-    records.log_attempt(
+    records.log_exchange(
         conn,
         kind="reverse",
         n=row.attempts,
         sent_at=sent_at,
+        outcome=outcome,
         reversal_id=row.id,
-        elapsed_s=outcome.exchange.elapsed_s,
-        status=outcome.exchange.status,
-        outcome=type(outcome).__name__,
         detail=changes.get("message"),
     )
     updated = records.update_reversal(conn, row.id, **changes)
