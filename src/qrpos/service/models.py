@@ -130,7 +130,7 @@ def parse_transaction(obj: object, where: str = "transaction") -> Transaction:
     tx_id = _field(obj, "id", str, where)
     if not tx_id.startswith(spec.TX_PREFIX):
         raise MalformedResponse(f"{where}: id does not start with {spec.TX_PREFIX!r}")
-    amount = _field(obj, "amountMNT", int, where)
+    amount = _field(obj, spec.FIELD_AMOUNT, int, where)
     if amount <= 0:
         raise MalformedResponse(f"{where}: amountMNT must be positive")
     status = _enum(_STATUSES, _field(obj, "status", str, where), "status", where)

@@ -187,7 +187,7 @@ class SimTransaction:
         """The projection a terminal sees (no wallet, merchant or employer ids)."""
         out: dict[str, Any] = {
             "id": self.id,
-            "amountMNT": self.amount_mnt,
+            spec.FIELD_AMOUNT: self.amount_mnt,
             "status": self.status.value,
             "type": self.type.value,
             "vatReceiptID": self.vat_receipt_id,
