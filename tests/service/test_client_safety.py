@@ -110,10 +110,13 @@ async def test_any_decline_code_is_accepted() -> None:
     assert isinstance(outcome, Declined) and outcome.code == "velocity_check_failed"
 
 
-async def test_approved_from_a_canned_answer_keeps_the_wire_object() -> None:
-    async with _canned(201, json.dumps(GOOD_TX | {"extra": 1}).encode()) as client:
+async def test_approved_tolerates_new_fields_and_keeps_the_contract_fields_as_sent() -> None:
+    sent = GOOD_TX | {"createdAt": "2025-03-01T04:00:00.123456789Z"}
+    async with _canned(201, json.dumps(sent | {"extra": 1}).encode()) as client:
         outcome = await client.charge("vqr_x", 500, "k")
-    assert isinstance(outcome, Approved) and outcome.transaction.to_json()["extra"] == 1
+    # a field the contract does not know is ignored (not kept); the rest is as sent,
+    # createdAt to the nanosecond
+    assert isinstance(outcome, Approved) and outcome.transaction.to_json() == sent
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,9 @@ from pathlib import Path
 from qrpos.service.models import (
     MalformedResponse,
     Transaction,
+    decode_transaction,
     format_rfc3339,
     parse_rfc3339,
-    parse_transaction,
 )
 
 CACHE_FILE = "history.sqlite3"
@@ -192,6 +192,6 @@ class HistoryCache:
 
 def _parse(wire: str) -> Transaction | None:
     try:
-        return parse_transaction(json.loads(wire), "cached transaction")
-    except (MalformedResponse, json.JSONDecodeError):
+        return decode_transaction(wire, "cached transaction")
+    except MalformedResponse:
         return None

@@ -25,11 +25,13 @@ from qrpos import spec
 from qrpos.errors import InsecureBaseURL as InsecureBaseURL
 from qrpos.redact import token_tail
 from qrpos.service.models import (
+    ChargeRequest,
     MalformedResponse,
     Transaction,
+    decode_page,
+    decode_transaction,
+    encode,
     format_rfc3339,
-    parse_page,
-    parse_transaction,
 )
 from qrpos.service.outcomes import (
     AlreadyReversed,
@@ -192,14 +194,14 @@ class TerminalClient:
         method: str,
         path: str,
         *,
-        json_body: Mapping[str, Any] | None = None,
+        json_body: ChargeRequest | None = None,
         headers: Mapping[str, str] | None = None,
         params: Mapping[str, str] | None = None,
         auth: bool = True,
     ) -> tuple[httpx.Response | None, Exchange, Unresolved | None]:
         sent_at = datetime.now(UTC)
         start = time.monotonic()
-        content = None if json_body is None else json.dumps(json_body).encode("utf-8")
+        content = None if json_body is None else encode(json_body)
         all_headers = dict(headers or {})
         if content is not None:
             all_headers["Content-Type"] = spec.JSON_CONTENT_TYPE
@@ -285,7 +287,7 @@ class TerminalClient:
         response, exchange, failure = await self._send(
             "POST",
             spec.CHARGE_PATH,
-            json_body={spec.FIELD_QR_TOKEN: qr_token, spec.FIELD_AMOUNT: amount_mnt},
+            json_body=ChargeRequest(qr_token=qr_token, amount_mnt=amount_mnt),
             headers={spec.IDEMPOTENCY_HEADER: idempotency_key},
         )
         if failure is not None or response is None:
@@ -293,7 +295,7 @@ class TerminalClient:
         status = response.status_code
         if 200 <= status < 300:
             try:
-                tx = parse_transaction(_json(response), "charge response")
+                tx = decode_transaction(response.content, "charge response")
             except MalformedResponse as exc:
                 # The charge may well have been applied: only the history can tell.
                 return Unresolved(reason=f"garbled response: {exc}", exchange=exchange)
@@ -361,7 +363,7 @@ class TerminalClient:
         status = response.status_code
         if status == 200:
             try:
-                page = parse_page(_json(response))
+                page = decode_page(response.content)
             except MalformedResponse as exc:
                 return Unresolved(reason=f"garbled response: {exc}", exchange=exchange)
             return Page(page=page, exchange=exchange)

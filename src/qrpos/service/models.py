@@ -1,18 +1,39 @@
-"""Typed values of the service's resources, parsed strictly from its JSON.
+"""The service's wire models: one set of msgspec structs for the client, reports and sandbox.
 
-Unknown extra fields are tolerated (the service may add some); a missing or mistyped
-required field raises `MalformedResponse`, never a `KeyError` or `TypeError`.
+Each resource of the spec (Transaction, TransactionPage, ChargeRequest) is a struct that
+msgspec decodes strictly and typed, straight from bytes, in C; the spec's rules live here:
+
+- `id` starts ``tx_``; `terminalID`, when present, ``ter_``; `qrToken` is a non-empty string;
+- `amountMNT` of a transaction is a positive int64 (a charge's 1..1,000,000 is a business
+  rule with its own error text, so the sandbox checks it after decoding the shape);
+- `status`, `type` and `vatStatus` are the spec's enums; `vatStatus` is present on a
+  ``CHARGE`` and only on one;
+- `createdAt` is an RFC 3339 date-time in UTC. It is checked by msgspec's RFC 3339 parser
+  (a second pass over the same bytes that skips every other field) and kept as the exact
+  text the service sent: Python's datetime stops at the microsecond, and msgspec's datetime
+  rounds, which would move a charge at 23:59:59.9999996 into the next day.
+  `Transaction.created_at` gives the instant truncated to the microsecond.
+
+Unknown fields, decided per side: a response may grow fields and the client ignores them
+(they are not kept); a charge body may not, and the sandbox answers ``400 invalid request
+body`` (the spec's rule 1). Every failure to decode a response is a `MalformedResponse`
+naming the field (msgspec's path, e.g. ``$.transactions[3].amountMNT``).
 """
 
-from __future__ import annotations
-
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Annotated, Any, Final, TypeVar
+
+import msgspec
+from msgspec import Meta, Struct, field
 
 from qrpos import spec
+
+INT64_MAX: Final = 2**63 - 1
+#: an error message quotes at most this much of what msgspec said (it may quote a value)
+_MESSAGE_MAX: Final = 300
+_CHARGE: Final = spec.TxType.CHARGE
+#: the offsets RFC 3339 writes UTC with
+_UTC_SUFFIXES: Final = ("Z", "z", "+00:00", "-00:00")
 
 
 class MalformedResponse(Exception):
@@ -23,40 +44,159 @@ class MalformedResponse(Exception):
     """
 
 
-@dataclass(frozen=True, slots=True)
-class Transaction:
-    """The projection of a transaction that a terminal sees."""
+class Transaction(Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
+    """The projection of a transaction that a terminal sees (the spec's first table).
+
+    Fields are declared in the order the service sends them (msgspec decodes fastest so).
+    """
 
     id: str
-    amount_mnt: int
+    amount_mnt: Annotated[int, Meta(ge=1, le=INT64_MAX)] = field(name=spec.FIELD_AMOUNT)
     status: spec.TxStatus
     type: spec.TxType
-    vat_receipt_id: str
-    vat_status: spec.VatStatus | None
-    terminal_id: str | None
-    created_at: datetime
-    #: the object exactly as the service sent it, for the audit trail and `--json` output
-    wire: Mapping[str, Any] = field(repr=False, compare=False, hash=False)
+    vat_receipt_id: str = field(name="vatReceiptID")
+    vat_status: spec.VatStatus | None = field(default=None, name="vatStatus")
+    terminal_id: str | None = field(default=None, name="terminalID")
+    #: `createdAt` exactly as the service wrote it (full precision)
+    created_at_text: str = field(name="createdAt")
+
+    def __post_init__(self) -> None:
+        # the rules msgspec's types cannot say; one cheap test each, every row pays them
+        if not self.id.startswith(spec.TX_PREFIX):
+            raise ValueError(f"`id` must start with {spec.TX_PREFIX!r}")
+        if (self.vat_status is None) is (self.type is _CHARGE):
+            raise ValueError("`vatStatus` must be present on a CHARGE and only on one")
+        if self.terminal_id is not None and not self.terminal_id.startswith(spec.TERMINAL_PREFIX):
+            raise ValueError(f"`terminalID` must start with {spec.TERMINAL_PREFIX!r}")
+        if not self.created_at_text.endswith(_UTC_SUFFIXES):
+            raise ValueError("`createdAt` must be in UTC")
+
+    @property
+    def created_at(self) -> datetime:
+        """The commit time as an aware UTC datetime (truncated to the microsecond)."""
+        # fromisoformat truncates digits past the microsecond; it wants upper-case T and Z
+        return datetime.fromisoformat(self.created_at_text.upper()).astimezone(UTC)
 
     def to_json(self) -> dict[str, Any]:
-        """The transaction in the service's own JSON shape (as received)."""
-        return dict(self.wire)
+        """The transaction in the service's JSON shape, `createdAt` as it was sent."""
+        out: dict[str, Any] = msgspec.to_builtins(self)
+        return out
 
     @property
     def is_charge(self) -> bool:
-        return self.type is spec.TxType.CHARGE
+        return self.type is _CHARGE
 
     @property
     def is_completed(self) -> bool:
         return self.status is spec.TxStatus.COMPLETED
 
 
-@dataclass(frozen=True)
-class TransactionPage:
+class TransactionPage(Struct, frozen=True, gc=False, kw_only=True):
     """One page of `GET /v1/transactions`; `next_cursor == ""` means the last page."""
 
     transactions: tuple[Transaction, ...]
-    next_cursor: str
+    next_cursor: str = field(name="nextCursor")
+
+
+class ChargeRequest(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The body of a charge: the token exactly as scanned and whole tugrik.
+
+    No other field is accepted (the misspelling ``amountMnt`` is an unknown field). The
+    amount is any JSON integer here; its range is checked by the service, which answers
+    out-of-range amounts with a text of their own.
+    """
+
+    qr_token: Annotated[str, Meta(min_length=1)] = field(name=spec.FIELD_QR_TOKEN)
+    amount_mnt: int = field(name=spec.FIELD_AMOUNT)
+
+
+class _Stamp(Struct, gc=False):
+    """`createdAt` alone, as msgspec's RFC 3339 parser reads it: the validation pass."""
+
+    created_at: Annotated[datetime, Meta(tz=True)] = field(name="createdAt")
+
+
+class _StampPage(Struct, gc=False):
+    transactions: list[_Stamp]
+
+
+# Built once: a decoder compiles its type on creation.
+_TRANSACTION = msgspec.json.Decoder(Transaction)
+_PAGE = msgspec.json.Decoder(TransactionPage)
+_STAMP = msgspec.json.Decoder(_Stamp)
+_STAMP_PAGE = msgspec.json.Decoder(_StampPage)
+_CHARGE_REQUEST = msgspec.json.Decoder(ChargeRequest)
+_ENCODER = msgspec.json.Encoder()
+
+_T = TypeVar("_T")
+
+
+def _malformed(where: str, exc: Exception) -> MalformedResponse:
+    if isinstance(exc, UnicodeDecodeError):
+        return MalformedResponse(f"{where}: not UTF-8")
+    return MalformedResponse(f"{where}: {str(exc)[:_MESSAGE_MAX]}")
+
+
+def _decode(
+    decoder: msgspec.json.Decoder[_T],
+    stamps: msgspec.json.Decoder[Any],
+    body: bytes | str,
+    where: str,
+) -> _T:
+    try:
+        value = decoder.decode(body)
+        stamps.decode(body)
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise _malformed(where, exc) from None
+    return value
+
+
+def decode_transaction(body: bytes | str, where: str = "transaction") -> Transaction:
+    """A `Transaction` from JSON bytes (a charge response, a stored row), or raise
+    `MalformedResponse`."""
+    return _decode(_TRANSACTION, _STAMP, body, where)
+
+
+def decode_page(body: bytes | str) -> TransactionPage:
+    """A `TransactionPage` from the JSON bytes of a list response, or raise
+    `MalformedResponse`."""
+    return _decode(_PAGE, _STAMP_PAGE, body, "page")
+
+
+def decode_charge_request(body: bytes) -> ChargeRequest:
+    """A `ChargeRequest` from a request body; raises `msgspec.DecodeError` (or
+    `UnicodeDecodeError`) for anything that is not exactly one."""
+    return _CHARGE_REQUEST.decode(body)
+
+
+def encode(value: Any) -> bytes:
+    """JSON bytes of a wire struct (or of plain JSON values), compact."""
+    return _ENCODER.encode(value)
+
+
+def parse_transaction(obj: object, where: str = "transaction") -> Transaction:
+    """A `Transaction` from already decoded JSON values, or raise `MalformedResponse`."""
+    try:
+        tx = msgspec.convert(obj, Transaction)
+        msgspec.convert(obj, _Stamp)
+    except msgspec.ValidationError as exc:
+        raise _malformed(where, exc) from None
+    return tx
+
+
+def parse_page(obj: object) -> TransactionPage:
+    """A `TransactionPage` from already decoded JSON values, or raise `MalformedResponse`."""
+    try:
+        page = msgspec.convert(obj, TransactionPage)
+        msgspec.convert(obj, _StampPage)
+    except msgspec.ValidationError as exc:
+        raise _malformed("page", exc) from None
+    return page
+
+
+def transaction_from_json_text(text: str) -> Transaction:
+    """Re-read a transaction stored as JSON text (the ledger's audit column)."""
+    return decode_transaction(text, "stored transaction")
 
 
 def parse_rfc3339(value: str) -> datetime:
@@ -80,101 +220,3 @@ def format_rfc3339(moment: datetime) -> str:
     if moment.tzinfo is None:
         raise ValueError("naive datetime; pass an aware one")
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _field(obj: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
-    if name not in obj:
-        raise MalformedResponse(f"{where}: missing field {name!r}")
-    value = obj[name]
-    # bool is an int in Python; the contract never uses a boolean where it wants a number
-    if type(value) is not kind and (
-        not isinstance(value, kind) or (kind is int and isinstance(value, bool))
-    ):
-        raise MalformedResponse(
-            f"{where}: field {name!r} should be {kind.__name__}, got {type(value).__name__}"
-        )
-    return value
-
-
-# plain dict look-ups: an end-of-day report parses tens of thousands of rows
-_STATUSES = {member.value: member for member in spec.TxStatus}
-_TYPES = {member.value: member for member in spec.TxType}
-_VAT_STATUSES = {member.value: member for member in spec.VatStatus}
-_E = TypeVar("_E", spec.TxStatus, spec.TxType, spec.VatStatus)
-
-
-def _enum(table: Mapping[str, _E], value: str, name: str, where: str) -> _E:
-    member = table.get(value)
-    if member is None:
-        raise MalformedResponse(f"{where}: unknown {name} {value[:40]!r}")
-    return member
-
-
-def _optional_str(obj: Mapping[str, Any], name: str, where: str) -> str | None:
-    value = obj.get(name)
-    if value is None:
-        return None
-    if type(value) is not str:
-        raise MalformedResponse(f"{where}: field {name!r} should be str")
-    return value
-
-
-def parse_transaction(obj: object, where: str = "transaction") -> Transaction:
-    """Build a `Transaction` from decoded JSON, or raise `MalformedResponse`.
-
-    `obj` is kept as the transaction's `wire` form without a copy: pass a freshly
-    decoded object, not one the caller goes on changing.
-    """
-    if not isinstance(obj, Mapping):
-        raise MalformedResponse(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    tx_id = _field(obj, "id", str, where)
-    if not tx_id.startswith(spec.TX_PREFIX):
-        raise MalformedResponse(f"{where}: id does not start with {spec.TX_PREFIX!r}")
-    amount = _field(obj, spec.FIELD_AMOUNT, int, where)
-    if amount <= 0:
-        raise MalformedResponse(f"{where}: amountMNT must be positive")
-    status = _enum(_STATUSES, _field(obj, "status", str, where), "status", where)
-    tx_type = _enum(_TYPES, _field(obj, "type", str, where), "type", where)
-    receipt = _field(obj, "vatReceiptID", str, where)
-    raw_vat = _optional_str(obj, "vatStatus", where)
-    vat_status = None if raw_vat is None else _enum(_VAT_STATUSES, raw_vat, "vatStatus", where)
-    if vat_status is None and tx_type is spec.TxType.CHARGE:
-        raise MalformedResponse(f"{where}: a CHARGE must carry vatStatus")
-    created_raw = _field(obj, "createdAt", str, where)
-    try:
-        created_at = parse_rfc3339(created_raw)
-    except ValueError:
-        raise MalformedResponse(f"{where}: createdAt is not RFC 3339") from None
-    return Transaction(
-        id=tx_id,
-        amount_mnt=amount,
-        status=status,
-        type=tx_type,
-        vat_receipt_id=receipt,
-        vat_status=vat_status,
-        terminal_id=_optional_str(obj, "terminalID", where),
-        created_at=created_at,
-        wire=obj,
-    )
-
-
-def parse_page(obj: object) -> TransactionPage:
-    """Build a `TransactionPage` from decoded JSON, or raise `MalformedResponse`."""
-    if not isinstance(obj, Mapping):
-        raise MalformedResponse(f"page: expected a JSON object, got {type(obj).__name__}")
-    rows = _field(obj, "transactions", list, "page")
-    cursor = _field(obj, "nextCursor", str, "page")
-    return TransactionPage(
-        transactions=tuple(
-            parse_transaction(row, f"page.transactions[{i}]") for i, row in enumerate(rows)
-        ),
-        next_cursor=cursor,
-    )
-
-
-def transaction_from_json_text(text: str) -> Transaction:
-    """Re-read a transaction stored as JSON text (the ledger's audit column)."""
-    try:
-        return parse_transaction(json.loads(text))
-    except json.JSONDecodeError:
-        raise MalformedResponse("stored transaction is not JSON") from None

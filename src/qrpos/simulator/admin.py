@@ -9,6 +9,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -157,8 +158,8 @@ async def list_all_transactions(request: Request) -> Response:
     """Every transaction of every terminal and kind, with merchant and wallet (debugging)."""
     rows = []
     for tx in _sandbox(request).transactions():
-        row = tx.to_wire() | {"merchant": tx.merchant, "walletID": tx.wallet_id}
-        rows.append(row)
+        row: dict[str, object] = msgspec.to_builtins(tx.to_wire())
+        rows.append(row | {"merchant": tx.merchant, "walletID": tx.wallet_id})
     return _json(200, {"transactions": rows})
 
 

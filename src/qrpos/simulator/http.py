@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from email.utils import formatdate
 from typing import Any
@@ -11,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from qrpos import spec
+from qrpos.service.models import encode
 from qrpos.simulator.model import Reply
 
 Scope = MutableMapping[str, Any]
@@ -38,7 +38,7 @@ def http_date() -> str:
 def reply_body(reply: Reply) -> tuple[bytes, str | None]:
     """The body bytes and content type of a reply."""
     if reply.json is not None:
-        return json.dumps(reply.json, separators=(",", ":")).encode(), spec.JSON_CONTENT_TYPE
+        return encode(reply.json), spec.JSON_CONTENT_TYPE
     if reply.text is not None:
         return (reply.text + "\n").encode("utf-8"), spec.TEXT_CONTENT_TYPE
     return b"", None

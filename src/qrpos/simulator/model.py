@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from qrpos import spec
+from qrpos.service.models import Transaction
 
 _ALNUM = string.ascii_letters + string.digits
 
@@ -183,21 +184,19 @@ class SimTransaction:
     def created_at(self) -> datetime:
         return from_micros(self.created_us)
 
-    def to_wire(self) -> dict[str, Any]:
-        """The projection a terminal sees (no wallet, merchant or employer ids)."""
-        out: dict[str, Any] = {
-            "id": self.id,
-            spec.FIELD_AMOUNT: self.amount_mnt,
-            "status": self.status.value,
-            "type": self.type.value,
-            "vatReceiptID": self.vat_receipt_id,
-        }
-        if self.vat_status is not None:
-            out["vatStatus"] = self.vat_status.value
-        if self.terminal_id is not None:
-            out["terminalID"] = self.terminal_id
-        out["createdAt"] = format_timestamp(self.created_us)
-        return out
+    def to_wire(self) -> Transaction:
+        """The projection a terminal sees (no wallet, merchant or employer ids), as the
+        client's own wire model, so the sandbox cannot send a shape the client rejects."""
+        return Transaction(
+            id=self.id,
+            amount_mnt=self.amount_mnt,
+            status=self.status,
+            type=self.type,
+            vat_receipt_id=self.vat_receipt_id,
+            vat_status=self.vat_status,
+            terminal_id=self.terminal_id,
+            created_at_text=format_timestamp(self.created_us),
+        )
 
 
 @dataclass(frozen=True)

@@ -8,50 +8,69 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
-import json
 import re
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta, Struct, field
 
 from qrpos import spec
+from qrpos.service.models import TransactionPage, decode_charge_request
 from qrpos.simulator import model
 from qrpos.simulator.faults import Fault
 from qrpos.simulator.model import Reply, SimTransaction, Terminal
 from qrpos.simulator.state import IdempotencyEntry, SandboxState
 
-_INT64_MAX = 2**63 - 1
 _LIMIT_RE = re.compile(r"^[0-9]+$")
 #: the sandbox's answer to a reused key with a different body in "conflict" mode
 IDEMPOTENCY_CONFLICT_TEXT = "idempotency key reused with a different request"
 IDEMPOTENCY_REUSED_CODE = "idempotency_key_reused"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"not JSON: {name}")
+class _ChargeShape(Struct, forbid_unknown_fields=True):
+    """A charge body whose amount may be any JSON value: read only to tell an integer
+    too large for a decoder (the spec's "amount must be positive") from a non-integer."""
+
+    qr_token: Annotated[str, Meta(min_length=1)] = field(name=spec.FIELD_QR_TOKEN)
+    amount: msgspec.Raw = field(name=spec.FIELD_AMOUNT)
+
+
+_CHARGE_SHAPE = msgspec.json.Decoder(_ChargeShape)
+
+
+def _is_json_integer(raw: bytes) -> bool:
+    """True for a JSON number without fraction or exponent, of any length."""
+    digits = raw[1:] if raw[:1] == b"-" else raw
+    return digits.isdigit() and (digits == b"0" or not digits.startswith(b"0"))
 
 
 def parse_charge_body(body: bytes | None) -> tuple[str, int] | Reply:
-    """(qrToken, amountMNT) from a charge body, or the 400 the spec prescribes."""
+    """(qrToken, amountMNT) from a charge body, or the 400 the spec prescribes.
+
+    Any JSON integer outside 1..1,000,000 is `amount must be positive`, however large
+    (an integer beyond what a decoder holds is out of range all the same); anything
+    else that is not exactly a ChargeRequest is `invalid request body`.
+    """
     invalid = Reply.error(400, spec.ErrorText.INVALID_BODY)
     if body is None or len(body) > spec.MAX_BODY_BYTES:
         return invalid
     try:
-        obj = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        request = decode_charge_request(body)
+    except msgspec.ValidationError:
+        try:
+            shape = _CHARGE_SHAPE.decode(body)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return invalid
+        if _is_json_integer(bytes(shape.amount)):
+            return Reply.error(400, spec.ErrorText.AMOUNT_NOT_POSITIVE)
         return invalid
-    if not isinstance(obj, dict) or set(obj) - spec.CHARGE_REQUEST_FIELDS:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return invalid
-    token = obj.get(spec.FIELD_QR_TOKEN)
-    amount = obj.get(spec.FIELD_AMOUNT)
-    if not isinstance(token, str) or not token:
-        return invalid
-    # Whole numbers only, as an int64 decoder would take them; bool is not a number.
-    if not isinstance(amount, int) or isinstance(amount, bool) or abs(amount) > _INT64_MAX:
-        return invalid
-    if not spec.amount_in_range(amount):
+    if not spec.amount_in_range(request.amount_mnt):
         return Reply.error(400, spec.ErrorText.AMOUNT_NOT_POSITIVE)
-    return token, amount
+    return request.qr_token, request.amount_mnt
 
 
 class ServiceOperations(SandboxState):
@@ -173,7 +192,7 @@ class ServiceOperations(SandboxState):
         wallet.qr_token = model.new_qr_token()
         self._live_tokens[wallet.qr_token] = wallet_id
         self._index_tx(tx)
-        response = tx.to_wire()
+        response = msgspec.to_builtins(tx.to_wire())
         if key is not None:
             entry = IdempotencyEntry(tx.id, token, amount, self.now_us(), response)
             self._idempotency[(terminal.username, key)] = entry
@@ -251,9 +270,10 @@ class ServiceOperations(SandboxState):
                 hi = min(hi, bisect.bisect_left(keys, after))
             lo = bisect.bisect_left(keys, (from_us, ""))
             start = max(lo, hi - limit)
-            rows = [self._txs[k[1]].to_wire() for k in reversed(keys[start:hi])]
+            rows = tuple(self._txs[k[1]].to_wire() for k in reversed(keys[start:hi]))
             next_cursor = model.encode_cursor(keys[start]) if start > lo else ""
-        return Reply(200, json={"transactions": rows, "nextCursor": next_cursor})
+        page = TransactionPage(transactions=rows, next_cursor=next_cursor)
+        return Reply(200, json=msgspec.to_builtins(page))
 
     # --- probes -------------------------------------------------------------------------
 
