@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -13,13 +14,38 @@ from qrpos import spec
 from qrpos.reports import end_of_day
 from qrpos.reports.history import HistoryFeed
 from qrpos.reports.history_cache import HistoryCache
-from qrpos.reports.reconcile import LocalCharge
+from qrpos.reports.reconcile import MARGIN
 from qrpos.service import ListingFailed, TerminalClient
 from qrpos.service.outcomes import CredentialsRejected
 from qrpos.simulator import Sandbox, TerminalCredentials
 
 DAY = date(2024, 5, 2)
 MIDNIGHT = datetime(2024, 5, 1, 16, 0, 0, tzinfo=UTC)  # 00:00 local on DAY
+
+
+@dataclass(frozen=True)
+class Intent:
+    """A ledger row as reconciliation reads it (`qrpos.reports.reconcile.IntentLike`)."""
+
+    id: str
+    kind: str
+    amount_mnt: int | None
+    state: str
+    charged: bool | None
+    transaction_id: str | None
+    created_at: datetime
+
+
+@dataclass
+class Book:
+    """A ledger's charges by window (`ChargeBook`), remembering what it was asked."""
+
+    intents: list[Intent]
+    asked: list[tuple[datetime, datetime]] = field(default_factory=list)
+
+    def charges_between(self, from_utc: datetime, to_utc: datetime) -> list[Intent]:
+        self.asked.append((from_utc, to_utc))
+        return [i for i in self.intents if from_utc <= i.created_at < to_utc]
 
 
 @pytest.fixture(autouse=True)
@@ -115,12 +141,18 @@ async def test_reconciliation_names_what_the_two_sides_disagree_on(
 ) -> None:
     ids = seed_boundary_day(sandbox, terminal.username)
     noon = MIDNIGHT + timedelta(hours=12)
-    local = [
-        LocalCharge("1", 15_500, "approved", True, ids["noon"], noon),
-        LocalCharge("2", 800, "approved", True, "tx_nowhere", noon),
-        LocalCharge("3", 900, "unresolved", None, None, noon),
-    ]
-    eod = await end_of_day(asgi_client, DAY, local=local)
+    book = Book(
+        [
+            Intent("1", "charge", 15_500, "approved", True, ids["noon"], noon),
+            Intent("2", "charge", 800, "approved", True, "tx_nowhere", noon),
+            Intent("3", "charge", 900, "unresolved", None, None, noon),
+            Intent("4", "reversal", 700, "pending", None, ids["reversed"], noon),
+            Intent("5", "charge", 100, "approved", True, "tx_tomorrow", noon + timedelta(days=1)),
+        ]
+    )
+    eod = await end_of_day(asgi_client, DAY, ledger=book)
+    # the ledger was read for the day and its margins, once
+    assert book.asked == [(MIDNIGHT - MARGIN, MIDNIGHT + timedelta(days=1) + MARGIN)]
     rec = eod.reconciliation
     assert rec is not None
     assert rec.matched == 1

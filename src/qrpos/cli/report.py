@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import sys
+from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -29,10 +31,8 @@ from qrpos.cli.common import (
     fail,
 )
 from qrpos.config import Config
-from qrpos.reports import EndOfDay, ExportError, LocalCharge, end_of_day, parse_day, today
+from qrpos.reports import ChargeBook, EndOfDay, ExportError, end_of_day, parse_day, today
 from qrpos.reports.chart import hourly_rows
-from qrpos.reports.localday import day_window
-from qrpos.reports.reconcile import MARGIN, local_charges
 from qrpos.service import ListingFailed, TerminalClient
 from qrpos.service.outcomes import BadRequest, CredentialsRejected, Refused
 from qrpos.tui.format import format_mnt, group_thousands
@@ -57,21 +57,22 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def ledger_charges(config: Config, client: TerminalClient, day: date) -> list[LocalCharge] | None:
-    """The outbox's charge intents around `day`, or None when there is no outbox here."""
+@contextlib.contextmanager
+def outbox_desk(config: Config, client: TerminalClient) -> Iterator[ChargeBook | None]:
+    """The outbox's charges for reconciliation, or None when there is no outbox here."""
     if not config.ledger_path.exists():
-        return None
+        yield None
+        return
     from qrpos.ledger import ChargeDesk, Ledger, LedgerError
 
-    start, end = day_window(day)
     try:
         ledger = Ledger.open(config.ledger_path)
     except LedgerError as exc:
         log.warning("no reconciliation: %s", exc)
-        return None
+        yield None
+        return
     try:
-        desk = ChargeDesk(ledger, client)
-        return local_charges(desk.charges_between(start - MARGIN, end + MARGIN))
+        yield ChargeDesk(ledger, client)
     finally:
         ledger.close()
 
@@ -91,8 +92,8 @@ def render_text(eod: EndOfDay) -> str:
 async def _report(config: Config, day: date, csv_path: Path | None) -> EndOfDay:
     client = client_from_config(config)
     async with client:
-        local = await asyncio.to_thread(ledger_charges, config, client, day)
-        return await end_of_day(client, day, local=local, csv_path=csv_path)
+        with outbox_desk(config, client) as desk:
+            return await end_of_day(client, day, ledger=desk, csv_path=csv_path)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,8 +4,7 @@ No Textual here: the owner's screens and the CLI both call into this package.
 """
 
 from qrpos.reports.csv_export import CsvExport, ExportError
-from qrpos.reports.daily import end_of_day
-from qrpos.reports.endofday import DayTally, EndOfDay, HourTakings
+from qrpos.reports.endofday import DayTally, EndOfDay, HourTakings, end_of_day
 from qrpos.reports.localday import (
     LOCAL_TZ,
     day_window,
@@ -15,6 +14,7 @@ from qrpos.reports.localday import (
     today,
 )
 from qrpos.reports.reconcile import (
+    ChargeBook,
     LocalCharge,
     Reconciliation,
     ServiceOnlyCharge,
@@ -23,6 +23,7 @@ from qrpos.reports.reconcile import (
 
 __all__ = [
     "LOCAL_TZ",
+    "ChargeBook",
     "CsvExport",
     "DayTally",
     "EndOfDay",

@@ -10,13 +10,13 @@ from __future__ import annotations
 import contextlib
 import csv
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from qrpos.reports.endofday import EndOfDay
 from qrpos.reports.localday import to_local
-from qrpos.service.models import Transaction, format_rfc3339
+from qrpos.service.models import Transaction
 
 COLUMNS = (
     "localTime",
@@ -39,7 +39,7 @@ def _describe(path: Path, exc: OSError) -> ExportError:
 
 
 class CsvExport:
-    """A context manager: `write(tx)` per row, `finish(eod)` to append totals and
+    """A context manager: `write(tx)` per row, `finish(totals)` to append totals and
     publish; leaving the block without `finish` (an error) removes the partial file."""
 
     def __init__(self, path: Path) -> None:
@@ -70,7 +70,7 @@ class CsvExport:
             "status": tx.status.value,
             "vatStatus": tx.vat_status.value if tx.vat_status else "",
             "vatReceiptID": tx.vat_receipt_id,
-            "createdAt": format_rfc3339(tx.created_at),
+            "createdAt": tx.created_at_text,
         }
         try:
             self._writer.writerow(row)
@@ -78,22 +78,13 @@ class CsvExport:
             raise _describe(self.path, exc) from None
         self.rows += 1
 
-    def finish(self, eod: EndOfDay) -> Path:
-        """Append the day's totals after a blank line, then publish the file."""
+    def finish(self, totals: Iterable[tuple[str, object]]) -> Path:
+        """Append the day's totals (name, value rows) after a blank line, then publish."""
         assert self._fh is not None
         fh = self._fh
         out = csv.writer(fh)
         out.writerow([])
-        out.writerow(["date", eod.day.isoformat()])
-        out.writerow(["from", format_rfc3339(eod.from_utc)])
-        out.writerow(["to", format_rfc3339(eod.to_utc)])
-        out.writerow(["charges.count", eod.charges_count])
-        out.writerow(["charges.grossMNT", eod.gross_mnt])
-        out.writerow(["reversed.count", eod.reversed_count])
-        out.writerow(["reversed.amountMNT", eod.reversed_mnt])
-        out.writerow(["vat.pending", eod.vat_pending])
-        out.writerow(["vat.issued", eod.vat_issued])
-        out.writerow(["vat.voided", eod.vat_voided])
+        out.writerows(totals)
         try:
             fh.flush()
             os.fsync(fh.fileno())

@@ -72,15 +72,15 @@ async def fetch_page(
     return last
 
 
-async def iter_window(
+async def iter_pages(
     client: TerminalClient,
     from_: datetime,
     to: datetime,
     *,
     limit: int = spec.LIST_LIMIT_MAX,
-) -> AsyncIterator[Transaction]:
-    """Every transaction with ``from_ <= createdAt <= to`` (as the service bounds it),
-    newest first. The next page is requested while the current one is consumed (the
+) -> AsyncIterator[tuple[Transaction, ...]]:
+    """Every page of transactions with ``from_ <= createdAt <= to`` (as the service bounds
+    it), newest first. The next page is requested while the current one is consumed (the
     cursor is known as soon as a page arrives), so at most two pages are in memory and
     the caller's work overlaps the service's; the number of requests is unchanged."""
     pending = asyncio.ensure_future(
@@ -94,8 +94,7 @@ async def iter_window(
                 pending = asyncio.ensure_future(
                     fetch_page(client, from_=from_, to=to, cursor=cursor, limit=limit)
                 )
-            for tx in page.page.transactions:
-                yield tx
+            yield page.page.transactions
             if not cursor:
                 return
     finally:

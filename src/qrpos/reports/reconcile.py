@@ -181,6 +181,12 @@ class IntentLike(Protocol):
     def created_at(self) -> datetime: ...
 
 
+class ChargeBook(Protocol):
+    """Where the ledger's charges of a window come from (`qrpos.ledger.ChargeDesk`)."""
+
+    def charges_between(self, from_utc: datetime, to_utc: datetime) -> Iterable[IntentLike]: ...
+
+
 def local_charges(intents: Iterable[IntentLike]) -> list[LocalCharge]:
     """The charge intents among the ledger's rows (reversals are not takings)."""
     return [

@@ -5,7 +5,6 @@ The numbers come from `qrpos.reports.end_of_day`, the same function as `qrpos re
 
 from __future__ import annotations
 
-import asyncio
 from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -18,9 +17,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
 
-from qrpos.reports import EndOfDay, ExportError, LocalCharge, day_window, end_of_day
+from qrpos.reports import EndOfDay, ExportError, end_of_day
 from qrpos.reports.chart import hourly_rows
-from qrpos.reports.reconcile import MARGIN, local_charges
 from qrpos.service import ListingFailed
 from qrpos.tui.format import format_mnt
 from qrpos.tui.i18n import t
@@ -102,23 +100,15 @@ class EndOfDayScreen(Screen[None]):
     def on_mount(self) -> None:
         self.load()
 
-    def local_for(self, day: date) -> list[LocalCharge] | None:
-        """The outbox's charges around the day, for reconciliation (thread)."""
-        desk = self.menu.services.desk
-        if desk is None:
-            return None
-        start, end = day_window(day)
-        return local_charges(desk.charges_between(start - MARGIN, end + MARGIN))
-
     async def compute(self, csv_path: Path | None = None) -> EndOfDay | None:
         """The day's totals (and the CSV), or None after saying why on screen."""
         client = self.menu.services.client
         if client is None:
             self.show_error(t("reverse.not_paired"))
             return None
-        local = await asyncio.to_thread(self.local_for, self.day)
         try:
-            return await end_of_day(client, self.day, local=local, csv_path=csv_path)
+            desk = self.menu.services.desk
+            return await end_of_day(client, self.day, ledger=desk, csv_path=csv_path)
         except ListingFailed as exc:
             self.show_error(t("eod.failed", reason=type(exc.outcome).__name__))
         except ExportError as exc:
