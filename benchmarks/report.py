@@ -4,12 +4,13 @@ Seeds N charges of one terminal into a sandbox (spread over one local day), serv
 with uvicorn on loopback from a separate process, then times, in the same run and
 against the same server:
 
-- baseline: the bare minimum of reading the window: httpx GETs with limit=1000, JSON
-  decoded, cursor followed, nothing else;
-- report: `end_of_day` (typed parsing, totals, hourly buckets, reconciliation-ready).
+- baseline: the bare minimum of reading the window: httpx GETs with limit=1000, the
+  body read and JSON-decoded (untyped), `nextCursor` followed, nothing else;
+- report: `end_of_day` (every row decoded strictly into the typed wire models, totals,
+  hourly buckets, reconciliation-ready).
 
 Each is run `--repeat` times, alternating, and the best of each is compared (ratio,
-target <= 1.2). Peak memory of the report (tracemalloc, started after seeding so the
+target <= 1.05). Peak memory of the report (tracemalloc, started after seeding so the
 sandbox runs in a separate process, so only this process's memory is counted) is
 measured at two sizes to show it does not grow with the rows.
 
@@ -41,6 +42,8 @@ from qrpos.service import TerminalClient, format_rfc3339
 from qrpos.simulator import Sandbox, SimulatorOptions
 
 DAY = date(2024, 5, 2)
+#: end of day may take at most this multiple of bare paging's time
+TARGET = 1.05
 
 
 def seed(rows: int, db: Path) -> tuple[str, str]:
@@ -165,7 +168,7 @@ def main(argv: list[str]) -> int:
     for r in results:
         print(
             f"rows {r['rows']:>7,}: bare {r['bare_s']:.3f} s, report {r['report_s']:.3f} s, "
-            f"ratio {r['ratio']:.2f}x (target <= 1.20), peak {r['peak_kib']:,.0f} KiB "
+            f"ratio {r['ratio']:.2f}x (target <= {TARGET:.2f}), peak {r['peak_kib']:,.0f} KiB "
             f"(bare paging {r['bare_peak_kib']:,.0f} KiB) "
             f"(seeded in {r['seed_s']:.1f} s)"
         )
