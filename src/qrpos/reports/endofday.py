@@ -39,7 +39,9 @@ from qrpos.service.models import Transaction, format_rfc3339
 
 HOURS = 24
 QUARTER = timedelta(minutes=15)
+HOUR = timedelta(hours=1)
 MINUTE = timedelta(minutes=1)
+_MINUTE_TEXT = [f"{m:02d}" for m in range(60)]
 _CHARGE = spec.TxType.CHARGE
 _COMPLETED = spec.TxStatus.COMPLETED
 
@@ -144,10 +146,16 @@ class DayTally:
         ]
         # ...and of each UTC minute, keyed as the service writes it ("2024-05-01T16:00"):
         # one slice and one look-up per row says both "in the day" and which hour
-        self._minute_hour = {
-            format_rfc3339(self.from_utc + MINUTE * m)[:16]: self._quarter_hour[m // 15]
-            for m in range(int((self.to_utc - self.from_utc) / MINUTE))
-        }
+        offset = self.from_utc.minute  # 0 in Mongolia; any whole minute works
+        minutes = int((self.to_utc - self.from_utc) / MINUTE)
+        first_hour = self.from_utc.replace(minute=0)
+        prefixes = [
+            f"{first_hour + HOUR * h:%Y-%m-%dT%H}:" for h in range((offset + minutes + 59) // 60)
+        ]
+        keys = (
+            prefixes[(offset + m) // 60] + _MINUTE_TEXT[(offset + m) % 60] for m in range(minutes)
+        )
+        self._minute_hour = {key: self._quarter_hour[m // 15] for m, key in enumerate(keys)}
 
     def _hour_of_other_spelling(self, tx: Transaction) -> int | None:
         """The local hour of a row whose `createdAt` uses another legal RFC 3339 spelling

@@ -24,6 +24,8 @@ from qrpos.service.outcomes import ListOutcome, Page, RateLimited, Unresolved
 PAGE_ATTEMPTS = 6
 #: seconds one page may spend retrying in total
 PAGE_TIMEOUT_S = 120.0
+#: turns of the event loop given to the next page's request before a page is handed over
+SEND_TURNS = 4
 
 
 class _TryPageAgain(Exception):
@@ -94,6 +96,10 @@ async def iter_pages(
                 pending = asyncio.ensure_future(
                     fetch_page(client, from_=from_, to=to, cursor=cursor, limit=limit)
                 )
+                # put the request on the wire before the caller's (synchronous) work on
+                # this page: httpx takes three turns of the loop to write it
+                for _ in range(SEND_TURNS):
+                    await asyncio.sleep(0)
             yield page.page.transactions
             if not cursor:
                 return
