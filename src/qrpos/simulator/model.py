@@ -185,8 +185,8 @@ class SimTransaction:
         return from_micros(self.created_us)
 
     def to_wire(self) -> Transaction:
-        """The projection a terminal sees (no wallet, merchant or employer ids), as the
-        client's own wire model, so the sandbox cannot send a shape the client rejects."""
+        """The projection a terminal sees (no wallet, merchant or employer ids), as the very
+        struct the client decodes (its names, optional fields and checks)."""
         return Transaction(
             id=self.id,
             amount_mnt=self.amount_mnt,
