@@ -9,7 +9,6 @@ import base64
 import binascii
 import bisect
 import json
-import re
 import secrets
 from collections.abc import Mapping
 from typing import Any
@@ -17,11 +16,11 @@ from typing import Any
 from qrpos import spec
 from qrpos.simulator import model
 from qrpos.simulator.faults import Fault
+from qrpos.simulator.listing import parse_list_query
 from qrpos.simulator.model import Reply, SimTransaction, Terminal
 from qrpos.simulator.state import IdempotencyEntry, SandboxState
 
 _INT64_MAX = 2**63 - 1
-_LIMIT_RE = re.compile(r"^[0-9]+$")
 #: the sandbox's answer to a reused key with a different body in "conflict" mode
 IDEMPOTENCY_CONFLICT_TEXT = "idempotency key reused with a different request"
 IDEMPOTENCY_REUSED_CODE = "idempotency_key_reused"
@@ -216,41 +215,18 @@ class ServiceOperations(SandboxState):
 
     def list_transactions(self, terminal: Terminal, query: Mapping[str, str]) -> Reply:
         """`GET /v1/transactions`: this terminal's charges, newest first, keyset paged."""
-        now = self.now_us()
-        from_us = now - int(spec.LIST_DEFAULT_WINDOW.total_seconds() * 1e6)
-        to_us = now
-        if raw := query.get("from"):
-            parsed = model.parse_rfc3339_strict(raw)
-            if parsed is None:
-                return Reply.error(400, spec.ErrorText.INVALID_FROM)
-            from_us = model.to_micros(parsed)
-        if raw := query.get("to"):
-            parsed = model.parse_rfc3339_strict(raw)
-            if parsed is None:
-                return Reply.error(400, spec.ErrorText.INVALID_TO)
-            to_us = model.to_micros(parsed)
-        if to_us < from_us:
-            return Reply.error(400, spec.ErrorText.FROM_AFTER_TO)
-        limit = spec.LIST_LIMIT_DEFAULT
-        raw_limit = query.get("limit")
-        if raw_limit:
-            if not _LIMIT_RE.match(raw_limit) or int(raw_limit) < 1:
-                return Reply.error(400, spec.ErrorText.INVALID_LIMIT)
-            limit = min(int(raw_limit), spec.LIST_LIMIT_MAX)
-        after: tuple[int, str] | None = None
-        if raw_cursor := query.get("cursor"):
-            after = model.decode_cursor(raw_cursor)
-            if after is None:
-                return Reply.error(400, model.INVALID_CURSOR_TEXT)
+        parsed = parse_list_query(query, self.now_us())
+        if isinstance(parsed, Reply):
+            return parsed
         with self.lock:
             self.advance_vat()
             keys = self.history_keys(terminal.username)
             # Keys sort as (micros, id); "\x7f" sorts after every id character.
-            hi = bisect.bisect_right(keys, (to_us, "\x7f"))
-            if after is not None:
-                hi = min(hi, bisect.bisect_left(keys, after))
-            lo = bisect.bisect_left(keys, (from_us, ""))
-            start = max(lo, hi - limit)
+            hi = bisect.bisect_right(keys, (parsed.hi_us, "\x7f"))
+            if parsed.after is not None:
+                hi = min(hi, bisect.bisect_left(keys, parsed.after))
+            lo = bisect.bisect_left(keys, (parsed.lo_us, ""))
+            start = max(lo, hi - parsed.limit)
             rows = [self._txs[k[1]].to_wire() for k in reversed(keys[start:hi])]
             next_cursor = model.encode_cursor(keys[start]) if start > lo else ""
         return Reply(200, json={"transactions": rows, "nextCursor": next_cursor})
