@@ -53,6 +53,14 @@ def parse_charge_body(body: bytes | None) -> tuple[str, int] | Reply:
     return token, amount
 
 
+def valid_idempotency_key(key: str) -> bool:
+    """1 to 255 *characters* (code points) of text; a lone surrogate stands for a byte
+    that was not UTF-8, and such a key is no text at all."""
+    if not 0 < len(key) <= spec.IDEMPOTENCY_KEY_MAX_LEN:
+        return False
+    return not any("\ud800" <= ch <= "\udfff" for ch in key)
+
+
 class ServiceOperations(SandboxState):
     """Charge, reverse and list as the service does them, with auth and the gateway."""
 
@@ -104,9 +112,7 @@ class ServiceOperations(SandboxState):
         if isinstance(parsed, Reply):
             return parsed
         token, amount = parsed
-        if idempotency_key is not None and not (
-            0 < len(idempotency_key) <= spec.IDEMPOTENCY_KEY_MAX_LEN
-        ):
+        if idempotency_key is not None and not valid_idempotency_key(idempotency_key):
             return Reply.error(400, spec.ErrorText.INVALID_BODY)
         with self.lock:
             self.advance_vat()
