@@ -225,6 +225,13 @@ async def _ready(request: Request) -> Response:
     return to_response(_sandbox(request).ready())
 
 
+async def _openapi(request: Request) -> Response:
+    """The contract as OpenAPI 3.1, unauthenticated (the file shipped in the package)."""
+    from qrpos.simulator.openapi import shipped_document  # only when asked for
+
+    return Response(shipped_document(), media_type=spec.JSON_CONTENT_TYPE)
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     """404 / 405 as plain-text lines (a `/v1` request got here only once authenticated)."""
     status = exc.status_code if isinstance(exc, HTTPException) else 500
@@ -258,6 +265,7 @@ def create_app(
         Route(spec.LIST_PATH, _list, methods=["GET"]),
         Route(spec.HEALTH_PATH, _health, methods=["GET"]),
         Route(spec.READY_PATH, _ready, methods=["GET"]),
+        Route("/openapi.json", _openapi, methods=["GET"]),
         *admin_routes(),
     ]
     app = SandboxApp(
