@@ -124,14 +124,18 @@ async def test_the_key_limit_counts_characters_not_bytes(
     assert again.status_code == 201 and again.json() == first.json()
 
 
-async def test_a_key_that_is_not_utf8_is_refused_not_merged_with_another(
+async def test_a_key_that_is_not_utf8_is_its_own_key_not_merged_with_another(
     raw: httpx.AsyncClient, sandbox: Sandbox, terminal: TerminalCredentials, wallet: WalletInfo
 ) -> None:
-    token = fresh_token(sandbox, wallet)
-    assert (await _charge_with_key(raw, terminal, token, "é".encode())).status_code == 201
-    # b"\xe9" is "é" in latin-1: it must not replay the charge made with the UTF-8 "é"
+    first = await _charge_with_key(raw, terminal, fresh_token(sandbox, wallet), "é".encode())
+    # b"\xe9" is "é" in latin-1: a key of its own, not a replay of the UTF-8 "é"
     other = await _charge_with_key(raw, terminal, fresh_token(sandbox, wallet), b"\xe9")
-    assert_text_error(other, 400, spec.ErrorText.INVALID_BODY)
+    assert first.status_code == other.status_code == 201, other.text
+    assert other.json()["id"] != first.json()["id"]
+    latin1 = await _charge_with_key(raw, terminal, fresh_token(sandbox, wallet), b"\xe9" * 255)
+    assert latin1.status_code == 201, latin1.text
+    too_long = await _charge_with_key(raw, terminal, fresh_token(sandbox, wallet), b"\xe9" * 256)
+    assert_text_error(too_long, 400, spec.ErrorText.INVALID_BODY)
 
 
 _KEY_CHARS = st.characters(exclude_categories=["Cc", "Cs", "Zl", "Zp"])

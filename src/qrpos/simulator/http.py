@@ -69,8 +69,8 @@ def idempotency_key(request: Request) -> str | None:
     """The `Idempotency-Key` as characters: its bytes read as UTF-8 (Starlette reads
     headers as latin-1, which made 200 `é` count as 400 characters).
 
-    Bytes that are not UTF-8 become lone surrogates (``surrogateescape``): distinct
-    byte strings stay distinct keys, and `valid_idempotency_key` refuses them.
+    A byte that is not UTF-8 becomes a lone surrogate (``surrogateescape``), one
+    character: distinct byte strings stay distinct keys, never folded onto each other.
     Repeated headers are one value joined with ", ", as HTTP combines them.
     """
     name = spec.IDEMPOTENCY_HEADER.lower().encode("ascii")
