@@ -173,6 +173,8 @@ def test_the_transaction_fields_and_enums() -> None:
 
 
 def test_the_probes() -> None:
+    for path in (spec.HEALTH_PATH, spec.READY_PATH):
+        assert set(DOC["paths"][path]["get"]["responses"]) == {"200", "429"}
     ready = _schema("Readiness")
     assert set(ready["required"]) == {"status", "deps"}
     assert _schema("Health")["required"] == ["status"]

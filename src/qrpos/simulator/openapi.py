@@ -180,7 +180,11 @@ def _probe(operation_id: str, summary: str, schema: str) -> dict[str, Any]:
         "summary": summary,
         "description": "Unauthenticated; says nothing about credentials.",
         "security": [],
-        "responses": {"200": json_response("Up.", ref(schema))},
+        "responses": {
+            "200": json_response("Up.", ref(schema)),
+            # the gateway's ceiling covers the whole API (spec, Errors: 429 "all")
+            "429": {"$ref": RESPONSES + "TooManyRequests"},
+        },
     }
 
 
