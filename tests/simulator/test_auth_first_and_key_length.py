@@ -4,6 +4,7 @@ limit counts characters, not bytes."""
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 
 import httpx
 import pytest
@@ -167,3 +168,56 @@ async def test_any_text_key_up_to_255_characters_is_taken_and_replays(key: str) 
         again = await _charge_with_key(client, terminal, wallet.qr_token, key.encode())
     assert again.json() == first.json()
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 990
+
+
+async def test_non_utf8_and_non_ascii_keys_survive_a_restart_of_a_persistent_sandbox(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "sandbox.db"
+    first = Sandbox(SimulatorOptions(rate_limit_enabled=False, db_path=db))
+    terminal = first.create_terminal()
+    wallets = [first.create_wallet(1000) for _ in range(3)]
+    keys = [b"\xe9\xff", "é".encode(), "ключ-1".encode()]
+    originals = []
+    async with httpx.AsyncClient(
+        base_url=ASGI_BASE_URL, transport=asgi_transport(create_app(first))
+    ) as client:
+        for wallet, key in zip(wallets, keys, strict=True):
+            response = await _charge_with_key(client, terminal, wallet.qr_token, key)
+            assert response.status_code == 201, response.text
+            originals.append(response.json())
+    first.close()
+    again = Sandbox(SimulatorOptions(rate_limit_enabled=False, db_path=db))
+    async with httpx.AsyncClient(
+        base_url=ASGI_BASE_URL, transport=asgi_transport(create_app(again))
+    ) as client:
+        for wallet, key, original in zip(wallets, keys, originals, strict=True):
+            replay = await _charge_with_key(client, terminal, wallet.qr_token, key)
+            assert replay.json() == original
+    again.close()
+
+
+async def test_a_token_with_a_lone_surrogate_is_stored_and_retired_in_a_persistent_sandbox(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "sandbox.db"
+    sandbox = Sandbox(SimulatorOptions(rate_limit_enabled=False, db_path=db))
+    terminal = sandbox.create_terminal()
+    body = b'{"qrToken": "vqr_\\ud800", "amountMNT": 5}'  # valid JSON, not valid Unicode
+    async with httpx.AsyncClient(
+        base_url=ASGI_BASE_URL, transport=asgi_transport(create_app(sandbox))
+    ) as client:
+        made = await client.post(
+            "/_sim/wallets", content=b'{"balanceMNT": 10, "qrToken": "vqr_\\ud800"}'
+        )
+        assert made.status_code == 201, made.text
+        charged = await client.post(spec.CHARGE_PATH, content=body, auth=auth(terminal))
+        assert charged.status_code == 201, charged.text
+    sandbox.close()
+    again = Sandbox(SimulatorOptions(rate_limit_enabled=False, db_path=db))
+    async with httpx.AsyncClient(
+        base_url=ASGI_BASE_URL, transport=asgi_transport(create_app(again))
+    ) as client:
+        spent = await client.post(spec.CHARGE_PATH, content=body, auth=auth(terminal))
+    assert_text_error(spent, 409, spec.ErrorText.TOKEN_USED)
+    again.close()
