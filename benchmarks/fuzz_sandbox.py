@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import hypothesis
@@ -44,6 +45,7 @@ from schemathesis.specs.openapi.checks import (
 
 from qrpos import spec
 from qrpos.simulator import Sandbox, SimulatorOptions, TerminalCredentials, create_app
+from qrpos.simulator.app import OPENAPI_PATH
 from qrpos.simulator.model import INVALID_CURSOR_TEXT
 
 E = spec.ErrorText
@@ -301,15 +303,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--examples", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=20261122)
     parser.add_argument("--quick", action="store_true", help="150 examples")
+    parser.add_argument("--db", type=Path, help="a persistent sandbox in this SQLite file")
     args = parser.parse_args(argv)
     budget = 150 if args.quick else args.examples
 
     from qrpos.simulator import serve_in_thread
 
-    sandbox = Sandbox(SimulatorOptions(rate_limit_enabled=False, vat_issue_delay_s=1.0))
+    options = SimulatorOptions(rate_limit_enabled=False, vat_issue_delay_s=1.0, db_path=args.db)
+    sandbox = Sandbox(options)
     state = LiveState.create(sandbox, args.seed)
     with serve_in_thread(create_app(sandbox)) as base_url:
-        schema = schemathesis.openapi.from_url(base_url + "/openapi.json")
+        schema = schemathesis.openapi.from_url(base_url + OPENAPI_PATH)
         print(f"sandbox at {base_url}; schemathesis {schemathesis.__version__}; seed {args.seed}")
 
         def call(case: Any, headers: dict[str, str]) -> Any:

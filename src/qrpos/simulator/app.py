@@ -40,6 +40,8 @@ from qrpos.simulator.sandbox import Sandbox
 log = logging.getLogger("qrpos.simulator")
 
 _REVERSE_RE = re.compile(r"^/v1/transactions/[^/]+/reverse$")
+#: where the sandbox serves its OpenAPI document (not a path of the spec)
+OPENAPI_PATH = "/openapi.json"
 #: where the Gateway leaves the authenticated terminal for the route handlers
 TERMINAL_SCOPE_KEY = "qrpos.terminal"
 _AFTER_COMMIT = ("drop_after_commit", "error_after_commit")
@@ -265,7 +267,7 @@ def create_app(
         Route(spec.LIST_PATH, _list, methods=["GET"]),
         Route(spec.HEALTH_PATH, _health, methods=["GET"]),
         Route(spec.READY_PATH, _ready, methods=["GET"]),
-        Route("/openapi.json", _openapi, methods=["GET"]),
+        Route(OPENAPI_PATH, _openapi, methods=["GET"]),
         *admin_routes(),
     ]
     app = SandboxApp(

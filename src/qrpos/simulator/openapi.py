@@ -28,7 +28,6 @@ from qrpos.simulator.openapi_components import (
     text_response,
 )
 
-OPENAPI_PATH = "/openapi.json"
 OPENAPI_FILE = "openapi.json"
 OPENAPI_VERSION = "3.1.0"
 SECURITY_SCHEME = "terminalBasic"
