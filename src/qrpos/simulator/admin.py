@@ -39,7 +39,7 @@ async def _json_object(request: Request, *, optional: bool = False) -> dict[str,
         return {}
     try:
         obj = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nesting too deep: not ours
         raise _BadInput("body is not JSON") from None
     if not isinstance(obj, dict):
         raise _BadInput("body must be a JSON object")

@@ -27,20 +27,30 @@ from qrpos.simulator.http import (
     Scope,
     Send,
     http_date,
+    idempotency_key,
     read_limited_body,
     send_reply,
     to_response,
     unauthorized,
 )
-from qrpos.simulator.model import Reply
+from qrpos.simulator.model import Reply, Terminal
 from qrpos.simulator.options import SimulatorOptions
 from qrpos.simulator.sandbox import Sandbox
 
 log = logging.getLogger("qrpos.simulator")
 
 _REVERSE_RE = re.compile(r"^/v1/transactions/[^/]+/reverse$")
+#: where the sandbox serves its OpenAPI document (not a path of the spec)
+OPENAPI_PATH = "/openapi.json"
+#: where the Gateway leaves the authenticated terminal for the route handlers
+TERMINAL_SCOPE_KEY = "qrpos.terminal"
 _AFTER_COMMIT = ("drop_after_commit", "error_after_commit")
 _BEFORE_COMMIT = ("rate_limit", "delay", "error_before_commit")
+
+
+def _needs_auth(path: str) -> bool:
+    """Every `/v1` path, known or not, with or without a trailing slash."""
+    return path == "/v1" or path.startswith("/v1/")
 
 
 def _operation(method: str, path: str) -> str | None:
@@ -117,6 +127,13 @@ class Gateway:
             retry = wait if sandbox.options.rate_retry_after else None
             await send_reply(_too_many(retry), scope, receive, send)
             return
+        if _needs_auth(scope["path"]):
+            # Authentication comes before routing: no redirect, 404 or 405 for a stranger.
+            terminal = sandbox.authenticate(_header(scope, b"authorization"))
+            if terminal is None:
+                await unauthorized()(scope, receive, send)
+                return
+            scope = {**scope, TERMINAL_SCOPE_KEY: terminal}
         after = sandbox.take_fault(operation, _AFTER_COMMIT)
         if after is None:
             await self.app(scope, receive, send)
@@ -138,6 +155,15 @@ class Gateway:
             )
         log.info("fault: dropping the connection after commit (%s)", operation)
         drop()
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    """The first value of a request header, as Starlette reads it (latin-1)."""
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            text: str = value.decode("latin-1")
+            return text
+    return None
 
 
 async def _buffered(receive: Receive) -> Receive:
@@ -170,29 +196,25 @@ def _sandbox(request: Request) -> Sandbox:
     return sandbox
 
 
+def _terminal(request: Request) -> Terminal:
+    """The terminal the Gateway authenticated for this `/v1` request."""
+    terminal: Terminal = request.scope[TERMINAL_SCOPE_KEY]
+    return terminal
+
+
 async def _charge(request: Request) -> Response:
-    sandbox = _sandbox(request)
-    terminal = sandbox.authenticate(request.headers.get("authorization"))
-    if terminal is None:
-        return unauthorized()
+    sandbox, terminal = _sandbox(request), _terminal(request)
     body = await read_limited_body(request, spec.MAX_BODY_BYTES)
-    key = request.headers.get(spec.IDEMPOTENCY_HEADER)
-    return to_response(sandbox.charge(terminal, body, key))
+    return to_response(sandbox.charge(terminal, body, idempotency_key(request)))
 
 
 async def _reverse(request: Request) -> Response:
-    sandbox = _sandbox(request)
-    terminal = sandbox.authenticate(request.headers.get("authorization"))
-    if terminal is None:
-        return unauthorized()
+    sandbox, terminal = _sandbox(request), _terminal(request)
     return to_response(sandbox.reverse(terminal, request.path_params["tx_id"]))
 
 
 async def _list(request: Request) -> Response:
-    sandbox = _sandbox(request)
-    terminal = sandbox.authenticate(request.headers.get("authorization"))
-    if terminal is None:
-        return unauthorized()
+    sandbox, terminal = _sandbox(request), _terminal(request)
     query = {k: request.query_params[k] for k in request.query_params}
     return to_response(sandbox.list_transactions(terminal, query))
 
@@ -205,12 +227,16 @@ async def _ready(request: Request) -> Response:
     return to_response(_sandbox(request).ready())
 
 
+async def _openapi(request: Request) -> Response:
+    """The contract as OpenAPI 3.1, unauthenticated (the file shipped in the package)."""
+    from qrpos.simulator.openapi import shipped_document  # only when asked for
+
+    return Response(shipped_document(), media_type=spec.JSON_CONTENT_TYPE)
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
-    """404 / 405 as the service's plain-text lines (an unknown /v1 path still needs auth)."""
+    """404 / 405 as plain-text lines (a `/v1` request got here only once authenticated)."""
     status = exc.status_code if isinstance(exc, HTTPException) else 500
-    is_v1 = request.url.path.startswith("/v1")
-    if is_v1 and _sandbox(request).authenticate(request.headers.get("authorization")) is None:
-        return unauthorized()
     text = {404: "not found", 405: "method not allowed"}.get(status, "bad request")
     headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
     response = to_response(Reply.error(status, text))
@@ -241,6 +267,7 @@ def create_app(
         Route(spec.LIST_PATH, _list, methods=["GET"]),
         Route(spec.HEALTH_PATH, _health, methods=["GET"]),
         Route(spec.READY_PATH, _ready, methods=["GET"]),
+        Route(OPENAPI_PATH, _openapi, methods=["GET"]),
         *admin_routes(),
     ]
     app = SandboxApp(
@@ -248,5 +275,7 @@ def create_app(
         middleware=[Middleware(Gateway)],
         exception_handlers={HTTPException: _http_error, Exception: _internal_error},
     )
+    # No 307 to the slash-less path: an unknown path is a 404 (after authentication).
+    app.router.redirect_slashes = False
     app.state.sandbox = sandbox
     return app

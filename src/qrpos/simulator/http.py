@@ -65,6 +65,21 @@ async def send_reply(reply: Reply, scope: Scope, receive: Receive, send: Send) -
     await to_response(reply)(scope, receive, send)
 
 
+def idempotency_key(request: Request) -> str | None:
+    """The `Idempotency-Key` as characters: its bytes read as UTF-8 (Starlette reads
+    headers as latin-1, which made 200 `é` count as 400 characters).
+
+    A byte that is not UTF-8 becomes a lone surrogate (``surrogateescape``), one
+    character: distinct byte strings stay distinct keys, never folded onto each other.
+    Repeated headers are one value joined with ", ", as HTTP combines them.
+    """
+    name = spec.IDEMPOTENCY_HEADER.lower().encode("ascii")
+    values = [v for k, v in request.headers.raw if k.lower() == name]
+    if not values:
+        return None
+    return b", ".join(values).decode("utf-8", "surrogateescape")
+
+
 async def read_limited_body(request: Request, limit: int) -> bytes | None:
     """The request body, or None as soon as it exceeds `limit` bytes."""
     declared = request.headers.get("content-length")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
-import re
 import secrets
 from collections.abc import Mapping
 from typing import Annotated
@@ -20,10 +19,10 @@ from qrpos import spec
 from qrpos.service.models import TransactionPage, decode_charge_request
 from qrpos.simulator import model
 from qrpos.simulator.faults import Fault
+from qrpos.simulator.listing import parse_list_query
 from qrpos.simulator.model import Reply, SimTransaction, Terminal
 from qrpos.simulator.state import IdempotencyEntry, SandboxState
 
-_LIMIT_RE = re.compile(r"^[0-9]+$")
 #: the sandbox's answer to a reused key with a different body in "conflict" mode
 IDEMPOTENCY_CONFLICT_TEXT = "idempotency key reused with a different request"
 IDEMPOTENCY_REUSED_CODE = "idempotency_key_reused"
@@ -71,6 +70,12 @@ def parse_charge_body(body: bytes | None) -> tuple[str, int] | Reply:
     if not spec.amount_in_range(request.amount_mnt):
         return Reply.error(400, spec.ErrorText.AMOUNT_NOT_POSITIVE)
     return request.qr_token, request.amount_mnt
+
+
+def valid_idempotency_key(key: str) -> bool:
+    """1 to 255 *characters*: code points of its UTF-8, where a byte that is not UTF-8
+    (a latin-1 header, say) counts as one character of its own."""
+    return 0 < len(key) <= spec.IDEMPOTENCY_KEY_MAX_LEN
 
 
 class ServiceOperations(SandboxState):
@@ -124,9 +129,7 @@ class ServiceOperations(SandboxState):
         if isinstance(parsed, Reply):
             return parsed
         token, amount = parsed
-        if idempotency_key is not None and not (
-            0 < len(idempotency_key) <= spec.IDEMPOTENCY_KEY_MAX_LEN
-        ):
+        if idempotency_key is not None and not valid_idempotency_key(idempotency_key):
             return Reply.error(400, spec.ErrorText.INVALID_BODY)
         with self.lock:
             self.advance_vat()
@@ -235,41 +238,18 @@ class ServiceOperations(SandboxState):
 
     def list_transactions(self, terminal: Terminal, query: Mapping[str, str]) -> Reply:
         """`GET /v1/transactions`: this terminal's charges, newest first, keyset paged."""
-        now = self.now_us()
-        from_us = now - int(spec.LIST_DEFAULT_WINDOW.total_seconds() * 1e6)
-        to_us = now
-        if raw := query.get("from"):
-            parsed = model.parse_rfc3339_strict(raw)
-            if parsed is None:
-                return Reply.error(400, spec.ErrorText.INVALID_FROM)
-            from_us = model.to_micros(parsed)
-        if raw := query.get("to"):
-            parsed = model.parse_rfc3339_strict(raw)
-            if parsed is None:
-                return Reply.error(400, spec.ErrorText.INVALID_TO)
-            to_us = model.to_micros(parsed)
-        if to_us < from_us:
-            return Reply.error(400, spec.ErrorText.FROM_AFTER_TO)
-        limit = spec.LIST_LIMIT_DEFAULT
-        raw_limit = query.get("limit")
-        if raw_limit:
-            if not _LIMIT_RE.match(raw_limit) or int(raw_limit) < 1:
-                return Reply.error(400, spec.ErrorText.INVALID_LIMIT)
-            limit = min(int(raw_limit), spec.LIST_LIMIT_MAX)
-        after: tuple[int, str] | None = None
-        if raw_cursor := query.get("cursor"):
-            after = model.decode_cursor(raw_cursor)
-            if after is None:
-                return Reply.error(400, model.INVALID_CURSOR_TEXT)
+        parsed = parse_list_query(query, self.now_us())
+        if isinstance(parsed, Reply):
+            return parsed
         with self.lock:
             self.advance_vat()
             keys = self.history_keys(terminal.username)
             # Keys sort as (micros, id); "\x7f" sorts after every id character.
-            hi = bisect.bisect_right(keys, (to_us, "\x7f"))
-            if after is not None:
-                hi = min(hi, bisect.bisect_left(keys, after))
-            lo = bisect.bisect_left(keys, (from_us, ""))
-            start = max(lo, hi - limit)
+            hi = bisect.bisect_right(keys, (parsed.hi_us, "\x7f"))
+            if parsed.after is not None:
+                hi = min(hi, bisect.bisect_left(keys, parsed.after))
+            lo = bisect.bisect_left(keys, (parsed.lo_us, ""))
+            start = max(lo, hi - parsed.limit)
             rows = tuple(self._txs[k[1]].to_wire() for k in reversed(keys[start:hi]))
             next_cursor = model.encode_cursor(keys[start]) if start > lo else ""
         page = TransactionPage(transactions=rows, next_cursor=next_cursor)

@@ -22,6 +22,17 @@ CREATE TABLE IF NOT EXISTS records (
 """
 
 
+def _db_id(record_id: str) -> str | bytes:
+    """The id as SQLite keeps it: TEXT when it is valid Unicode, else (a key or token with
+    lone surrogates, i.e. bytes that were not UTF-8) its ``surrogatepass`` bytes as a BLOB,
+    which SQLite never takes as equal to any TEXT."""
+    try:
+        record_id.encode("utf-8")
+    except UnicodeEncodeError:
+        return record_id.encode("utf-8", "surrogatepass")
+    return record_id
+
+
 class Store:
     """Write-through record store; the base class keeps nothing (memory-only sandbox)."""
 
@@ -54,11 +65,11 @@ class SqliteStore(Store):
     def put(self, kind: str, record_id: str, data: dict[str, Any]) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO records (kind, id, data) VALUES (?, ?, ?)",
-            (kind, record_id, json.dumps(data, separators=(",", ":"))),
+            (kind, _db_id(record_id), json.dumps(data, separators=(",", ":"))),
         )
 
     def delete(self, kind: str, record_id: str) -> None:
-        self._db.execute("DELETE FROM records WHERE kind = ? AND id = ?", (kind, record_id))
+        self._db.execute("DELETE FROM records WHERE kind = ? AND id = ?", (kind, _db_id(record_id)))
 
     def load(self, kind: str) -> Iterator[dict[str, Any]]:
         rows = self._db.execute("SELECT data FROM records WHERE kind = ?", (kind,)).fetchall()
