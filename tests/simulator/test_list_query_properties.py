@@ -198,7 +198,7 @@ def test_bounds_compare_at_the_precision_the_caller_sent(
     sandbox, terminal = _sandbox_and_terminal()
     tx_id = sandbox.seed_charge(terminal.username, 5, moment)
     row_at = next(t for t in sandbox.transactions() if t.id == tx_id)
-    created = row_at.to_wire()["createdAt"]
+    created = row_at.to_wire().created_at_text
     stem = _stem(moment)
     later = f"{stem}{'0' * (digits - 7)}{last}Z"  # a hair after the row, as many digits
     earlier = _stem(moment - timedelta(microseconds=1))
@@ -224,7 +224,7 @@ def test_created_at_always_has_six_fractional_digits_and_reads_back_exactly(
 ) -> None:
     sandbox, terminal = _sandbox_and_terminal()
     tx_id = sandbox.seed_charge(terminal.username, 5, moment)
-    created = sandbox.transaction(tx_id).to_wire()["createdAt"]
+    created = sandbox.transaction(tx_id).to_wire().created_at_text
     assert len(created) == len("2024-01-01T00:00:00.000000Z") and created.endswith("Z")
     micros = (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
     assert parse_instant(created) == Instant.from_micros(micros)
