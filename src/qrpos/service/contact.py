@@ -56,3 +56,18 @@ class ContactLog:
         if answered is None and failed is None:
             return None
         return (answered or 0.0) >= (failed or 0.0)
+
+
+#: a reachability probe is skipped while the service answered within this long
+PROBE_QUIET_S = 300.0
+
+
+def probe_due(
+    last_heard: float | None, reachable: bool | None, now: float, quiet_s: float = PROBE_QUIET_S
+) -> bool:
+    """Whether a `GET /health` is worth sending at `now`: any answer is proof of
+    reachability, so only a kiosk that heard nothing for `quiet_s` (or whose last
+    exchange failed) spends a request of the shared ceiling on a probe."""
+    if reachable is not True or last_heard is None:
+        return True
+    return now - last_heard >= quiet_s
