@@ -26,6 +26,8 @@ class ContactLog:
     credentials_rejected: int = 0
     last_response_at: float | None = None
     last_unreachable_at: float | None = None
+    #: the status of the latest answer (None: none yet)
+    last_status: int | None = None
     #: the Retry-After of the latest 429 (None: absent)
     last_retry_after_s: float | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -34,6 +36,7 @@ class ContactLog:
         """The service answered with `status`."""
         with self._lock:
             self.responses += 1
+            self.last_status = status
             self.last_response_at = time.time()
             if status == 429:
                 self.rate_limited += 1
