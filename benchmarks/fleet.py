@@ -236,6 +236,12 @@ class Kiosk:
         if not self.replan.triggered:
             self.replan.succeed()
 
+    def send(self, kind: str) -> float | None:
+        """A request of this kiosk; any answer, a 429 too, proves the service is there."""
+        retry_after = self.fleet.send(kind)
+        self.last_heard = self.env.now
+        return retry_after
+
     def met_429(self, retry_after: float | None, *, poll: bool) -> None:
         before = self.pressure
         self.pressure = self.policy.rate_limited(
@@ -255,7 +261,7 @@ class Kiosk:
             yield self.env.timeout(PRESENT_S)
             peak, met = self.fleet.at_peak(), False
             for attempt in range(1, self.fleet.retry.max_sends + 1):
-                retry_after = self.fleet.send("charge")
+                retry_after = self.send("charge")
                 if retry_after is None:
                     break
                 met = True
@@ -265,7 +271,6 @@ class Kiosk:
                 self.busy = False
                 continue  # left unresolved; the ledger would settle it later
             self.busy = False
-            self.last_heard = self.env.now
             self.day_sales += 1
             tally.sales += 1
             tally.sales_429 += met
@@ -281,11 +286,10 @@ class Kiosk:
         """One history page covers every pending receipt; what is issued shows up."""
         now = self.env.now
         self.last_poll = now
-        retry_after = self.fleet.send(kind)
+        retry_after = self.send(kind)
         if retry_after is not None:
             self.met_429(retry_after, poll=True)
             return
-        self.last_heard = now
         self.pressure = self.policy.succeeded(self.pressure)
         still = []
         for charged, issued in self.pending:
@@ -323,15 +327,15 @@ class Kiosk:
         while self.env.now < self.fleet.end:
             heard = self.last_heard
             due = not self.sc.passive_probe or probe_due(heard, True, self.env.now, PROBE_QUIET_S)
-            if due and self.fleet.send("probe") is None:
-                self.last_heard = self.env.now
+            if due:
+                self.send("probe")
             yield self.env.timeout(OLD_PROBE_EVERY_S)
 
     def closing_report(self) -> Iterator[simpy.Event]:
         yield self.env.timeout(max(0.0, REPORTS[0] - self.env.now) + self.rng.uniform(0, 1800))
         pages = max(1, math.ceil(self.day_sales / spec.LIST_LIMIT_MAX))
         for _ in range(pages):
-            while self.fleet.send("report") is not None:
+            while self.send("report") is not None:
                 yield self.env.timeout(self.fleet.retry.backoff_s(1, 1.0))
 
 

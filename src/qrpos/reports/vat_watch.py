@@ -9,9 +9,9 @@ a small share of it at fleet scale (issue 14: 5,000 kiosks at a lunch peak under
   `max_spacing_s`);
 - one poll covers every pending receipt of the window (one history page), and polls are at
   least `min_gap_s` apart (jittered), so a busy till batches many sales into one read;
-- a 429 seen by *any* request of the kiosk (a charge too) raises the backoff level: the
-  gap doubles per level, never sooner than the gateway's Retry-After; a clean poll lowers
-  it by one.
+- a 429 seen by *any* request of the kiosk (a charge too) raises the backoff level (once
+  per hold: a storm of 429s is one signal): the gap doubles per level, never sooner than
+  the gateway's Retry-After; a clean poll lowers it by one.
 
 The owner who opens the history or the menu asks for a poll at once (on demand): the
 policy only plans the background polls. `FixedIntervalPolicy` is the policy before issue
@@ -97,8 +97,8 @@ class BatchedFollowPolicy:
     min_gap_s: float = 600.0
     #: a gap is stretched by up to this fraction, at random
     jitter: float = 0.25
-    #: the highest 429 backoff level (gap × 2**level)
-    max_level: int = 4
+    #: the highest 429 backoff level (gap × 2**level: 80 min at most)
+    max_level: int = 3
     name: str = "batched"
 
     def scaled(self, factor: float) -> BatchedFollowPolicy:
@@ -133,7 +133,11 @@ class BatchedFollowPolicy:
     def rate_limited(
         self, pressure: Pressure, now: float, retry_after_s: float | None, u: float, *, poll: bool
     ) -> Pressure:
-        """Every 429 of the kiosk counts (the ceiling is shared): one level up."""
+        """Every 429 of the kiosk counts (the ceiling is shared): one level up, once per
+        hold (a charge retrying through a storm meets many 429s: they are one signal)."""
+        if now < pressure.not_before:
+            hold = max(retry_after_s or 0.0, 0.0)
+            return Pressure(pressure.level, max(pressure.not_before, now + hold))
         level = min(self.max_level, pressure.level + 1)
         hold = max(retry_after_s or 0.0, self.first_check_s * (1.0 + self.jitter * u))
         return Pressure(level, max(pressure.not_before, now + hold))
