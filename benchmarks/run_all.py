@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "report": [],
     "sandbox_history": [],
     "fault_campaign": ["--charges", "1000", "--kills"],
+    "fleet": [],
 }
 
 
