@@ -11,7 +11,8 @@ a small share of it at fleet scale (issue 14: 5,000 kiosks at a lunch peak under
   least `min_gap_s` apart (jittered), so a busy till batches many sales into one read;
 - a 429 seen by *any* request of the kiosk (a charge too) raises the backoff level (once
   per hold: a storm of 429s is one signal): the gap doubles per level, never sooner than
-  the gateway's Retry-After; a clean poll lowers it by one.
+  the gateway's Retry-After; a poll that goes through clears it (a storm passes; the
+  kiosk must not stay an hour behind its receipts after it).
 
 The owner who opens the history or the menu asks for a poll at once (on demand): the
 policy only plans the background polls. `FixedIntervalPolicy` is the policy before issue
@@ -92,13 +93,13 @@ class BatchedFollowPolicy:
     #: when a receipt is first expected to be issued, after its charge
     first_check_s: float = 60.0
     #: the spacing of one receipt's checks grows up to this
-    max_spacing_s: float = 1800.0
+    max_spacing_s: float = 900.0
     #: background polls are at least this far apart: 6 an hour at most, batched
     min_gap_s: float = 600.0
     #: a gap is stretched by up to this fraction, at random
     jitter: float = 0.25
-    #: the highest 429 backoff level (gap × 2**level: 80 min at most)
-    max_level: int = 3
+    #: the highest 429 backoff level (gap × 2**level: 40 min at most)
+    max_level: int = 2
     name: str = "batched"
 
     def scaled(self, factor: float) -> BatchedFollowPolicy:
@@ -143,8 +144,8 @@ class BatchedFollowPolicy:
         return Pressure(level, max(pressure.not_before, now + hold))
 
     def succeeded(self, pressure: Pressure) -> Pressure:
-        """A clean poll: one level down."""
-        return Pressure(max(0, pressure.level - 1), pressure.not_before)
+        """A poll went through: the storm is over for this kiosk."""
+        return Pressure(0, pressure.not_before)
 
 
 @dataclass(frozen=True)
