@@ -61,8 +61,9 @@ class ContactLog:
         return (answered or 0.0) >= (failed or 0.0)
 
 
-#: a reachability probe is skipped while the service answered within this long
-PROBE_QUIET_S = 300.0
+#: a reachability probe is skipped while the service answered within this long (an idle
+#: till learns it is offline within 10 min; a sale learns it at once)
+PROBE_QUIET_S = 600.0
 
 
 def probe_due(

@@ -95,7 +95,7 @@ class SaleFlow:
         from qrpos.service.contact import probe_due
 
         contact = client.contact
-        # any answer proves reachability: a probe only after 5 quiet minutes (fleet ceiling)
+        # any answer proves reachability: a probe only after 10 quiet minutes (fleet ceiling)
         if probe_due(contact.last_response_at, contact.reachable, time.time()):
             online = isinstance(await client.health(), Probe)
         else:
