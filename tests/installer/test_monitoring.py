@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +149,24 @@ def test_promtool_accepts_the_rules() -> None:
         pytest.skip("promtool not installed (Debian package prometheus)")
     run = subprocess.run([promtool, "check", "rules", str(RULES)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_kiosks_writer_keeps_the_file_fresh_and_survives_a_missing_directory(
+    tmp_path: Path,
+) -> None:
+    facts = metrics.gather(ledger=None, contact=None, username="term_abcdefgh", camera=None)
+    missing = metrics.MetricsWriter(lambda: facts, tmp_path / "absent", every_s=0.01)
+    missing.start()
+    writer = metrics.MetricsWriter(lambda: facts, tmp_path, every_s=0.01)
+    writer.start()
+    try:
+        for _ in range(500):
+            if writer.written >= 2 and missing.failed:
+                break
+            threading.Event().wait(0.01)
+    finally:
+        writer.stop()
+        missing.stop()
+    assert writer.written >= 2 and writer.failed is None
+    assert missing.written == 0 and missing.failed  # logged, not raised: the kiosk goes on
+    assert value(parsed(tmp_path / "qrpos.prom"), "qrpos_sales_today") == 0
