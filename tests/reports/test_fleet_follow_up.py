@@ -5,8 +5,9 @@ The follow-up and the sandbox share one virtual clock (both take a clock); the s
 issues every receipt `ISSUE_DELAY_S` after its charge. Sales arrive at the lunch rate (one
 per kiosk every 2 min); the driver below plays the kiosk's timer: it waits (in virtual
 time) for whichever comes first, the next sale or the policy's next poll. Requests go over
-real loopback HTTP to uvicorn. The model (benchmarks/fleet.py, SimPy) runs the same
-scenario with the same policy objects; the two agree within `TOLERANCE`.
+real loopback HTTP to uvicorn (the old policy's many polls in-process, to keep it quick).
+The model (benchmarks/fleet.py, SimPy) runs the same scenario with the same policy
+objects; the two agree within `TOLERANCE`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
+import httpx
 import pytest
 
 from qrpos.reports.history_cache import HistoryCache
@@ -31,8 +34,10 @@ from qrpos.reports.vat_watch import (
 )
 from qrpos.service import Approved, TerminalClient
 from qrpos.simulator import Sandbox, SimulatorOptions
+from qrpos.simulator.testing import asgi_transport
 
 ROOT = Path(__file__).resolve().parents[2]
+ASGI = "http://127.0.0.1"
 ISSUE_DELAY_S = 150.0
 SALE_EVERY_S = 120.0
 HOURS = 2.0  # the model's peak window (11:30-13:30)
@@ -79,10 +84,11 @@ def sandbox(clock: VirtualClock) -> Iterator[Sandbox]:
 async def measured_per_hour(
     policy: FollowPolicy,
     kiosks: int,
-    live_url: str,
+    base_url: str,
     sandbox: Sandbox,
     clock: VirtualClock,
     tmp_path: Path,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> float:
     """Background (history) requests per kiosk per hour, the real follow-up on the wire."""
     total = 0
@@ -94,7 +100,8 @@ async def measured_per_hour(
         wallet = sandbox.create_wallet(10_000_000)
         rng = random.Random(k)
         cache = HistoryCache(tmp_path / f"k{k}" / "history.sqlite3")
-        async with TerminalClient(live_url, creds.username, creds.password) as client:
+        client = TerminalClient(base_url, creds.username, creds.password, transport=transport)
+        async with client:
             vat = VatFollowUp(client, cache, clock, policy=policy, jitter=rng.random)
             end = begin + timedelta(hours=HOURS)
             next_sale = begin + timedelta(seconds=rng.expovariate(1 / SALE_EVERY_S))
@@ -145,19 +152,23 @@ def modelled_per_hour(policy: FollowPolicy, kiosks: int) -> float:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("policy", "kiosks"),
-    [(BatchedFollowPolicy(), 4), (FixedIntervalPolicy(), 1)],
+    ("policy", "kiosks", "wire"),
+    [(BatchedFollowPolicy(), 4, "loopback"), (FixedIntervalPolicy(), 1, "in-process")],
     ids=["batched", "fixed-30s"],
 )
 async def test_background_requests_per_hour_on_the_sandbox_match_the_fleet_model(
     policy: FollowPolicy,
     kiosks: int,
+    wire: str,
     live_url: str,
+    sim_app: Any,
     sandbox: Sandbox,
     clock: VirtualClock,
     tmp_path: Path,
 ) -> None:
-    measured = await measured_per_hour(policy, kiosks, live_url, sandbox, clock, tmp_path)
+    # the old policy's 190 polls go in-process (the same app, no sockets) to keep it quick
+    url, transport = (live_url, None) if wire == "loopback" else (ASGI, asgi_transport(sim_app))
+    measured = await measured_per_hour(policy, kiosks, url, sandbox, clock, tmp_path, transport)
     modelled = modelled_per_hour(policy, 8)
     print(f"{policy.name}: sandbox {measured:.2f}/h, model {modelled:.2f}/h")
     assert abs(measured - modelled) <= TOLERANCE * modelled, (measured, modelled)
