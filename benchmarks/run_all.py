@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "sandbox_history": [],
     "fault_campaign": ["--charges", "1000", "--kills"],
     "fuzz_sandbox": ["--examples", "10000"],
+    "fleet": [],
 }
 
 

@@ -100,6 +100,7 @@ async def test_screen_and_cli_report_agree_across_the_1600z_boundary(
         printed = cli_report(live_url, terminal, tmp_path, day)
         shown = {k: v for k, v in shown.items() if k != "reconciliation"}
         printed.pop("reconciliation", None)
+        assert printed.pop("terminal") == terminal.username  # names the till (report --merge)
         assert printed == shown
 
 

@@ -29,6 +29,7 @@ COMMANDS = {
     "decode": "decode",
     "doctor": "doctor",
     "verify": "verify",
+    "metrics": "metrics",
     "simulator": "simulator",
 }
 COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))

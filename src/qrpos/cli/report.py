@@ -54,7 +54,29 @@ def register(sub: Any) -> None:
     p.add_argument("--date", help="local day YYYY-MM-DD (default: today, UTC+8)")
     p.add_argument("--csv", type=Path, metavar="PATH", help="also write the day's rows as CSV")
     p.add_argument("--json", action="store_true", help="print the totals as JSON")
+    p.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help="sum several tills' `report --json` files of the same day (no service needed); "
+        "exits 1 when the days differ or a till is given twice",
+    )
     p.set_defaults(func=run)
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    """`report --merge FILE...`: one total for several tills (qrpos.reports.merge)."""
+    from qrpos.reports.merge import MergeError, merge, render_table, write_csv
+
+    try:
+        merged = merge(args.merge)
+        if args.csv:
+            write_csv(merged, args.csv)
+    except MergeError as exc:
+        return fail(str(exc), EXIT_LOCAL_ERROR)
+    print(json.dumps(merged, ensure_ascii=False) if args.json else render_table(merged))
+    return EXIT_OK
 
 
 @contextlib.contextmanager
@@ -97,6 +119,8 @@ async def _report(config: Config, day: date, csv_path: Path | None) -> EndOfDay:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.merge:
+        return run_merge(args)
     try:
         day = parse_day(args.date) if args.date else today(datetime.now(UTC))
     except ValueError as exc:
@@ -119,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
             f"the history cannot be read now ({type(outcome).__name__}); try again", EXIT_UNRESOLVED
         )
     if args.json:
-        print(json.dumps(eod.to_json(), ensure_ascii=False))
+        # the till's terminal, so `report --merge` can tell tills apart
+        print(json.dumps({**eod.to_json(), "terminal": config.username}, ensure_ascii=False))
     else:
         print(render_text(eod))
     if args.csv:

@@ -165,6 +165,17 @@ class HistoryCache:
             ).fetchone()
         return int(row[0])
 
+    def pending_created(self, since: datetime) -> list[datetime]:
+        """Creation times (oldest first) of the charges since `since` whose receipt is
+        pending: what the VAT follow-up plans its polls from."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT created_at FROM tx WHERE vat_status = 'pending' AND created_at >= ? "
+                "ORDER BY created_at",
+                (format_rfc3339(since),),
+            ).fetchall()
+        return [parse_rfc3339(r[0]) for r in rows]
+
     def synced_at(self) -> datetime | None:
         """When the cache last heard from the service (None: never)."""
         with self._lock:

@@ -24,6 +24,7 @@ import httpx
 from qrpos import spec
 from qrpos.errors import InsecureBaseURL as InsecureBaseURL
 from qrpos.redact import token_tail
+from qrpos.service.contact import ContactLog
 from qrpos.service.models import (
     ChargeRequest,
     MalformedResponse,
@@ -160,6 +161,8 @@ class TerminalClient:
         self.base_url = check_base_url(base_url)
         self.username = username
         self.timeout_s = timeout_s
+        #: what this client heard from the service (VAT follow-up backoff, metrics)
+        self.contact = ContactLog()
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
             auth=httpx.BasicAuth(username, password),
@@ -216,6 +219,7 @@ class TerminalClient:
             )
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
+            self.contact.no_answer()
             log.warning("%s %s: connection failed (%s)", method, path, type(exc).__name__)
             return (
                 None,
@@ -226,6 +230,7 @@ class TerminalClient:
             )
         except httpx.TimeoutException as exc:
             exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
+            self.contact.no_answer()
             log.warning("%s %s: no answer in time (%s)", method, path, type(exc).__name__)
             return (
                 None,
@@ -234,12 +239,14 @@ class TerminalClient:
             )
         except httpx.HTTPError as exc:
             exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
+            self.contact.no_answer()
             log.warning("%s %s: transport failure (%s)", method, path, type(exc).__name__)
             return (
                 None,
                 exchange,
                 Unresolved(reason=f"connection lost ({type(exc).__name__})", exchange=exchange),
             )
+        self.contact.answered(response.status_code, _retry_after(response))
         exchange = Exchange(
             status=response.status_code,
             server_date=_server_date(response),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -91,7 +92,14 @@ class SaleFlow:
         client = app.services.client
         if client is None:
             return
-        online = isinstance(await client.health(), Probe)
+        from qrpos.service.contact import probe_due
+
+        contact = client.contact
+        # any answer proves reachability: a probe only after 10 quiet minutes (fleet ceiling)
+        if probe_due(contact.last_response_at, contact.reachable, time.time()):
+            online = isinstance(await client.health(), Probe)
+        else:
+            online = True
         if online != app.status.online:
             app.status.online = online
             app.status.online_since = app.services.clock()

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from qrpos.config import Config, write_pairing
 from qrpos.credentials import CredentialsMissing, load_password, store_password
 from qrpos.ledger import ChargeDesk, Ledger
+from qrpos.metrics import KioskFacts, MetricsWriter, gather
 from qrpos.scanner import ScanLoop, make_decoder, open_source
 from qrpos.service import TerminalClient
 from qrpos.tui.services import KioskServices, ScanEventRelay
@@ -52,7 +53,7 @@ def production_services(
             open_source(config.scanner), make_decoder(config.scanner.get("decoder")), relay
         )
         stack.callback(scanner.stop)
-        yield KioskServices(
+        services = KioskServices(
             config=config,
             desk=open_desk(client) if client is not None else None,
             client=client,
@@ -62,3 +63,22 @@ def production_services(
             store_pairing=store_pairing,
             open_desk=open_desk,
         )
+        stack.callback(_write_metrics(services, ledger, scanner).stop)
+        yield services
+
+
+def _write_metrics(services: KioskServices, ledger: Ledger, scanner: ScanLoop) -> MetricsWriter:
+    """The kiosk's metrics for node_exporter, every 30 s (no port; see qrpos.metrics)."""
+
+    def facts() -> KioskFacts:
+        client = services.client
+        return gather(
+            ledger=ledger,
+            contact=client.contact if client is not None else None,
+            username=client.username if client is not None else services.config.username,
+            camera=scanner.stats,
+        )
+
+    writer = MetricsWriter(facts)
+    writer.start()
+    return writer

@@ -96,9 +96,14 @@ class ReceiptFollower:
 
     def start(self) -> None:
         """At start: plan a poll only if the cache says something is still moving."""
+        self._plan()
+
+    def _plan(self) -> None:
+        """Plan the background poll when the follow-up policy wants it (if anything is
+        followed): few, batched polls, so a fleet fits the shared ceiling."""
         vat = self.vat
-        if vat is not None and vat.needs_polling():
-            self.schedule(self.interval_s)
+        if vat is not None and (delay := vat.next_delay_s()) is not None:
+            self.schedule(delay)
 
     def charged(self, tx: Transaction) -> None:
         """An approved sale: its receipt is pending, so follow it."""
@@ -113,7 +118,7 @@ class ReceiptFollower:
             log.warning("history cache not updated: %s", exc)
             return
         if not self.planned:
-            self.schedule(self.interval_s)
+            self._plan()
 
     def reversed(self, tx_id: str) -> None:
         """A refunded reversal: follow its receipt until voided, starting now."""
@@ -151,6 +156,9 @@ class ReceiptFollower:
         self._timer = None
         if self._busy():
             self.schedule(self.busy_retry_s)
+            return
+        if (vat := self.vat) is not None and (held := vat.held_s()) > 0:
+            self.schedule(held)  # a 429 (a charge's too) still holds the polls back
             return
         self._worker = self.app.run_worker(
             self._poll(), group="vat-follow-up", exclusive=True, exit_on_error=False

@@ -1,0 +1,79 @@
+"""`qrpos metrics --once`: write the kiosk's metrics file without the kiosk running.
+
+For an installer's check after provisioning (does node_exporter serve `qrpos_*`?), or
+to refresh the sales figures while the kiosk is stopped for maintenance. Deliberately
+not on a systemd timer: while the kiosk is down the file must go stale, because its age
+(`node_textfile_mtime_seconds`) is how Prometheus learns the kiosk is silent. Reads the
+outbox and sends one `GET /health` for reachability. Exit codes: 0 written, 1 not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, SETUP_ERRORS, config_from_args, fail
+from qrpos.config import Config
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "metrics",
+        help="write the kiosk's Prometheus metrics for node_exporter's textfile collector",
+        description="Write qrpos.prom (sales and gross today, open sales, credentials, "
+        "reachability, outbox integrity) into node_exporter's textfile directory. The "
+        "running kiosk writes it every 30 s by itself. Exit codes: 0 written, 1 not.",
+    )
+    p.add_argument("--once", action="store_true", help="write once and exit (the only mode)")
+    p.add_argument(
+        "--dir",
+        type=Path,
+        metavar="DIR",
+        help="textfile collector directory (default: $QRPOS_METRICS_DIR, else "
+        "/var/lib/node_exporter/textfile_collector)",
+    )
+    p.set_defaults(func=run)
+
+
+async def _reachable(config: Config) -> Any:
+    """The client after one probe (its contact log says reachable or not), or None."""
+    from qrpos.cli.common import client_from_config
+
+    try:
+        client = client_from_config(config)
+    except SETUP_ERRORS:
+        return None
+    async with client:
+        await client.health()
+    return client
+
+
+def run(args: argparse.Namespace) -> int:
+    from qrpos import metrics
+    from qrpos.ledger import Ledger, LedgerError
+
+    try:
+        config = config_from_args(args)
+    except SETUP_ERRORS as exc:
+        return fail(str(exc))
+    client = asyncio.run(_reachable(config)) if config.base_url else None
+    ledger = None
+    try:
+        if config.ledger_path.exists():
+            ledger = Ledger.open(config.ledger_path)
+        facts = metrics.gather(
+            ledger=ledger,
+            contact=client.contact if client is not None else None,
+            username=config.username,
+            camera=None,
+        )
+        path = metrics.write(facts, args.dir)
+    except (LedgerError, OSError) as exc:
+        return fail(f"metrics not written: {exc}", EXIT_LOCAL_ERROR)
+    finally:
+        if ledger is not None:
+            ledger.close()
+    print(f"wrote {path}")
+    return EXIT_OK

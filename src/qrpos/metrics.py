@@ -1,0 +1,265 @@
+"""The kiosk's health as Prometheus metrics, for node_exporter's textfile collector.
+
+No port is opened on the till: the kiosk writes `qrpos.prom` into the collector's
+directory (`write_to_textfile` writes a temporary file and renames it, so node_exporter
+never reads half a file) and node_exporter serves it with its own metrics. A kiosk that
+stops writing shows up as a stale `node_textfile_mtime_seconds` (the "kiosk silent" alert
+in deploy/monitoring/). Every figure comes from the outbox, the client's contact log and
+the scan loop: gathering sends no request.
+
+Metric names are listed in `METRIC_NAMES` (the alert-rule test checks the rules against it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, write_to_textfile
+
+from qrpos import __version__
+
+if TYPE_CHECKING:
+    from qrpos.ledger import Ledger
+    from qrpos.scanner.loop import ScanStats
+    from qrpos.service.contact import ContactLog
+
+log = logging.getLogger("qrpos.metrics")
+
+DEFAULT_DIR = Path("/var/lib/node_exporter/textfile_collector")
+DIR_ENV = "QRPOS_METRICS_DIR"
+FILE_NAME = "qrpos.prom"
+#: how often the running kiosk rewrites the file
+EVERY_S = 30.0
+#: outbox states that count as charged (sales and gross)
+_CHARGED = frozenset({"approved", "charged_per_history"})
+#: outbox states of a sale still waiting on the resolver
+_UNRESOLVED = frozenset({"pending", "unresolved"})
+_LOCAL = timedelta(hours=8)  # Mongolia, no DST: the shop's day (as qrpos.reports)
+
+
+def metrics_dir(explicit: Path | None = None) -> Path:
+    """Where the file goes: the option, else `$QRPOS_METRICS_DIR`, else node_exporter's
+    Debian default."""
+    if explicit is not None:
+        return explicit
+    env = os.environ.get(DIR_ENV)
+    return Path(env) if env else DEFAULT_DIR
+
+
+@dataclass(frozen=True)
+class KioskFacts:
+    """Everything the metrics say, gathered from the kiosk's parts (None: not known)."""
+
+    username: str | None
+    sales_today: int
+    gross_today_mnt: int
+    unresolved: int
+    needs_review: int
+    oldest_open_age_s: float
+    last_approved_at: float | None
+    credentials_rejected: bool
+    reachable: bool | None
+    rate_limited: int
+    outbox_ok: bool
+    camera: ScanStats | None
+
+
+def gather(
+    *,
+    ledger: Ledger | None,
+    contact: ContactLog | None,
+    username: str | None,
+    camera: ScanStats | None,
+    locked: bool = False,
+    now: datetime | None = None,
+) -> KioskFacts:
+    """Read the outbox (today's sales, what is open) and the contact log."""
+    from qrpos.ledger import records
+    from qrpos.ledger.listing import intent_view, outbox_views
+
+    now = now or datetime.now(UTC)
+    local_midnight = (now + _LOCAL).replace(hour=0, minute=0, second=0, microsecond=0) - _LOCAL
+    sales = gross = unresolved = review = 0
+    oldest = 0.0
+    last_approved: float | None = None
+    outbox_ok = True
+    rejected = locked
+    if ledger is not None:
+        outbox_ok = ledger.integrity_ok
+        rows = ledger.read(
+            lambda c: records.list_intents(
+                c,
+                include_final=True,
+                created_from=local_midnight.timestamp(),
+                created_to=now.timestamp() + 1,
+            )
+        )
+        for view in map(intent_view, rows):
+            if view.state in _CHARGED:
+                sales += 1
+                gross += view.amount_mnt or 0
+                at = view.created_at.timestamp()
+                last_approved = at if last_approved is None else max(last_approved, at)
+        for view in outbox_views(ledger, include_final=False):
+            if view.state == "needs_review":
+                review += 1
+            elif view.kind == "charge" and view.state in _UNRESOLVED:
+                unresolved += 1
+            else:
+                continue
+            oldest = max(oldest, (now - view.created_at).total_seconds())
+    if contact is not None:
+        rejected = rejected or _rejected_last(contact)
+    return KioskFacts(
+        username=username,
+        sales_today=sales,
+        gross_today_mnt=gross,
+        unresolved=unresolved,
+        needs_review=review,
+        oldest_open_age_s=oldest,
+        last_approved_at=last_approved,
+        credentials_rejected=rejected,
+        reachable=contact.reachable if contact is not None else None,
+        rate_limited=contact.rate_limited if contact is not None else 0,
+        outbox_ok=outbox_ok,
+        camera=camera,
+    )
+
+
+def _rejected_last(contact: ContactLog) -> bool:
+    # a 401 locks the kiosk until re-pairing; a later answer means a new pairing works
+    return contact.credentials_rejected > 0 and contact.last_status == 401
+
+
+METRIC_NAMES = (
+    "qrpos_info",
+    "qrpos_sales_today",
+    "qrpos_gross_today_mnt",
+    "qrpos_unresolved_sales",
+    "qrpos_needs_review_sales",
+    "qrpos_oldest_open_sale_age_seconds",
+    "qrpos_last_approved_charge_timestamp_seconds",
+    "qrpos_credentials_rejected",
+    "qrpos_service_reachable",
+    "qrpos_rate_limited_responses_total",
+    "qrpos_camera_fps",
+    "qrpos_camera_decode_seconds",
+    "qrpos_camera_running",
+    "qrpos_outbox_integrity_ok",
+)
+
+
+def registry_for(facts: KioskFacts) -> CollectorRegistry:
+    """The facts as a fresh registry (one file's worth)."""
+    reg = CollectorRegistry(auto_describe=True)
+
+    def gauge(name: str, doc: str, value: float) -> None:
+        Gauge(name, doc, registry=reg).set(value)
+
+    info = Gauge(
+        "qrpos_info", "The kiosk's terminal and version", ["username", "version"], registry=reg
+    )
+    info.labels(facts.username or "", __version__).set(1)
+    gauge("qrpos_sales_today", "Approved sales of the local day (UTC+8)", facts.sales_today)
+    gauge("qrpos_gross_today_mnt", "Gross takings of the local day, MNT", facts.gross_today_mnt)
+    gauge("qrpos_unresolved_sales", "Sales whose outcome is not yet known", facts.unresolved)
+    gauge("qrpos_needs_review_sales", "Sales waiting for the owner's decision", facts.needs_review)
+    gauge(
+        "qrpos_oldest_open_sale_age_seconds",
+        "Age of the oldest unresolved or in-review sale (0: none)",
+        facts.oldest_open_age_s,
+    )
+    gauge(
+        "qrpos_last_approved_charge_timestamp_seconds",
+        "When the last approved sale of the day was made (0: none)",
+        facts.last_approved_at or 0,
+    )
+    gauge(
+        "qrpos_credentials_rejected",
+        "1 while the service rejects the terminal's credentials (sales locked until re-paired)",
+        int(facts.credentials_rejected),
+    )
+    if facts.reachable is not None:
+        gauge(
+            "qrpos_service_reachable",
+            "1 when the latest request got an answer",
+            int(facts.reachable),
+        )
+    Counter("qrpos_rate_limited_responses", "429s met since the kiosk started", registry=reg).inc(
+        facts.rate_limited
+    )
+    if facts.camera is not None:
+        gauge("qrpos_camera_fps", "Frames per second read from the camera", facts.camera.fps)
+        gauge(
+            "qrpos_camera_decode_seconds",
+            "Time to decode the latest frame",
+            facts.camera.decode_ms / 1000.0,
+        )
+        gauge(
+            "qrpos_camera_running",
+            "1 while the camera delivers frames",
+            int(facts.camera.camera_state == "running"),
+        )
+    gauge(
+        "qrpos_outbox_integrity_ok",
+        "1 when the outbox passed its integrity check",
+        int(facts.outbox_ok),
+    )
+    return reg
+
+
+def write(facts: KioskFacts, directory: Path | None = None) -> Path:
+    """Write the file atomically into the collector's directory; returns its path."""
+    path = metrics_dir(directory) / FILE_NAME
+    write_to_textfile(str(path), registry_for(facts))
+    return path
+
+
+class MetricsWriter:
+    """Rewrites the file every `every_s` from a daemon thread while the kiosk runs."""
+
+    def __init__(
+        self,
+        facts: Callable[[], KioskFacts],
+        directory: Path | None = None,
+        every_s: float = EVERY_S,
+    ) -> None:
+        self._facts = facts
+        self.directory = directory
+        self.every_s = every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="qrpos-metrics", daemon=True)
+        #: files written so far
+        self.written = 0
+        #: why the last write failed (logged once per new reason), None when it worked
+        self.failed: str | None = None
+
+    def start(self) -> None:
+        """Begin writing."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop writing (the last file stays: its age tells the kiosk is gone)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                write(self._facts(), self.directory)
+                self.written += 1
+            except Exception as exc:  # metrics must never take the kiosk down
+                if self.failed != str(exc):
+                    log.warning("metrics not written: %s", exc)
+                self.failed = str(exc)
+            else:
+                self.failed = None
+            self._stop.wait(self.every_s)

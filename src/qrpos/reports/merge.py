@@ -1,0 +1,140 @@
+"""One end-of-day for a shop with several tills: the sum of their `qrpos report --json`.
+
+Each till is its own terminal and sees only its own history, so the owner's total is the
+sum of the tills' reports of the *same* local day. Refused (with a message naming the
+file): reports of different days, the same till twice, a file that is not such a report.
+The merged JSON has the same shape plus `tills`, the terminals (and files) it covers.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: (section, field) pairs that are summed
+SUMMED = (
+    ("charges", "count"),
+    ("charges", "grossMNT"),
+    ("reversed", "count"),
+    ("reversed", "amountMNT"),
+    ("vat", "pending"),
+    ("vat", "issued"),
+    ("vat", "voided"),
+)
+
+
+class MergeError(Exception):
+    """The reports cannot be merged; the message says which file and why."""
+
+
+@dataclass(frozen=True)
+class TillReport:
+    """One till's report as read from its file."""
+
+    path: Path
+    terminal: str
+    data: dict[str, Any]
+
+
+def read_report(path: Path) -> TillReport:
+    """Read and check one till's `qrpos report --json` output."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise MergeError(f"{path}: cannot be read ({exc.strerror})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise MergeError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("date"), str):
+        raise MergeError(f"{path}: not a `qrpos report --json` report (no date)")
+    terminal = data.get("terminal")
+    if not isinstance(terminal, str) or not terminal:
+        raise MergeError(
+            f"{path}: the report names no till (made by an older qrpos? run "
+            "`qrpos report --json` on the till again)"
+        )
+    for section, field in SUMMED:
+        number = data.get(section, {}).get(field) if isinstance(data.get(section), dict) else None
+        if not isinstance(number, int) or isinstance(number, bool) or number < 0:
+            raise MergeError(f"{path}: {section}.{field} is missing or not a count")
+    return TillReport(path, terminal, data)
+
+
+def merge(paths: list[Path]) -> dict[str, Any]:
+    """The tills' totals summed; refuses mismatched days and a till given twice."""
+    if not paths:
+        raise MergeError("no report given")
+    tills = [read_report(p) for p in paths]
+    days = sorted({t.data["date"] for t in tills})
+    if len(days) > 1:
+        which = "; ".join(f"{t.path}: {t.data['date']}" for t in tills)
+        raise MergeError(f"the reports are of different days ({which})")
+    seen: dict[str, Path] = {}
+    for till in tills:
+        if till.terminal in seen:
+            raise MergeError(
+                f"till {till.terminal} is given twice ({seen[till.terminal]} and {till.path})"
+            )
+        seen[till.terminal] = till.path
+    first = tills[0].data
+    out: dict[str, Any] = {
+        "date": first["date"],
+        "from": first.get("from"),
+        "to": first.get("to"),
+        "charges": {},
+        "reversed": {},
+        "vat": {},
+    }
+    if "timezone" in first:
+        out["timezone"] = first["timezone"]
+    for section, field in SUMMED:
+        out[section][field] = sum(t.data[section][field] for t in tills)
+    out["tills"] = [
+        {
+            "terminal": t.terminal,
+            "file": str(t.path),
+            "charges": t.data["charges"],
+            "reversed": t.data["reversed"],
+        }
+        for t in tills
+    ]
+    return out
+
+
+def render_table(merged: dict[str, Any]) -> str:
+    """The merged day for a person: one line per till and the total."""
+    lines = [f"End of day {merged['date']}: {len(merged['tills'])} tills"]
+    head = f"{'till':<16} {'sales':>7} {'gross MNT':>14} {'reversed':>9} {'reversed MNT':>13}"
+    lines.append(head)
+
+    def row(name: str, charges: dict[str, int], reversed_: dict[str, int]) -> str:
+        return (
+            f"{name:<16} {charges['count']:>7,} {charges['grossMNT']:>14,} "
+            f"{reversed_['count']:>9,} {reversed_['amountMNT']:>13,}"
+        )
+
+    for till in merged["tills"]:
+        lines.append(row(till["terminal"], till["charges"], till["reversed"]))
+    lines.append(row("total", merged["charges"], merged["reversed"]))
+    vat = merged["vat"]
+    lines.append(f"VAT receipts: {vat['issued']} issued, {vat['pending']} pending, "
+                 f"{vat['voided']} voided")  # fmt: skip
+    return "\n".join(lines)
+
+
+def write_csv(merged: dict[str, Any], path: Path) -> None:
+    """One row per till and a total row."""
+    fields = ["date", "till", "sales", "grossMNT", "reversed", "reversedMNT"]
+    try:
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            out = csv.writer(fh)
+            out.writerow(fields)
+            rows = [(t["terminal"], t["charges"], t["reversed"]) for t in merged["tills"]]
+            rows.append(("total", merged["charges"], merged["reversed"]))
+            for name, charges, reversed_ in rows:
+                out.writerow([merged["date"], name, charges["count"], charges["grossMNT"],
+                              reversed_["count"], reversed_["amountMNT"]])  # fmt: skip
+    except OSError as exc:
+        raise MergeError(f"{path}: cannot be written ({exc.strerror})") from None

@@ -1,0 +1,89 @@
+"""`qrpos report --merge`: three tills' reports, made by the real `qrpos report --json`
+against the sandbox with three terminals, summed into one day; different days, a till
+given twice and a report without a till are refused with a clear message."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from test_cli_report import run_cli
+
+from qrpos.simulator import Sandbox, TerminalCredentials
+
+NOON = datetime(2024, 5, 2, 4, tzinfo=UTC)  # 12:00 local on 2024-05-02
+
+
+def merge_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "qrpos.cli", "report", "--merge", *args],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def three_tills(live_url: str, sandbox: Sandbox, tmp_path: Path) -> list[Path]:
+    """Each till's `report --json` of 2024-05-02 in its own file, plus one of 05-03."""
+    files = []
+    amounts = [[1_000, 2_000], [5_000], [700, 300, 9_000]]
+    tills: list[TerminalCredentials] = [sandbox.create_terminal("m_shop") for _ in amounts]
+    for k, (till, sales) in enumerate(zip(tills, amounts, strict=True)):
+        for i, amount in enumerate(sales):
+            sandbox.seed_charge(till.username, amount, NOON.replace(minute=i))
+        state = tmp_path / f"till{k}"
+        state.mkdir()
+        for day in ("2024-05-02", "2024-05-03"):
+            run = run_cli(["report", "--date", day, "--json"], live_url, till, state)
+            assert run.returncode == 0, run.stderr
+            (state / f"{day}.json").write_text(run.stdout)
+        files.append(state / "2024-05-02.json")
+    files.append(tmp_path / "till0" / "2024-05-03.json")
+    return files
+
+
+def test_three_tills_sum_into_one_day_with_csv(three_tills: list[Path], tmp_path: Path) -> None:
+    target = tmp_path / "shop.csv"
+    run = merge_cli(*map(str, three_tills[:3]), "--json", "--csv", str(target))
+    assert run.returncode == 0, run.stderr
+    merged = json.loads(run.stdout)
+    assert merged["date"] == "2024-05-02"
+    assert merged["charges"] == {"count": 6, "grossMNT": 18_000}
+    tills = [json.loads(p.read_text())["terminal"] for p in three_tills[:3]]
+    assert [t["terminal"] for t in merged["tills"]] == tills and len(set(tills)) == 3
+    rows = list(csv.DictReader(target.open()))
+    assert [r["sales"] for r in rows] == ["2", "1", "3", "6"]
+    assert rows[-1]["till"] == "total" and rows[-1]["grossMNT"] == "18000"
+    table = merge_cli(*map(str, three_tills[:3]))
+    assert "18,000" in table.stdout and all(t in table.stdout for t in tills)
+
+
+def test_reports_of_different_days_are_refused(three_tills: list[Path]) -> None:
+    run = merge_cli(str(three_tills[1]), str(three_tills[3]))
+    assert run.returncode != 0 and run.stdout == ""
+    assert "different days" in run.stderr and "2024-05-03" in run.stderr
+
+
+def test_a_till_given_twice_is_refused(three_tills: list[Path], tmp_path: Path) -> None:
+    copy = tmp_path / "again.json"
+    copy.write_text(three_tills[0].read_text())
+    run = merge_cli(str(three_tills[0]), str(three_tills[1]), str(copy))
+    assert run.returncode != 0 and "given twice" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [("{not json", "not JSON"), ('{"date": "2024-05-02"}', "names no till"), ("[]", "no date")],
+)
+def test_a_file_that_is_not_a_till_report_is_named_and_refused(
+    tmp_path: Path, content: str, why: str
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    run = merge_cli(str(bad))
+    assert run.returncode == 1 and why in run.stderr and str(bad) in run.stderr
+    assert "Traceback" not in run.stderr

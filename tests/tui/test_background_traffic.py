@@ -1,0 +1,95 @@
+"""The kiosk's own background requests stay few and never hold up a sale: the
+reachability probe is skipped while the service answered lately, and a VAT poll that
+falls due while a card is being presented waits until the sale is over. Requests are
+counted at the client's transport (a seam we own)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kiosk_harness import FAST, Kiosk
+from test_receipts_followed import LIST_PATH, CountingTransport
+
+from qrpos import spec
+from qrpos.config import Config
+from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
+from qrpos.service import TerminalClient
+from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
+from qrpos.simulator.testing import asgi_transport
+from qrpos.tui.app import KioskApp
+from qrpos.tui.messages import TokenScanned
+from qrpos.tui.services import KioskServices, utc_now
+
+HEALTH_EVERY_S = 0.05
+EVERY_S = 0.1
+
+
+@pytest.fixture
+async def kiosk(
+    tmp_path: Path, sim_app: Any, sandbox: Sandbox, terminal: TerminalCredentials
+) -> AsyncIterator[tuple[Kiosk, CountingTransport]]:
+    transport = CountingTransport(asgi_transport(sim_app))
+    client = TerminalClient(
+        "http://127.0.0.1", terminal.username, terminal.password, transport=transport
+    )
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    services = KioskServices(
+        config=Config(
+            base_url="http://127.0.0.1",
+            username=terminal.username,
+            state_dir=tmp_path,
+            language="en",
+        ),
+        desk=ChargeDesk(ledger, client, policy=RetryPolicy.testing()),
+        client=client,
+        clock=utc_now,
+    )
+    options = {**FAST, "health_every_s": HEALTH_EVERY_S, "receipts_every_s": EVERY_S}
+    app = KioskApp(services, **options)  # type: ignore[arg-type]
+    async with app.run_test(size=(80, 24)) as pilot:
+        yield Kiosk(app, pilot, services, sandbox, terminal, ledger), transport
+    await client.aclose()
+    ledger.close()
+
+
+def probes(transport: CountingTransport) -> int:
+    return transport.requests.count(("GET", spec.HEALTH_PATH))
+
+
+async def test_a_kiosk_that_heard_the_service_lately_sends_no_probe(
+    kiosk: tuple[Kiosk, CountingTransport],
+) -> None:
+    app, transport = kiosk[0].app, kiosk[1]
+    await kiosk[0].on_screen("AmountScreen")
+    await kiosk[0].until(lambda: probes(transport) >= 1)  # nothing heard yet: one probe
+    await kiosk[0].pilot.pause(HEALTH_EVERY_S * 12)
+    assert probes(transport) == 1  # the probe's answer is proof for ten minutes
+    assert app.status.online is True
+
+
+async def test_a_poll_due_during_a_sale_waits_until_the_sale_is_over(
+    kiosk: tuple[Kiosk, CountingTransport], wallet: WalletInfo
+) -> None:
+    k, transport = kiosk
+    follower = k.app.receipts
+    await k.key_amount("2000")
+    await k.on_screen("PresentCardScreen")
+    k.app.post_message(TokenScanned(wallet.qr_token))
+    await k.on_screen("ResultScreen")
+    await k.until(lambda: transport.lists() >= 1)  # the receipt is followed
+    await k.pilot.press("x")  # any key: the next sale
+    await k.key_amount("3000")
+    await k.on_screen("PresentCardScreen")
+    presenting = len(transport.requests)
+    # past the next planned poll (the compressed gap is 2 s) while the card is awaited
+    await k.pilot.pause(follower.vat.policy.min_gap_s * 1.5)  # type: ignore[union-attr, attr-defined]
+    assert ("GET", LIST_PATH) not in transport.requests[presenting:]
+    token = k.sandbox.wallet(wallet.wallet_id).qr_token
+    k.app.post_message(TokenScanned(token))
+    await k.on_screen("ResultScreen")
+    charge_at = len(transport.requests) - 1
+    assert transport.requests[charge_at] == ("POST", spec.CHARGE_PATH)
+    await k.until(lambda: ("GET", LIST_PATH) in transport.requests[charge_at:])  # resumes
