@@ -24,6 +24,7 @@ import httpx
 from qrpos import spec
 from qrpos.errors import InsecureBaseURL as InsecureBaseURL
 from qrpos.redact import token_tail
+from qrpos.service.limits import ResponseTooLarge, send_capped
 from qrpos.service.models import (
     MalformedResponse,
     Transaction,
@@ -204,14 +205,17 @@ class TerminalClient:
         if content is not None:
             all_headers["Content-Type"] = spec.JSON_CONTENT_TYPE
         try:
-            response = await self._http.request(
-                method,
-                path,
-                content=content,
-                headers=all_headers,
-                params=params,
-                auth=httpx.USE_CLIENT_DEFAULT if auth else None,
+            request = self._http.build_request(
+                method, path, content=content, headers=all_headers, params=params
             )
+            response = await send_capped(self._http, request, auth=auth)
+        except ResponseTooLarge as exc:
+            # like a garbled body: a charge may have committed, only the history can tell
+            exchange = Exchange(
+                status=exc.status, sent_at=sent_at, elapsed_s=time.monotonic() - start
+            )
+            log.warning("%s %s: %s", method, path, exc)
+            return None, exchange, Unresolved(reason=f"garbled response: {exc}", exchange=exchange)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
             log.warning("%s %s: connection failed (%s)", method, path, type(exc).__name__)
