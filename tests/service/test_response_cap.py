@@ -37,7 +37,9 @@ class Hostile:
     done: list[bool] = field(default_factory=list)
 
 
-async def _serve(state: Hostile, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _serve(
+    state: Hostile, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
     try:
         await reader.readuntil(b"\r\n\r\n")
         size = OFFERED if state.body is None else len(state.body)

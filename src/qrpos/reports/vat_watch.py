@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from qrpos import spec
 from qrpos.reports.history_cache import HistoryCache
 from qrpos.service import TerminalClient
+from qrpos.service.limits import bounded_retry_after
 from qrpos.service.models import Transaction
 from qrpos.service.outcomes import CredentialsRejected, Page, RateLimited
 
@@ -95,7 +96,7 @@ class VatFollowUp:
         self._busy_streak += 1
         wait = min(MAX_BACKOFF_S, self.interval_s * 2.0**self._busy_streak)
         wait *= 0.75 + 0.5 * self._jitter()
-        return max(wait, retry_after_s or 0.0)
+        return max(wait, bounded_retry_after(retry_after_s, MAX_BACKOFF_S))
 
     async def poll_once(self) -> PollResult:
         """One round: list the last day (and any older followed charge), update the
