@@ -66,9 +66,13 @@ class ListingFailed(Exception):
 
 
 def is_loopback_host(host: str) -> bool:
-    """True for ``localhost`` and any address in 127.0.0.0/8 or ``::1``."""
+    """True for ``localhost`` itself and any literal address in 127.0.0.0/8 or ``::1``.
+
+    Not ``*.localhost``: whether such a name stays on this machine is up to the
+    resolver, and plain http must never depend on that.
+    """
     host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
