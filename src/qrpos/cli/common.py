@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qrpos.cli import usage
+from qrpos.cli.usage import EXIT_USAGE as EXIT_USAGE
 from qrpos.config import Config, ConfigError, load_config
 from qrpos.errors import CredentialsMissing, InsecureBaseURL
 
@@ -19,7 +21,6 @@ EXIT_LOCAL_ERROR = 1
 EXIT_REFUSED = 2
 EXIT_UNRESOLVED = 3
 EXIT_CREDENTIALS = 4
-EXIT_USAGE = 64
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, on_subcommand: bool = False) -> None:
@@ -31,10 +32,19 @@ def add_global_options(parser: argparse.ArgumentParser, *, on_subcommand: bool =
     d: dict[str, Any] = {"default": argparse.SUPPRESS} if on_subcommand else {}
     g = parser.add_argument_group("configuration (override QRPOS_* and the config file)")
     g.add_argument("--config", type=Path, help="TOML file (default /etc/qrpos/config.toml)", **d)
-    g.add_argument("--base-url", help="service base URL (https; http only to loopback)", **d)
-    g.add_argument("--username", help="terminal username, term_ + 8 characters", **d)
+    g.add_argument(
+        "--base-url",
+        type=usage.base_url,
+        help="service base URL (https; http only to loopback)",
+        **d,
+    )
+    g.add_argument(
+        "--username", type=usage.username, help="terminal username, term_ + 8 characters", **d
+    )
     g.add_argument("--state-dir", type=Path, help="where the outbox database lives", **d)
-    g.add_argument("--request-timeout", type=float, help="seconds per request (default 30)", **d)
+    g.add_argument(
+        "--request-timeout", type=usage.seconds, help="seconds per request (default 30)", **d
+    )
     g.add_argument("--language", choices=("mn", "en"), help="language of screens and messages", **d)
     g.add_argument(
         "--log-level",
