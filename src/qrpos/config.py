@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from qrpos import spec
+from qrpos.statedir import write_private
 
 DEFAULT_CONFIG_PATH = Path("/etc/qrpos/config.toml")
 LANGUAGES = ("mn", "en")
@@ -81,12 +82,8 @@ def write_pairing(state_dir: Path, username: str) -> Path:
     """Remember the paired terminal's username in the state dir (atomically)."""
     if not spec.USERNAME_RE.match(username):
         raise ConfigError(f"{username!r} is not a terminal username")
-    state_dir.mkdir(parents=True, exist_ok=True)
-    target = state_dir / PAIRING_FILE
-    tmp = target.with_suffix(".tmp")
-    tmp.write_text(f'username = "{username}"\n', encoding="utf-8")
-    tmp.replace(target)
-    return target
+    # run as root by provision.sh: no planted link is followed, the kiosk user owns it
+    return write_private(state_dir, PAIRING_FILE, f'username = "{username}"\n'.encode())
 
 
 def _read_toml(path: Path, explicit: bool) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from qrpos import __version__
-from qrpos.cli.common import add_global_options, fail
+from qrpos.cli.common import add_global_options, as_state_owner, fail
 from qrpos.cli.usage import EXIT_CODES, EXIT_USAGE, UsageError, UsageParser, safe_output
 from qrpos.journal import configure_logging
 
@@ -93,7 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the journal under systemd (QRPOS_LOG_TARGET=journal), stderr elsewhere
         configure_logging(getattr(logging, str(args.log_level).upper(), logging.WARNING))
         try:
-            code: int = args.func(args)
+            with as_state_owner(args.command, args):
+                code: int = args.func(args)
         except UsageError as exc:
             return fail(str(exc), EXIT_USAGE)
         except KeyboardInterrupt:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qrpos import statedir
 from qrpos.cli import usage
 from qrpos.cli.usage import EXIT_USAGE as EXIT_USAGE
 from qrpos.config import Config, ConfigError, load_config
@@ -76,6 +79,32 @@ def client_from_config(config: Config) -> TerminalClient:
     base_url, username = config.require_service()
     password = load_password(username)
     return TerminalClient(base_url, username, password, timeout_s=config.request_timeout_s)
+
+
+#: commands that never touch the state dir (the demo keeps its own throw-away one)
+_NO_STATE_DIR = frozenset({"simulator", "decode", "demo"})
+#: root tools that need root for the credential store alone (qrpos.credentials)
+_NEED_CREDSTORE = frozenset({"doctor", "verify"})
+
+
+def as_state_owner(
+    command: str, args: argparse.Namespace
+) -> contextlib.AbstractContextManager[Any]:
+    """Run as root, a command that touches the state dir does so as the dir's owner.
+
+    Permanently for most commands; for doctor and verify, effective ids only, so that
+    they can still decrypt the credential store (`statedir.as_root`).
+    """
+    if os.geteuid() != 0 or command in _NO_STATE_DIR:
+        return contextlib.nullcontext()
+    try:
+        state_dir = config_from_args(args).state_dir
+    except SETUP_ERRORS:
+        return contextlib.nullcontext()  # the command itself reports the same error
+    if command in _NEED_CREDSTORE:
+        return statedir.acting_as_state_owner(state_dir)
+    statedir.drop_to_state_owner(state_dir)
+    return contextlib.nullcontext()
 
 
 def fail(message: str, code: int = EXIT_LOCAL_ERROR) -> int:
