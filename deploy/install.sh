@@ -205,7 +205,6 @@ python_env() {
     # qrpos itself, with no dependency resolution and no index: everything is in place
     run "$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation --no-index \
         "$SOURCE"
-    run "$VENV/bin/python" -m pip check
     if [ -f "$here/hardware.md" ]; then
         run install -D -m 0644 "$here/hardware.md" "$PREFIX/share/hardware.md"
     fi
