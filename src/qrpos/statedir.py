@@ -148,7 +148,7 @@ def acting_as_state_owner(state_dir: Path) -> Iterator[bool]:
         yield False
         return
     uid, gid, groups = ids
-    saved_groups, saved_umask = os.getgroups(), os.umask(0o077)
+    saved_groups, saved_egid, saved_umask = os.getgroups(), os.getegid(), os.umask(0o077)
     os.setgroups(groups)
     os.setegid(gid)
     os.seteuid(uid)
@@ -156,7 +156,7 @@ def acting_as_state_owner(state_dir: Path) -> Iterator[bool]:
         yield True
     finally:
         os.seteuid(0)
-        os.setegid(0)
+        os.setegid(saved_egid)
         os.setgroups(saved_groups)
         os.umask(saved_umask)
 
@@ -169,7 +169,7 @@ def as_root() -> Iterator[None]:
         return
     uid, gid = os.geteuid(), os.getegid()
     os.seteuid(0)
-    os.setegid(0)
+    os.setegid(os.getgid())
     try:
         yield
     finally:

@@ -147,3 +147,36 @@ def test_root_tools_do_not_follow_links_planted_at_the_databases_names(
     done = _qrpos(planted, *command)
     assert "Traceback" not in done.stderr, done.stderr
     planted.assert_safe()
+
+
+ROUND_TRIP = """
+import os, sys
+from pathlib import Path
+from qrpos.statedir import acting_as_state_owner, as_root
+state = Path(sys.argv[1])
+owner = state.stat()
+with acting_as_state_owner(state) as acting:
+    assert acting and os.geteuid() == owner.st_uid and os.getegid() == owner.st_gid
+    (state / "made-as-owner").write_text("x")
+    with as_root():
+        assert os.geteuid() == 0  # what decrypting the credential store needs
+    assert os.geteuid() == owner.st_uid
+assert (os.geteuid(), os.getegid()) == (0, 0)
+print("ok")
+"""
+
+
+def test_root_tools_act_as_the_owner_and_take_root_back_only_when_asked(
+    planted: Planted,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", ROUND_TRIP, str(planted.state)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )
+    assert done.stdout.strip() == "ok", done.stderr
+    made = (planted.state / "made-as-owner").stat()
+    assert (made.st_uid, made.st_gid) == (planted.kiosk.pw_uid, planted.kiosk.pw_gid)
+    assert stat.S_IMODE(made.st_mode) == 0o600  # the owner's umask while acting
