@@ -4,6 +4,7 @@ never the code of a business outcome; accepted values are well-formed."""
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import subprocess
@@ -39,6 +40,11 @@ garbage = (
 )
 
 
+@functools.cache
+def _parser(command: str) -> argparse.ArgumentParser:
+    return build_parser(only=command)
+
+
 def _valued_options() -> list[tuple[str, str]]:
     """(command, option) for every option that takes a checked value."""
     parser = build_parser()
@@ -63,7 +69,7 @@ def test_a_malformed_value_is_a_one_line_usage_error(
     words = [*BASELINE[command], f"{option}={value}"]
     with safe_output():
         try:
-            args = build_parser(only=command).parse_args(words)
+            args = _parser(command).parse_args(words)
         except SystemExit as exc:
             _, err = capsys.readouterr()
             assert exc.code == EXIT_USAGE, err

@@ -29,7 +29,7 @@ KEYS_PRESSED = st.lists(
 )  # fmt: skip
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=FIXTURES)
+@settings(max_examples=8, deadline=None, suppress_health_check=FIXTURES)
 @given(keys=KEYS_PRESSED)
 def test_keypad_garbage_gives_an_amount_in_range_or_a_clear_refusal(
     tmp_path: Path, live_url: str, terminal: TerminalCredentials, keys: list[str]
