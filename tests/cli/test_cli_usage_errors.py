@@ -126,3 +126,11 @@ def test_every_help_lists_its_exit_codes(capsys: pytest.CaptureFixture[str], com
     assert main([command, "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "exit codes:" in out and "64 usage" in out
+
+
+def test_a_password_of_non_utf8_stdin_is_a_usage_error(tmp_path: Path) -> None:
+    args = [b"pair", b"--username", b"term_abcdefgh", b"--base-url", b"http://127.0.0.1:9"]
+    done = _run([*args, b"--password-stdin", b"--no-store"], b"vpt_\xff\xfe\n", tmp_path)
+    assert done.returncode == EXIT_USAGE, done.stderr
+    assert b"Traceback" not in done.stderr and done.stderr.count(b"\n") == 1
+    assert not (tmp_path / "terminal.toml").exists()  # nothing stored
