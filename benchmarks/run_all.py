@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "startup": [],
     "report": [],
     "sandbox_history": [],
+    "response_cap": [],
     "fault_campaign": ["--charges", "1000", "--kills"],
     "fuzz_sandbox": ["--examples", "10000"],
     "fleet": [],

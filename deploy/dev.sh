@@ -4,7 +4,8 @@
 #   deploy/dev.sh test    install everything, then lint, type-check and run the whole suite
 #   deploy/dev.sh bench   install everything, then run the long benchmarks in benchmarks/
 # It installs what it needs itself (system packages through apt, Python packages into
-# ./.venv pinned by deploy/constraints.txt) and is safe to run again.
+# ./.venv from the hashed lock deploy/requirements-dev.lock, the same versions the kiosk
+# installs from deploy/requirements.lock) and is safe to run again.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -59,11 +60,12 @@ python_packages() {
     # Reinstall only when the dependency declarations changed.
     local stamp="$VENV/.qrpos-installed"
     local want
-    want=$(cat pyproject.toml deploy/constraints.txt | sha256sum | cut -d' ' -f1)
+    want=$(cat pyproject.toml deploy/requirements-dev.lock | sha256sum | cut -d' ' -f1)
     if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-        say "installing qrpos and its pinned dependencies into $VENV"
-        "$VENV/bin/python" -m pip install -q --upgrade pip
-        "$VENV/bin/python" -m pip install -q -c deploy/constraints.txt -e '.[dev]'
+        say "installing the locked dependencies (every file checked by its sha256) into $VENV"
+        "$VENV/bin/python" -m pip install -q --require-hashes -r deploy/requirements-dev.lock
+        # qrpos itself: built from this checkout with the locked setuptools, nothing fetched
+        "$VENV/bin/python" -m pip install -q --no-deps --no-build-isolation --no-index -e .
         echo "$want" >"$stamp"
     fi
 }

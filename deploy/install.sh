@@ -22,6 +22,7 @@ UNIT_NAME=qrpos.service
 UNIT_DEST=/etc/systemd/system/$UNIT_NAME
 CONSOLE_SETUP=/etc/default/console-setup
 SYSTEM_PYTHON=/usr/bin/python3
+LOCK=$here/deploy/requirements.lock
 
 DRY_RUN=0
 SOURCE=$here
@@ -178,11 +179,12 @@ python_env() {
         # --system-site-packages: picamera2/libcamera exist only as Debian packages.
         run "$SYSTEM_PYTHON" -m venv --system-site-packages "$VENV"
     fi
-    # numpy is pinned to the system's own version: picamera2, simplejpeg and the
-    # libcamera bindings are compiled against it, and a newer numpy from PyPI in the venv
-    # would shadow it (a NumPy 2 wheel breaks modules built for 1.x). pip then picks an
-    # opencv-python-headless release compatible with that numpy.
-    local numpy_version constraints=$PREFIX/constraints-system.txt
+    # Every dependency comes from the hashed lock (the versions dev and CI test; pip
+    # refuses any file whose sha256 is not in it). numpy is locked at the system's own
+    # version: picamera2, simplejpeg and the libcamera bindings are compiled against it,
+    # so the venv keeps using python3-numpy instead of shadowing it with another one.
+    local numpy_version locked_numpy
+    locked_numpy=$(sed -n 's/^numpy==\([^ ;]*\).*/\1/p' "$LOCK")
     numpy_version=$("$SYSTEM_PYTHON" -c 'import numpy; print(numpy.__version__)' 2>/dev/null) ||
         numpy_version=""
     if [ -z "$numpy_version" ] && [ "$DRY_RUN" -eq 1 ]; then
@@ -192,11 +194,17 @@ python_env() {
         echo "install.sh: $SYSTEM_PYTHON cannot import numpy (python3-numpy)" >&2
         exit 1
     fi
-    note "system numpy $numpy_version"
-    printf 'numpy==%s\n' "$numpy_version" | write_file "$constraints" 0644
-    run "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    run "$VENV/bin/python" -m pip install --quiet --upgrade --upgrade-strategy only-if-needed \
-        --constraint "$constraints" "$SOURCE"
+    note "system numpy $numpy_version, locked numpy==$locked_numpy"
+    if [ "$DRY_RUN" -eq 0 ] && [ "$numpy_version" != "$locked_numpy" ]; then
+        echo "install.sh: the system's numpy $numpy_version is not the locked $locked_numpy:" \
+            "this lock is for Raspberry Pi OS / Debian 12; pin numpy==$numpy_version in" \
+            "deploy/constraints.txt and run bash deploy/lock.sh (README, Installing)" >&2
+        exit 1
+    fi
+    run "$VENV/bin/python" -m pip install --quiet --require-hashes -r "$LOCK"
+    # qrpos itself, with no dependency resolution and no index: everything is in place
+    run "$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation --no-index \
+        "$SOURCE"
     if [ -f "$here/hardware.md" ]; then
         run install -D -m 0644 "$here/hardware.md" "$PREFIX/share/hardware.md"
     fi

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from qrpos import spec
+from qrpos.statedir import write_private
 
 DEFAULT_CONFIG_PATH = Path("/etc/qrpos/config.toml")
 LANGUAGES = ("mn", "en")
@@ -81,12 +82,8 @@ def write_pairing(state_dir: Path, username: str) -> Path:
     """Remember the paired terminal's username in the state dir (atomically)."""
     if not spec.USERNAME_RE.match(username):
         raise ConfigError(f"{username!r} is not a terminal username")
-    state_dir.mkdir(parents=True, exist_ok=True)
-    target = state_dir / PAIRING_FILE
-    tmp = target.with_suffix(".tmp")
-    tmp.write_text(f'username = "{username}"\n', encoding="utf-8")
-    tmp.replace(target)
-    return target
+    # run as root by provision.sh: no planted link is followed, the kiosk user owns it
+    return write_private(state_dir, PAIRING_FILE, f'username = "{username}"\n'.encode())
 
 
 def _read_toml(path: Path, explicit: bool) -> dict[str, Any]:
@@ -101,6 +98,20 @@ def _read_toml(path: Path, explicit: bool) -> dict[str, Any]:
         raise ConfigError(f"config file {path} is not readable by this user") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not valid TOML: not UTF-8 text") from None
+    except (OSError, ValueError) as exc:  # a path through a file, a NUL in the path
+        reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise ConfigError(f"config file {path} cannot be read ({reason})") from None
+
+
+def _setting_text(name: str, value: Any) -> str | None:
+    """A setting that must be text: None when absent, else a str without NUL."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or "\x00" in value:
+        raise ConfigError(f"{name} must be text (a quoted string in the config file)")
+    return value
 
 
 def load_config(
@@ -133,7 +144,7 @@ def load_config(
     elif env.get("STATE_DIRECTORY"):
         state_dir = default_state_dir(env)
     elif toml.get("state_dir"):
-        state_dir = Path(str(toml["state_dir"]))
+        state_dir = Path(_setting_text("state_dir", toml["state_dir"]) or "")
     else:
         state_dir = default_state_dir(env)
 
@@ -141,18 +152,20 @@ def load_config(
     timeout = spec.CLIENT_TIMEOUT_S
     if timeout_raw is not None:
         try:
+            if isinstance(timeout_raw, bool):
+                raise TypeError(timeout_raw)
             timeout = float(timeout_raw)
         except (TypeError, ValueError):
             raise ConfigError(f"request timeout {timeout_raw!r} is not a number") from None
         if not 0 < timeout <= 300:
             raise ConfigError("request timeout must be between 0 and 300 seconds")
 
-    language = str(pick("language", "QRPOS_LANGUAGE") or "mn")
+    language = _setting_text("language", pick("language", "QRPOS_LANGUAGE")) or "mn"
     if language not in LANGUAGES:
         raise ConfigError(f"language {language!r} is not one of {', '.join(LANGUAGES)}")
 
-    base_url = pick("base_url", "QRPOS_BASE_URL")
-    username = pick("username", "QRPOS_USERNAME")
+    base_url = _setting_text("base_url", pick("base_url", "QRPOS_BASE_URL"))
+    username = _setting_text("username", pick("username", "QRPOS_USERNAME"))
     if username is None:
         # written by `qrpos pair` (the username is not a secret; the password is not here)
         username = _read_toml(state_dir / PAIRING_FILE, explicit=False).get("username")

@@ -30,6 +30,7 @@ from jaraco.classes import properties
 from qrpos import spec
 from qrpos.errors import CredentialsMissing as CredentialsMissing
 from qrpos.errors import CredentialStoreUnavailable as CredentialStoreUnavailable
+from qrpos.statedir import as_root
 
 KEYRING_SERVICE = "qrpos"
 CREDENTIAL_NAME = "qrpos-password"
@@ -90,6 +91,11 @@ class SystemdCredentialKeyring(keyring.backend.KeyringBackend):
         return self._from_credstore()
 
     def _from_credstore(self) -> str | None:
+        # a root tool acting as the kiosk user (qrpos.statedir) is root for this alone
+        with as_root():
+            return self._decrypt_credstore()
+
+    def _decrypt_credstore(self) -> str | None:
         if not os.access(self._credstore, os.R_OK):
             return None
         tool = shutil.which("systemd-creds")

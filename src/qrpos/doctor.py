@@ -22,6 +22,7 @@ from qrpos.config import Config
 from qrpos.credentials import PROVISION_FIX, CredentialsMissing, find_password
 from qrpos.service import InsecureBaseURL, TerminalClient
 from qrpos.service.outcomes import CredentialsRejected, Exchange, Page, Probe, Unresolved
+from qrpos.statedir import probe_write
 
 #: a clock further off than this makes history windows and reports wrong
 CLOCK_FAIL_S = 60.0
@@ -105,16 +106,8 @@ def check_decoder(name: str | None) -> Check:
 
 def check_state_dir(state_dir: Path) -> Check:
     """The outbox lives here: it must exist and take a synced write."""
-    probe = state_dir / ".doctor-write-test"
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, b"ok")
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        probe.unlink()
+        probe_write(state_dir)  # a fresh name, O_EXCL|O_NOFOLLOW: no planted link is followed
     except OSError as exc:
         return Check(
             "state dir",

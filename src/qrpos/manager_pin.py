@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import secrets
 from pathlib import Path
+
+from qrpos.statedir import write_private
 
 PIN_FILE = "manager-pin"
 #: the PIN `qrpos demo` sets in its own throw-away state dir (shown on its screen)
@@ -42,15 +43,8 @@ def set_pin(state_dir: Path, pin: str) -> None:
     salt = secrets.token_bytes(16)
     digest = _hash(pin, salt, _N, _R, _P)
     record = f"scrypt${_N}${_R}${_P}${salt.hex()}${digest.hex()}\n"
-    state_dir.mkdir(parents=True, exist_ok=True)
-    target = state_dir / PIN_FILE
-    tmp = target.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write(record)
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(target)
+    # run as root by provision.sh: no planted link is followed, the kiosk user owns it
+    write_private(state_dir, PIN_FILE, record.encode("ascii"))
 
 
 def has_pin(state_dir: Path) -> bool:

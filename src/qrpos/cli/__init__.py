@@ -13,7 +13,8 @@ import sys
 from collections.abc import Sequence
 
 from qrpos import __version__
-from qrpos.cli.common import add_global_options
+from qrpos.cli.common import add_global_options, as_state_owner, fail
+from qrpos.cli.usage import EXIT_CODES, EXIT_USAGE, UsageError, UsageParser, safe_output
 from qrpos.journal import configure_logging
 
 #: command -> the module that registers it, in the order of `qrpos --help`
@@ -59,7 +60,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     Loading just the chosen command's module keeps start-up light: the kiosk draws its
     first screen without importing the scanner, the reports or the sandbox first.
     """
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="qrpos",
         description="Point-of-sale kiosk that charges meal-benefit wallets by QR code.",
     )
@@ -70,22 +71,36 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name in modules:
         module = importlib.import_module(f"qrpos.cli.{name}")
         module.register(sub)
-    for subparser in sub.choices.values():
+    for name, subparser in sub.choices.items():
         add_global_options(subparser, on_subcommand=True)
+        subparser.epilog = f"exit codes: {EXIT_CODES[name]}"
     return parser
 
 
+#: commands that own the terminal (Textual draws with escape sequences of its own)
+_DRAWS_THE_SCREEN = frozenset({"run", "demo"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Parse, then run one command; returns its exit code (64 for a usage error)."""
     words = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(only=chosen_command(words))
-    args = parser.parse_args(words)
-    # the journal under systemd (QRPOS_LOG_TARGET=journal), stderr elsewhere
-    configure_logging(getattr(logging, str(args.log_level).upper(), logging.WARNING))
-    try:
-        code: int = args.func(args)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    command = chosen_command(words)
+    with safe_output(enabled=command not in _DRAWS_THE_SCREEN):
+        try:
+            parser = build_parser(only=command)
+            args = parser.parse_args(words)
+        except SystemExit as exc:  # --help, --version (0) or a usage error (64)
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        # the journal under systemd (QRPOS_LOG_TARGET=journal), stderr elsewhere
+        configure_logging(getattr(logging, str(args.log_level).upper(), logging.WARNING))
+        try:
+            with as_state_owner(args.command, args):
+                code: int = args.func(args)
+        except UsageError as exc:
+            return fail(str(exc), EXIT_USAGE)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
     return code
 
 

@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Any
 
+from qrpos.cli import usage
 from qrpos.cli.common import (
     EXIT_CREDENTIALS,
     EXIT_LOCAL_ERROR,
@@ -39,20 +40,22 @@ def register(sub: Any) -> None:
         "charge",
         help="one charge through the outbox; prints the Transaction as JSON",
         description=(
-            "Charge a wallet by its QR token. The sale is stored before anything is sent; "
-            "exit 0 approved, 2 declined/refused, 3 unresolved (kept), 4 credentials "
-            "rejected, 1 local error."
+            "Charge a wallet by its QR token. The sale is stored before anything is sent."
         ),
     )
-    p.add_argument("--amount", type=int, required=True, help="whole tugrik, 1..1,000,000")
+    p.add_argument(
+        "--amount", type=usage.amount_mnt, required=True, help="whole tugrik, 1..1,000,000"
+    )
     token = p.add_mutually_exclusive_group(required=True)
-    token.add_argument("--token", help="the scanned vqr_ token, exactly as read")
+    token.add_argument(
+        "--token", type=usage.qr_token, help="the scanned vqr_ token, exactly as read"
+    )
     token.add_argument(
         "--token-stdin", action="store_true", help="read the token from stdin (not in ps)"
     )
     p.add_argument(
         "--deadline",
-        type=float,
+        type=usage.seconds,
         default=DEFAULT_DEADLINE_S,
         help="seconds to keep trying before leaving the sale to `qrpos outbox resolve` (60)",
     )
@@ -97,7 +100,7 @@ def with_stdout_to_stderr(result: SaleResult) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Charge once through the outbox."""
-    token = sys.stdin.readline().rstrip("\r\n") if args.token_stdin else args.token
+    token = usage.qr_token(usage.read_stdin_line()) if args.token_stdin else args.token
     try:
         return asyncio.run(_charge(args, token))
     except AmountOutOfRange as exc:

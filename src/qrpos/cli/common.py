@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qrpos import statedir
+from qrpos.cli import usage
+from qrpos.cli.usage import EXIT_USAGE as EXIT_USAGE
 from qrpos.config import Config, ConfigError, load_config
 from qrpos.errors import CredentialsMissing, InsecureBaseURL
 
@@ -19,7 +24,6 @@ EXIT_LOCAL_ERROR = 1
 EXIT_REFUSED = 2
 EXIT_UNRESOLVED = 3
 EXIT_CREDENTIALS = 4
-EXIT_USAGE = 64
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, on_subcommand: bool = False) -> None:
@@ -31,10 +35,19 @@ def add_global_options(parser: argparse.ArgumentParser, *, on_subcommand: bool =
     d: dict[str, Any] = {"default": argparse.SUPPRESS} if on_subcommand else {}
     g = parser.add_argument_group("configuration (override QRPOS_* and the config file)")
     g.add_argument("--config", type=Path, help="TOML file (default /etc/qrpos/config.toml)", **d)
-    g.add_argument("--base-url", help="service base URL (https; http only to loopback)", **d)
-    g.add_argument("--username", help="terminal username, term_ + 8 characters", **d)
+    g.add_argument(
+        "--base-url",
+        type=usage.base_url,
+        help="service base URL (https; http only to loopback)",
+        **d,
+    )
+    g.add_argument(
+        "--username", type=usage.username, help="terminal username, term_ + 8 characters", **d
+    )
     g.add_argument("--state-dir", type=Path, help="where the outbox database lives", **d)
-    g.add_argument("--request-timeout", type=float, help="seconds per request (default 30)", **d)
+    g.add_argument(
+        "--request-timeout", type=usage.seconds, help="seconds per request (default 30)", **d
+    )
     g.add_argument("--language", choices=("mn", "en"), help="language of screens and messages", **d)
     g.add_argument(
         "--log-level",
@@ -66,6 +79,32 @@ def client_from_config(config: Config) -> TerminalClient:
     base_url, username = config.require_service()
     password = load_password(username)
     return TerminalClient(base_url, username, password, timeout_s=config.request_timeout_s)
+
+
+#: commands that never touch the state dir (the demo keeps its own throw-away one)
+_NO_STATE_DIR = frozenset({"simulator", "decode", "demo"})
+#: root tools that need root for the credential store alone (qrpos.credentials)
+_NEED_CREDSTORE = frozenset({"doctor", "verify"})
+
+
+def as_state_owner(
+    command: str, args: argparse.Namespace
+) -> contextlib.AbstractContextManager[Any]:
+    """Run as root, a command that touches the state dir does so as the dir's owner.
+
+    Permanently for most commands; for doctor and verify, effective ids only, so that
+    they can still decrypt the credential store (`statedir.as_root`).
+    """
+    if os.geteuid() != 0 or command in _NO_STATE_DIR:
+        return contextlib.nullcontext()
+    try:
+        state_dir = config_from_args(args).state_dir
+    except SETUP_ERRORS:
+        return contextlib.nullcontext()  # the command itself reports the same error
+    if command in _NEED_CREDSTORE:
+        return statedir.acting_as_state_owner(state_dir)
+    statedir.drop_to_state_owner(state_dir)
+    return contextlib.nullcontext()
 
 
 def fail(message: str, code: int = EXIT_LOCAL_ERROR) -> int:

@@ -10,6 +10,7 @@ import asyncio
 import json
 from typing import Any
 
+from qrpos.cli import usage
 from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, config_from_args, fail
 from qrpos.config import ConfigError
 from qrpos.doctor import Status, render_table, run_checks
@@ -27,7 +28,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--camera-seconds",
-        type=float,
+        type=usage.seconds,
         default=2.0,
         metavar="S",
         help="how long to count camera frames (default 2)",

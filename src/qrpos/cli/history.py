@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from qrpos import spec
+from qrpos.cli import usage
 from qrpos.cli.common import (
     EXIT_CREDENTIALS,
     EXIT_OK,
@@ -44,7 +45,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--from", dest="from_", metavar="WHEN", help="YYYY-MM-DD (local) or RFC 3339")
     p.add_argument("--to", metavar="WHEN", help="YYYY-MM-DD (through that local day) or RFC 3339")
-    p.add_argument("--limit", type=int, default=50, help="rows to print at most (default 50)")
+    p.add_argument(
+        "--limit",
+        type=usage.bounded_int(1, 1_000_000),
+        default=50,
+        help="rows to print at most (default 50)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON array of the service's rows")
     p.set_defaults(func=run)
 

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from qrpos import spec
+from qrpos.cli import usage
 from qrpos.cli.common import (
     EXIT_LOCAL_ERROR,
     EXIT_OK,
@@ -71,7 +72,7 @@ def register(sub: Any) -> None:
     res = actions.add_parser("resolve", help="work on open sales/refunds; exit 3 if some left")
     res.add_argument("id", nargs="?", type=int, help="one sale (default: all)")
     res.add_argument(
-        "--deadline", type=float, default=DEFAULT_DEADLINE_S, help="seconds to keep trying"
+        "--deadline", type=usage.seconds, default=DEFAULT_DEADLINE_S, help="seconds to keep trying"
     )
     res.set_defaults(func=run_resolve)
     ab = actions.add_parser("abandon", help="never send this sale again")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from qrpos import manager_pin
+from qrpos.cli import usage
 from qrpos.cli.common import (
     EXIT_CREDENTIALS,
     EXIT_LOCAL_ERROR,
@@ -98,8 +99,7 @@ async def verify_credentials(client: TerminalClient) -> Verification:
 
 def _read_secret(stream: TextIO, from_stdin: bool, prompt: str) -> str:
     if from_stdin:
-        line = stream.readline()
-        return line.rstrip("\r\n")
+        return usage.read_stdin_line(stream)
     return getpass.getpass(prompt)
 
 

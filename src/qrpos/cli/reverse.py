@@ -11,6 +11,7 @@ import argparse
 import asyncio
 from typing import Any
 
+from qrpos.cli import usage
 from qrpos.cli.common import (
     EXIT_CREDENTIALS,
     EXIT_LOCAL_ERROR,
@@ -37,9 +38,9 @@ def register(sub: Any) -> None:
         help="refund a charge in full (safe to repeat)",
         description="Reverse a charge by its transaction id; 204 and 409 both mean refunded.",
     )
-    p.add_argument("txid", help="the transaction id (tx_…)")
+    p.add_argument("txid", type=usage.text, help="the transaction id (tx_…)")
     p.add_argument(
-        "--deadline", type=float, default=DEFAULT_DEADLINE_S, help="seconds to keep trying"
+        "--deadline", type=usage.seconds, default=DEFAULT_DEADLINE_S, help="seconds to keep trying"
     )
     p.set_defaults(func=run)
 

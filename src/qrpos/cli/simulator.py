@@ -8,6 +8,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from qrpos.cli import usage
 from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, fail
 
 
@@ -21,7 +22,12 @@ def register(sub: Any) -> None:
         ),
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 = any free)")
+    p.add_argument(
+        "--port",
+        type=usage.bounded_int(0, 65535),
+        default=8080,
+        help="port (default 8080; 0 = any free)",
+    )
     p.add_argument("--db", type=Path, help="SQLite file that keeps the state across restarts")
     p.add_argument(
         "--vat-delay",

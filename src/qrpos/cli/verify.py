@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from qrpos import spec
+from qrpos.cli import usage
 from qrpos.cli.charge import exit_code
 from qrpos.cli.common import (
     EXIT_CREDENTIALS,
@@ -58,27 +59,37 @@ def register(sub: Any) -> None:
             "voided. Safe to interrupt: the outbox settles what was started."
         ),
     )
-    p.add_argument("--token", help="a vqr_ token instead of scanning one")
-    p.add_argument("--amount", type=int, default=1, help="MNT to charge and refund (default 1)")
+    p.add_argument("--token", type=usage.qr_token, help="a vqr_ token instead of scanning one")
+    p.add_argument(
+        "--amount", type=usage.amount_mnt, default=1, help="MNT to charge and refund (default 1)"
+    )
     p.add_argument(
         "--poll-interval",
-        type=float,
+        type=usage.seconds,
         default=spec.POLL_INTERVAL_S,
         metavar="S",
         help=f"seconds between history polls (default {spec.POLL_INTERVAL_S:g}, as advised)",
     )
     p.add_argument(
         "--vat-timeout",
-        type=float,
+        type=usage.seconds,
         default=900.0,
         metavar="S",
         help="give up watching vatStatus after this many seconds (default 900)",
     )
     p.add_argument(
-        "--scan-timeout", type=float, default=120.0, metavar="S", help="seconds to wait for a pass"
+        "--scan-timeout",
+        type=usage.seconds,
+        default=120.0,
+        metavar="S",
+        help="seconds to wait for a pass",
     )
     p.add_argument(
-        "--deadline", type=float, default=60.0, metavar="S", help="seconds per charge/refund"
+        "--deadline",
+        type=usage.seconds,
+        default=60.0,
+        metavar="S",
+        help="seconds per charge/refund",
     )
     p.set_defaults(func=run)
 

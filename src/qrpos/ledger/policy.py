@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass, replace
 
 from qrpos import spec
+from qrpos.service.limits import bounded_retry_after
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,8 @@ class RetryPolicy:
       `absent_after_s` have passed since the first send *and* `settle_s` since the
       last request ended (a slow request may still commit late);
     * backoff is exponential from `base_delay_s` to `max_delay_s` with full jitter; a
-      429's `Retry-After` is honoured when longer.
+      429's `Retry-After` is honoured when longer, up to four times `max_delay_s`
+      (`bounded_retry_after`, shared with the history and report paging).
     """
 
     base_delay_s: float = 0.5
@@ -60,6 +62,4 @@ class RetryPolicy:
         """Delay before send number `attempt + 1` (full jitter, capped)."""
         ceiling = min(self.max_delay_s, self.base_delay_s * (2 ** max(0, attempt - 1)))
         delay = random.uniform(0, ceiling) if ceiling > 0 else 0.0
-        if retry_after_s is not None:
-            delay = max(delay, min(retry_after_s, self.max_delay_s * 4))
-        return delay
+        return max(delay, bounded_retry_after(retry_after_s, self.max_delay_s * 4))

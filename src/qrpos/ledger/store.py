@@ -33,8 +33,28 @@ class LedgerError(Exception):
     """
 
 
-def _explain(exc: sqlite3.Error, path: Path) -> LedgerError:
-    code = getattr(exc, "sqlite_errorcode", None)
+def _one_line(exc: object, limit: int = 200) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: what reading rows whose bytes were damaged raises (quick_check passes on some): text
+#: that is not UTF-8, a state or a number that is no longer one, a column that is gone
+_DAMAGED_DATA = (UnicodeDecodeError, ValueError, OverflowError, IndexError, KeyError, TypeError)
+
+
+def _damaged(exc: Exception, path: Path) -> LedgerError:
+    log.error("outbox %s: a row cannot be read (%s)", path, type(exc).__name__)
+    return LedgerError(
+        f"the outbox {path} is damaged (a row cannot be read: {_one_line(exc)}); it is kept "
+        "as it is for inspection. No new charge is possible until it is repaired or moved aside"
+    )
+
+
+def _explain(error: sqlite3.Error, path: Path) -> LedgerError:
+    # SQLite may quote a damaged schema verbatim: one line, bounded, for a person
+    exc = _one_line(error)
+    code = getattr(error, "sqlite_errorcode", None)
     base = code & 0xFF if isinstance(code, int) else None
     if base == sqlite3.SQLITE_FULL:
         text = (
@@ -102,6 +122,9 @@ class Ledger:
         except sqlite3.Error as exc:
             executor.shutdown(wait=False)
             raise _explain(exc, path) from None
+        except _DAMAGED_DATA as exc:  # SQLite quoting a damaged schema that is not UTF-8
+            executor.shutdown(wait=False)
+            raise _damaged(exc, path) from None
         ledger = cls(path, executor, conn)
         try:
             executor.submit(ledger._check_and_migrate).result()
@@ -114,9 +137,9 @@ class Ledger:
         conn = self._conn
         try:
             rows = conn.execute("PRAGMA quick_check").fetchall()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, *_DAMAGED_DATA) as exc:
             rows = [(f"unreadable: {exc}",)]
-        found = "; ".join(str(r[0]) for r in rows[:5])
+        found = _one_line("; ".join(str(r[0]) for r in rows[:5]))
         if found != "ok":
             self.integrity_ok = False
             self.integrity_message = (
@@ -136,6 +159,8 @@ class Ledger:
                 self._migrate(target)
         except sqlite3.Error as exc:
             raise _explain(exc, self.path) from None
+        except _DAMAGED_DATA as exc:
+            raise _damaged(exc, self.path) from None
 
     def _migrate(self, version: int) -> None:
         conn = self._conn
@@ -169,6 +194,8 @@ class Ledger:
             return fn(self._conn)
         except sqlite3.Error as exc:
             raise _explain(exc, self.path) from None
+        except _DAMAGED_DATA as exc:
+            raise _damaged(exc, self.path) from None
 
     def _transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         conn = self._conn
@@ -185,6 +212,8 @@ class Ledger:
                     log.exception("rollback failed")
             if isinstance(exc, sqlite3.Error):
                 raise _explain(exc, self.path) from None
+            if isinstance(exc, _DAMAGED_DATA):
+                raise _damaged(exc, self.path) from None
             raise
 
     def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -243,6 +272,9 @@ def _connect(path: Path) -> sqlite3.Connection:
         if str(mode).lower() != "wal":
             log.warning("outbox %s: journal_mode is %s, not wal", path, mode)
         conn.execute("PRAGMA synchronous = FULL")
+    except _DAMAGED_DATA:
+        conn.close()
+        raise
     except sqlite3.DatabaseError as exc:
         code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
         if code not in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):

@@ -2,8 +2,9 @@
 
 Unlike `TerminalClient.iter_transactions` (which gives up on the first bad page), this
 retries the *same* page after a 429 or an unclear failure, so a streaming total never
-counts a page twice. Backoff is exponential with jitter (stamina), honours Retry-After,
-and is bounded in attempts and time; `stamina.set_testing(True)` turns the waiting off.
+counts a page twice. Backoff is exponential with jitter (stamina), honours Retry-After
+up to `RETRY_AFTER_MAX_S` (the same `bounded_retry_after` as the ledger), and is
+bounded in attempts and time; `stamina.set_testing(True)` turns the waiting off.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import stamina
 from qrpos import spec
 from qrpos.service import TerminalClient
 from qrpos.service.client import ListingFailed
+from qrpos.service.limits import bounded_retry_after
 from qrpos.service.models import Transaction
 from qrpos.service.outcomes import ListOutcome, Page, RateLimited, Unresolved
 
@@ -35,12 +37,12 @@ class _TryPageAgain(Exception):
 
 
 def _backoff(exc: Exception) -> bool | float:
-    """stamina's hook: retry our own signal; wait at least what the gateway asked."""
+    """stamina's hook: retry our own signal; wait what the gateway asked, within bounds."""
     if not isinstance(exc, _TryPageAgain):
         return False
     outcome = exc.outcome
     if isinstance(outcome, RateLimited) and outcome.retry_after_s:
-        return outcome.retry_after_s
+        return bounded_retry_after(outcome.retry_after_s) or True
     return True
 
 

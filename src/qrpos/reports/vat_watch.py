@@ -35,6 +35,7 @@ from typing import Protocol
 from qrpos import spec
 from qrpos.reports.history_cache import HistoryCache
 from qrpos.service import TerminalClient
+from qrpos.service.limits import bounded_retry_after
 from qrpos.service.models import Transaction
 from qrpos.service.outcomes import CredentialsRejected, Page, RateLimited
 
@@ -50,6 +51,8 @@ MAX_PAGES = 20
 SALE_YIELD_S = 5.0
 #: the window starts this much before the oldest receipt followed (clock skew)
 WINDOW_MARGIN = timedelta(seconds=5)
+#: the longest hold a gateway's Retry-After may put on the follow-up (a 3600 s one was obeyed)
+RETRY_AFTER_CEILING_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -137,10 +140,13 @@ class BatchedFollowPolicy:
         """Every 429 of the kiosk counts (the ceiling is shared): one level up, once per
         hold (a charge retrying through a storm meets many 429s: they are one signal)."""
         if now < pressure.not_before:
-            hold = max(retry_after_s or 0.0, 0.0)
+            hold = bounded_retry_after(retry_after_s, RETRY_AFTER_CEILING_S)
             return Pressure(pressure.level, max(pressure.not_before, now + hold))
         level = min(self.max_level, pressure.level + 1)
-        hold = max(retry_after_s or 0.0, self.first_check_s * (1.0 + self.jitter * u))
+        hold = max(
+            bounded_retry_after(retry_after_s, RETRY_AFTER_CEILING_S),
+            self.first_check_s * (1.0 + self.jitter * u),
+        )
         return Pressure(level, max(pressure.not_before, now + hold))
 
     def succeeded(self, pressure: Pressure) -> Pressure:
@@ -175,7 +181,9 @@ class FixedIntervalPolicy:
             return pressure
         level = pressure.level + 1
         wait = min(self.max_backoff_s, self.interval_s * 2.0**level) * (0.75 + 0.5 * u)
-        return Pressure(level, now + max(wait, retry_after_s or 0.0))
+        return Pressure(
+            level, now + max(wait, bounded_retry_after(retry_after_s, RETRY_AFTER_CEILING_S))
+        )
 
     def succeeded(self, pressure: Pressure) -> Pressure:
         """A clean poll resets the backoff."""

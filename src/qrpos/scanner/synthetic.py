@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 import segno
+from numpy.typing import NDArray
 
 from qrpos.scanner.frames import Frame, to_grey
 
@@ -46,13 +47,13 @@ class Scene:
     seed: int = 0
 
 
-def qr_matrix(payload: bytes) -> np.ndarray:
+def qr_matrix(payload: bytes) -> NDArray[np.bool_]:
     """The QR's modules (True = dark) with a 4-module quiet zone, payload as one byte segment."""
     qr = segno.make_qr(payload, mode="byte", error="m", boost_error=False)
     return np.array(list(qr.matrix_iter(scale=1, border=4)), dtype=bool)
 
 
-def _screen(payloads: Sequence[bytes], side: int, scene: Scene) -> np.ndarray:
+def _screen(payloads: Sequence[bytes], side: int, scene: Scene) -> NDArray[np.uint8]:
     """The phone's screen: the codes side by side (or stacked), black on white."""
     n = max(1, len(payloads))
     screen_h = int(side * 1.9) if n == 1 else int(side * 1.15)
@@ -70,11 +71,11 @@ def _screen(payloads: Sequence[bytes], side: int, scene: Scene) -> np.ndarray:
     lo = 127.5 * (1.0 - scene.contrast)
     screen = np.asarray(lo + screen.astype(np.float32) * scene.contrast, dtype=np.uint8)
     if scene.dark_mode:
-        screen = 255 - screen
+        screen = (255 - screen).astype(np.uint8)
     return screen
 
 
-def render_scene(scene: Scene) -> np.ndarray:
+def render_scene(scene: Scene) -> NDArray[np.uint8]:
     """A BGR frame of `scene` (as a webcam would deliver it)."""
     rng = np.random.default_rng(scene.seed)
     h, w = scene.height, scene.width
@@ -124,7 +125,7 @@ def render_scene(scene: Scene) -> np.ndarray:
         img = cv2.GaussianBlur(img, (0, 0), scene.blur)
     if scene.noise > 0:
         img = img + rng.normal(0, scene.noise, img.shape)
-    out: np.ndarray = np.clip(img, 0, 255).astype(np.uint8)
+    out: NDArray[np.uint8] = np.clip(img, 0, 255).astype(np.uint8)
     return out
 
 

@@ -25,6 +25,7 @@ from qrpos import spec
 from qrpos.errors import InsecureBaseURL as InsecureBaseURL
 from qrpos.redact import token_tail
 from qrpos.service.contact import ContactLog
+from qrpos.service.limits import ResponseTooLarge, send_capped
 from qrpos.service.models import (
     ChargeRequest,
     MalformedResponse,
@@ -68,9 +69,13 @@ class ListingFailed(Exception):
 
 
 def is_loopback_host(host: str) -> bool:
-    """True for ``localhost`` and any address in 127.0.0.0/8 or ``::1``."""
+    """True for ``localhost`` itself and any literal address in 127.0.0.0/8 or ``::1``.
+
+    Not ``*.localhost``: whether such a name stays on this machine is up to the
+    resolver, and plain http must never depend on that.
+    """
     host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -209,14 +214,17 @@ class TerminalClient:
         if content is not None:
             all_headers["Content-Type"] = spec.JSON_CONTENT_TYPE
         try:
-            response = await self._http.request(
-                method,
-                path,
-                content=content,
-                headers=all_headers,
-                params=params,
-                auth=httpx.USE_CLIENT_DEFAULT if auth else None,
+            request = self._http.build_request(
+                method, path, content=content, headers=all_headers, params=params
             )
+            response = await send_capped(self._http, request, auth=auth)
+        except ResponseTooLarge as exc:
+            # like a garbled body: a charge may have committed, only the history can tell
+            exchange = Exchange(
+                status=exc.status, sent_at=sent_at, elapsed_s=time.monotonic() - start
+            )
+            log.warning("%s %s: %s", method, path, exc)
+            return None, exchange, Unresolved(reason=f"garbled response: {exc}", exchange=exchange)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
             self.contact.no_answer()

@@ -1,0 +1,190 @@
+"""What every command does with a malformed command line, and with text it prints.
+
+* A usage error (an unknown option, a missing or malformed value) exits 64 (sysexits'
+  EX_USAGE) with one line on stderr: never a traceback, never the code of a business
+  outcome such as 2 "declined". Option values are checked by the `type=` functions
+  below while parsing, so a command's own code only ever sees well-formed values.
+* Everything a command prints goes through `redact.terminal_safe` (`safe_output`):
+  service text, history rows and file names cannot drive the installer's terminal.
+* Each command's `--help` ends with its exit codes (`EXIT_CODES`, also in the README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import math
+import sys
+from collections.abc import Callable, Iterator
+from typing import NoReturn, TextIO
+from urllib.parse import urlsplit
+
+from qrpos import spec
+from qrpos.redact import terminal_safe
+
+EXIT_USAGE = 64
+
+#: each command's exit codes, shown at the end of its --help (README's table agrees)
+EXIT_CODES: dict[str, str] = {
+    "run": "0 stopped cleanly, 1 cannot start, 64 usage",
+    "demo": "0 stopped cleanly, 1 cannot start, 64 usage",
+    "pair": "0 paired, 4 rejected by the service, 1 local error, 64 usage",
+    "charge": (
+        "0 approved, 2 declined or refused (4xx), 3 unresolved (kept), "
+        "4 credentials rejected, 1 local error, 64 usage"
+    ),
+    "reverse": "0 refunded, 2 refused, 3 unresolved (kept), 4 credentials, 1 local, 64 usage",
+    "outbox": "0 done (resolve: nothing left), 3 some left, 1 local error, 64 usage",
+    "history": "0 listed, 3 service unavailable (cache shown), 4 credentials, 1 local, 64 usage",
+    "report": "0 done, 2 refused, 3 service unavailable, 4 credentials, 1 local, 64 usage",
+    "decode": "0 every image had a token, 2 some had none, 1 unreadable, 64 usage",
+    "doctor": "0 every check passed, 1 some check failed, 64 usage",
+    "verify": "0 verified, 2 refused, 3 unresolved, 4 credentials, 1 local error, 64 usage",
+    "simulator": "0 stopped, 1 cannot start, 64 usage",
+}
+
+
+class UsageError(argparse.ArgumentTypeError):
+    """A malformed option value; the message says what is expected (never the value)."""
+
+
+class UsageParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line and exit 64 (subparsers inherit it)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print `prog: message (see prog --help)` and exit with EX_USAGE."""
+        line = " ".join(message.split())
+        sys.stderr.write(terminal_safe(f"{self.prog}: {line} (see {self.prog} --help)\n"))
+        sys.exit(EXIT_USAGE)
+
+
+def text(value: str) -> str:
+    """Option text: valid UTF-8 (argv bytes that are not arrive as lone surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError("not valid UTF-8 text") from None
+    if "\x00" in value:
+        raise UsageError("contains a NUL character")
+    return value
+
+
+def qr_token(value: str) -> str:
+    """A token as scanned: its exact text, which must be valid UTF-8 (never repaired)."""
+    text(value)
+    if not value:
+        raise UsageError("the token is empty")
+    return value
+
+
+def amount_mnt(value: str) -> int:
+    """Whole tugrik within the spec's range, written as plain digits."""
+    digits = value.strip()
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 9:
+        raise UsageError(
+            f"not a whole number of tugrik ({spec.AMOUNT_MIN_MNT}..{spec.AMOUNT_MAX_MNT:,})"
+        )
+    amount = int(digits)
+    if not spec.AMOUNT_MIN_MNT <= amount <= spec.AMOUNT_MAX_MNT:
+        raise UsageError(f"the amount must be {spec.AMOUNT_MIN_MNT}..{spec.AMOUNT_MAX_MNT:,} MNT")
+    return amount
+
+
+def seconds(value: str) -> float:
+    """A positive, finite number of seconds (not nan, not inf)."""
+    try:
+        number = float(text(value))
+    except ValueError:
+        raise UsageError("not a number of seconds") from None
+    if not (math.isfinite(number) and number > 0):
+        raise UsageError("seconds must be a positive, finite number")
+    return number
+
+
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """A `type=` for a plain integer in ``low..high``."""
+
+    def parse(value: str) -> int:
+        digits = value.strip()
+        body = digits[1:] if digits[:1] in "+-" else digits
+        if not (body.isascii() and body.isdigit()) or len(body) > 12:
+            raise UsageError(f"not a whole number ({low}..{high})")
+        number = int(digits)
+        if not low <= number <= high:
+            raise UsageError(f"must be {low}..{high}")
+        return number
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def base_url(value: str) -> str:
+    """An http(s) URL with a host; which scheme is allowed where is the client's rule."""
+    text(value)
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        raise UsageError("not a URL (https://host[:port])") from None
+    if parts.scheme not in ("https", "http") or not host:
+        raise UsageError("not an http(s) URL (https://host[:port])")
+    return value
+
+
+def username(value: str) -> str:
+    """A terminal username: `term_` and 8 letters or digits."""
+    if not spec.USERNAME_RE.match(text(value)):
+        raise UsageError(f"not a terminal username ({spec.USERNAME_PREFIX} + 8 characters)")
+    return value
+
+
+def read_stdin_line(stream: TextIO | None = None) -> str:
+    """The first line of stdin without its line ending; `UsageError` if not UTF-8."""
+    stream = stream or sys.stdin
+    raw = stream.buffer.readline() if hasattr(stream, "buffer") else stream.readline()
+    if isinstance(raw, str):
+        return text(raw).rstrip("\r\n")
+    try:
+        return raw.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise UsageError("stdin is not valid UTF-8 text") from None
+
+
+class _SafeStream(io.TextIOBase):
+    """A text stream that writes through `terminal_safe` to the stream it wraps."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self._inner = inner
+
+    def write(self, s: str) -> int:
+        self._inner.write(terminal_safe(s))
+        return len(s)
+
+    def flush(self) -> None:
+        self._inner.flush()
+
+    def isatty(self) -> bool:
+        return self._inner.isatty()
+
+    def fileno(self) -> int:
+        return self._inner.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._inner.encoding
+
+
+@contextlib.contextmanager
+def safe_output(enabled: bool = True) -> Iterator[None]:
+    """Route stdout and stderr through `terminal_safe` for the duration."""
+    if not enabled:
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _SafeStream(saved[0]), _SafeStream(saved[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
