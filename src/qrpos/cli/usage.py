@@ -37,10 +37,14 @@ EXIT_CODES: dict[str, str] = {
     "reverse": "0 refunded, 2 refused, 3 unresolved (kept), 4 credentials, 1 local, 64 usage",
     "outbox": "0 done (resolve: nothing left), 3 some left, 1 local error, 64 usage",
     "history": "0 listed, 3 service unavailable (cache shown), 4 credentials, 1 local, 64 usage",
-    "report": "0 done, 2 refused, 3 service unavailable, 4 credentials, 1 local, 64 usage",
+    "report": (
+        "0 done, 2 refused, 3 service unavailable, 4 credentials, "
+        "1 local error (--merge: days differ, a till twice, not a report), 64 usage"
+    ),
     "decode": "0 every image had a token, 2 some had none, 1 unreadable, 64 usage",
     "doctor": "0 every check passed, 1 some check failed, 64 usage",
     "verify": "0 verified, 2 refused, 3 unresolved, 4 credentials, 1 local error, 64 usage",
+    "metrics": "0 written, 1 not written, 64 usage",
     "simulator": "0 stopped, 1 cannot start, 64 usage",
 }
 
