@@ -31,6 +31,7 @@ BASELINE = {
     "decode": ["decode", "a.png"],
     "doctor": ["doctor"],
     "verify": ["verify"],
+    "metrics": ["metrics", "--once"],
     "simulator": ["simulator"],
 }
 garbage = (
