@@ -8,7 +8,8 @@ from typing import Any
 
 from textual.app import App
 
-from qrpos.tui.screens.owner import OwnerMenuScreen
+from qrpos.tui.language import switch_language
+from qrpos.tui.screens.owner.menu import OwnerMenuScreen
 from qrpos.tui.services import KioskServices
 
 PIN = "2468"
@@ -26,3 +27,6 @@ class OwnerHost(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(OwnerMenuScreen(self.services, **self.menu_options))
+
+    def action_language(self) -> None:
+        switch_language(self, self.services.config.state_dir)

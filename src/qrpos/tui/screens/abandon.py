@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from qrpos.tui.i18n import t
+from qrpos.present.i18n import t
 from qrpos.tui.keypad import KeypadAction, keypad_action
 from qrpos.tui.screens.base import KioskDialog
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from datetime import date, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -18,16 +18,14 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
 
+from qrpos.present.format import format_mnt
+from qrpos.present.i18n import t
+from qrpos.present.owner import date_line, reconciliation_lines, summary_lines
 from qrpos.reports import EndOfDay, ExportError, LocalCharge, day_window, end_of_day
 from qrpos.reports.chart import hourly_rows
 from qrpos.reports.reconcile import MARGIN, local_charges
 from qrpos.service import ListingFailed
-from qrpos.tui.format import format_mnt
-from qrpos.tui.i18n import t
-from qrpos.tui.screens.owner.text import date_line, reconciliation_lines, summary_lines
-
-if TYPE_CHECKING:
-    from qrpos.tui.screens.owner.menu import OwnerMenuScreen
+from qrpos.tui.screens.owner.context import OwnerContext
 
 CHART_WIDTH = 40
 
@@ -81,10 +79,10 @@ class EndOfDayScreen(Screen[None]):
         Binding("escape", "back", "back", show=False),
     ]
 
-    def __init__(self, menu: OwnerMenuScreen, *, day: date | None = None) -> None:
+    def __init__(self, ctx: OwnerContext, *, day: date | None = None) -> None:
         super().__init__(classes="owner")
-        self.menu = menu
-        self.day = day or menu.ctx.today()
+        self.ctx = ctx
+        self.day = day or ctx.today()
         #: the totals on screen (None while loading or after a failure)
         self.eod: EndOfDay | None = None
 
@@ -104,7 +102,7 @@ class EndOfDayScreen(Screen[None]):
 
     def local_for(self, day: date) -> list[LocalCharge] | None:
         """The outbox's charges around the day, for reconciliation (thread)."""
-        desk = self.menu.services.desk
+        desk = self.ctx.services.desk
         if desk is None:
             return None
         start, end = day_window(day)
@@ -112,7 +110,7 @@ class EndOfDayScreen(Screen[None]):
 
     async def compute(self, csv_path: Path | None = None) -> EndOfDay | None:
         """The day's totals (and the CSV), or None after saying why on screen."""
-        client = self.menu.services.client
+        client = self.ctx.services.client
         if client is None:
             self.show_error(t("reverse.not_paired"))
             return None
@@ -154,14 +152,14 @@ class EndOfDayScreen(Screen[None]):
         self.load()
 
     def action_today(self) -> None:
-        self.day = self.menu.ctx.today()
+        self.day = self.ctx.today()
         self.load()
 
     def action_refresh(self) -> None:
         self.load()
 
     def action_export(self) -> None:
-        suggestion = self.menu.services.config.state_dir / f"qrpos-{self.day.isoformat()}.csv"
+        suggestion = self.ctx.services.config.state_dir / f"qrpos-{self.day.isoformat()}.csv"
         self.app.push_screen(ExportDialog(suggestion), self.export_to)
 
     def export_to(self, path: Path | None) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -12,16 +12,15 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from qrpos import spec
+from qrpos.present.format import format_mnt
+from qrpos.present.i18n import t
+from qrpos.present.owner import status_text, vat_text
 from qrpos.reports.history import HistoryCursor, HistoryPage
 from qrpos.reports.localday import to_local
 from qrpos.service import Transaction
-from qrpos.tui.format import format_mnt
-from qrpos.tui.i18n import t
+from qrpos.tui.screens.owner.context import OwnerContext
 from qrpos.tui.screens.owner.messages import ReceiptsChanged
-from qrpos.tui.screens.owner.text import status_text, vat_text
-
-if TYPE_CHECKING:
-    from qrpos.tui.screens.owner.menu import OwnerMenuScreen
+from qrpos.tui.screens.owner.reversal import ReversalScreen
 
 COLUMNS = ("time", "amount", "status", "vat", "receipt", "id")
 
@@ -42,9 +41,9 @@ class HistoryScreen(Screen[None]):
         Binding("escape", "back", "back", show=False),
     ]
 
-    def __init__(self, menu: OwnerMenuScreen, *, page_size: int = 50) -> None:
+    def __init__(self, ctx: OwnerContext, *, page_size: int = 50) -> None:
         super().__init__(classes="owner")
-        self.menu = menu
+        self.ctx = ctx
         self.page_size = page_size
         self.day: date | None = None
         self.rows: dict[str, Transaction] = {}
@@ -77,7 +76,7 @@ class HistoryScreen(Screen[None]):
     @work(exclusive=True, group="owner-history", exit_on_error=False)
     async def load_page(self, cursor: HistoryCursor | None) -> None:
         """Fetch one page (from the service, or the cache when offline) and append it."""
-        page = await self.menu.ctx.feed().page(day=self.day, cursor=cursor, limit=self.page_size)
+        page = await self.ctx.feed().page(day=self.day, cursor=cursor, limit=self.page_size)
         self.last_page = page
         self.next = page.next
         table: DataTable[str] = self.query_one(DataTable)
@@ -88,7 +87,7 @@ class HistoryScreen(Screen[None]):
             table.add_row(*self.cells(tx), key=tx.id)
         self.show_state(page)
         if any(tx.vat_status is spec.VatStatus.PENDING for tx in page.transactions):
-            self.menu.schedule_poll(spec.POLL_INTERVAL_S)
+            self.ctx.follower.schedule(spec.POLL_INTERVAL_S)
 
     def show_state(self, page: HistoryPage) -> None:
         """The banner (day, online/offline) and the line under the table."""
@@ -158,8 +157,6 @@ class HistoryScreen(Screen[None]):
             self.load_page(cursor)
 
     def action_reverse(self) -> None:
-        from qrpos.tui.screens.owner.reversal import ReversalScreen
-
         tx = self.selected()
         if tx is None:
             return
@@ -168,10 +165,10 @@ class HistoryScreen(Screen[None]):
                 t("reverse.not_completed", tx=tx.id, status=status_text(tx)), severity="warning"
             )
             return
-        self.app.push_screen(ReversalScreen(self.menu, tx=tx))
+        self.app.push_screen(ReversalScreen(self.ctx, tx=tx))
 
     def action_day(self, step: int) -> None:
-        base = self.day or self.menu.ctx.today()
+        base = self.day or self.ctx.today()
         self.day = base + timedelta(days=step) if self.day else base
         self.reload()
 

@@ -1,12 +1,18 @@
 """The owner's figures as lines of text in the current language, shared by the
-end-of-day screen and `qrpos report` so both say the same thing. No Textual here."""
+owner's screens and `qrpos report`/`qrpos history` so both say the same thing."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from qrpos.present.format import format_mnt, group_thousands
+from qrpos.present.i18n import t
+from qrpos.redact import escape_text
 from qrpos.reports import EndOfDay
 from qrpos.service import Transaction
-from qrpos.tui.format import format_mnt, group_thousands
-from qrpos.tui.i18n import t
+
+if TYPE_CHECKING:
+    from qrpos.ledger import ReversalResult
 
 
 def status_text(tx: Transaction) -> str:
@@ -72,3 +78,24 @@ def reconciliation_lines(eod: EndOfDay) -> list[str]:
         out.append(t("eod.rec_unresolved", count=group_thousands(len(rec.unresolved))))
         out.extend(f"  #{c.intent_id} {format_mnt(c.amount_mnt)} {c.state}" for c in rec.unresolved)
     return out
+
+
+def result_text(result: ReversalResult) -> tuple[str, bool]:
+    """What the owner reads after the queue's answer, and whether it is good news.
+
+    204 and 409 both arrive as `refunded`; 403/404/400 are told apart by the service's
+    HTTP status (never by its message text).
+    """
+    tx = result.tx_id
+    if result.state == "refunded":
+        return t("reverse.refunded", tx=tx), True
+    if result.state == "credentials_rejected":
+        return t("reverse.credentials"), False
+    if result.state == "unresolved":
+        return t("reverse.unresolved", message=escape_text(result.message)), False
+    plain = {403: "reverse.forbidden", 404: "reverse.not_found", 400: "reverse.bad_id"}.get(
+        result.status or 0
+    )
+    if plain is not None:
+        return t(plain, tx=tx), False
+    return t("reverse.refused", message=escape_text(result.message)), False

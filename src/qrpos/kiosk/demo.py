@@ -3,6 +3,7 @@
 Needs no camera, no credentials and no network: the sandbox runs on a free loopback
 port in a thread, its demo terminal's credentials go straight to the client (no keyring),
 and the outbox lives in a throw-away state dir. Does not import Textual.
+The demo's hands (`SandboxDemo`) reach the app as `KioskServices.demo`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -17,14 +19,16 @@ from pathlib import Path
 from qrpos import manager_pin
 from qrpos.config import Config
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
+from qrpos.present.format import format_mnt
 from qrpos.scanner import ScanLoop, VirtualPhone, make_decoder
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, SimulatorOptions, create_app, serve_in_thread
-from qrpos.tui.format import format_mnt
 from qrpos.tui.services import KioskServices, ScanEventRelay, utc_now
 
 #: the demo's customers: wallet balances in MNT (the last one cannot pay much)
 DEMO_BALANCES = (250_000, 120_000, 60_000, 3_000)
+#: how long the counter is empty between one customer's phone and the next one's
+SWAP_GAP_S = 1.2
 #: faults the demo's keys arm, each on the next charge request only
 DEMO_FAULTS: tuple[str, ...] = ("drop_after_commit", "error_after_commit", "rate_limit")
 _FAULT_NAMES = {
@@ -44,19 +48,55 @@ class SandboxDemo:
         self.phone = phone
         self.wallet_ids = list(wallet_ids)
         self._next = 0
+        #: the wallet whose pass the phone shows (None: no phone in view)
+        self._showing: str | None = None
+        #: the next customer keeps the phone in view after paying (the `h` key)
+        self.keep_in_view = False
 
     def present_next_customer(self) -> str:
         """The next customer shows the pass with its *current* token (it rotates after
-        each charge, so a repeat customer shows a fresh one)."""
+        each charge, so a repeat customer shows a fresh one). A phone still in view is
+        taken away first, and the next one comes up a moment later, as hands do."""
         index = self._next % len(self.wallet_ids)
         self._next += 1
         info = self.sandbox.wallet(self.wallet_ids[index])
-        self.phone.present(info.qr_token)
+        if self.phone.showing:
+            self.phone.remove()
+            self._later(SWAP_GAP_S, lambda: self.phone.present(info.qr_token))
+        else:
+            self.phone.present(info.qr_token)
+        self._showing = self.wallet_ids[index]
         return f"#{index + 1} ({format_mnt(info.balance_mnt)})"
 
-    def remove_phone(self) -> None:
-        """The customer puts the phone away."""
-        self.phone.remove()
+    def keep_phone_in_view(self) -> None:
+        """The next customer leaves the phone in front of the camera after paying, and its
+        pass refreshes to the new token (the case the kiosk must not charge twice)."""
+        self.keep_in_view = True
+
+    def token_read(self) -> None:
+        """The kiosk read the code: the customer puts the phone away, unless told to keep
+        it in view; then the pass shows its refreshed token once the charge is through."""
+        wallet_id = self._showing
+        if not self.keep_in_view or wallet_id is None:
+            self.phone.remove()
+            self._showing = None
+            return
+        self.keep_in_view = False
+        old = self.sandbox.wallet(wallet_id).qr_token
+
+        def refresh(tries: int = 40) -> None:
+            token = self.sandbox.wallet(wallet_id).qr_token
+            if token != old:
+                self.phone.present(token)
+            elif tries:
+                self._later(0.25, lambda: refresh(tries - 1))
+
+        self._later(0.25, refresh)
+
+    def _later(self, delay_s: float, action: Callable[[], None]) -> None:
+        timer = threading.Timer(delay_s, action)
+        timer.daemon = True
+        timer.start()
 
     def arm_fault(self, kind: str) -> str:
         """Make the sandbox fail the next charge request this way."""

@@ -3,7 +3,7 @@
 Every catalogue is a TOML file `locales/<lang>/<team>.toml`; nested tables flatten to
 dotted keys (``[sale] approved = "…"`` is ``sale.approved``). All files of a language
 are merged; a key defined twice is an error, so two teams cannot silently collide.
-Does not import Textual.
+Imports no Textual. `CatalogueError` is defined in `qrpos.errors` (the exception map).
 """
 
 from __future__ import annotations
@@ -15,16 +15,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from qrpos.errors import CatalogueError
+
 LOCALES_DIR = Path(__file__).with_name("locales")
 DEFAULT_LANGUAGE = "mn"
 FALLBACK_LANGUAGE = "en"
 
 #: the language in use (one kiosk, one language at a time)
 _current = {"lang": DEFAULT_LANGUAGE}
-
-
-class CatalogueError(Exception):
-    """A catalogue file is unreadable, or defines a key twice; the message says where."""
 
 
 def _flatten(prefix: str, table: Mapping[str, Any], out: dict[str, str], where: Path) -> None:
