@@ -4,10 +4,12 @@ it never clashes with another directory's conftest)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from textual.app import App
 
+import qrpos.tui
 from qrpos.tui.language import switch_language
 from qrpos.tui.screens.owner.menu import OwnerMenuScreen
 from qrpos.tui.services import KioskServices
@@ -18,7 +20,10 @@ NOW = datetime(2024, 5, 2, 3, 0, tzinfo=UTC)
 
 
 class OwnerHost(App[None]):
-    """A bare app that opens the owner menu, as the kiosk does on its owner key."""
+    """A bare app that opens the owner menu, as the kiosk does on its owner key, with the
+    kiosk's own stylesheet (so widths and paddings are the kiosk's)."""
+
+    CSS_PATH = Path(qrpos.tui.__file__).with_name("app.tcss")
 
     def __init__(self, services: KioskServices, **menu: Any) -> None:
         super().__init__()

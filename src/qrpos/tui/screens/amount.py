@@ -50,7 +50,7 @@ class AmountScreen(KioskScreen):
         yield from self.compose_frame(t("amount.title"))
         with Vertical(id="body"):
             yield BigAmount(self.amount, id="amount")
-            yield Static("", id="notice", markup=False)
+            yield Static("", id="notice", classes="prose", markup=False)
         yield from self.compose_footer(self._hint())
 
     def _hint(self) -> str:

@@ -19,7 +19,7 @@ class LockScreen(KioskScreen):
         yield from self.compose_frame(t("app.title"))
         with Vertical(id="body", classes="lock"):
             yield Static(t("lock.title"), id="headline", markup=False)
-            yield Static(t("lock.body"), id="detail", markup=False)
+            yield Static(t("lock.body"), id="detail", classes="prose", markup=False)
         yield from self.compose_footer(t("lock.hint"))
 
     def on_key(self, event: events.Key) -> None:

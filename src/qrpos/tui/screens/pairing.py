@@ -48,7 +48,7 @@ class PairingScreen(KioskScreen):
             yield Input(id="password", password=True, max_length=80)
             yield Label(t(self._pin_key()), markup=False)
             yield Input(id="pin", password=True, max_length=manager_pin.MAX_LEN, restrict=r"\d*")
-            yield Static("", id="notice", markup=False)
+            yield Static("", id="notice", classes="prose", markup=False)
         yield from self.compose_footer(t("pair.hint"))
 
     def on_mount(self) -> None:

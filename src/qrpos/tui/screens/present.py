@@ -54,7 +54,7 @@ class PresentCardScreen(KioskScreen):
             yield BigAmount(self.amount, id="amount")
             with Horizontal(id="present-row"):
                 yield Static(Text(t("present.no_camera")), id="aiming")
-                yield Static(Text(t("present.waiting")), id="scan-status")
+                yield Static(Text(t("present.waiting")), id="scan-status", classes="prose")
         yield from self.compose_footer(t("present.hint"))
 
     def on_mount(self) -> None:

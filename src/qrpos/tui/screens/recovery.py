@@ -17,8 +17,8 @@ class RecoveryScreen(KioskScreen):
         yield from self.compose_frame(t("app.title"))
         with Vertical(id="body"):
             yield Static(t("recovery.title"), id="headline", markup=False)
-            yield Static(t("recovery.body"), id="detail", markup=False)
-            yield Static("", id="notice", markup=False)
+            yield Static(t("recovery.body"), id="detail", classes="prose", markup=False)
+            yield Static("", id="notice", classes="prose", markup=False)
         yield from self.compose_footer("")
 
     left = 0

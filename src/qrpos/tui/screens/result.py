@@ -46,7 +46,7 @@ class ResultScreen(KioskScreen):
             yield Static(Text(view.headline, style="bold"), id="headline")
             yield BigAmount(view.amount, id="amount")
             # Text, not markup: the detail may quote the service
-            yield Static(Text(view.detail), id="detail")
+            yield Static(Text(view.detail), id="detail", classes="prose")
         yield from self.compose_footer(t("result.back_hint"))
 
     def on_mount(self) -> None:

@@ -8,7 +8,7 @@ from datetime import datetime
 from rich.text import Text
 from textual.widget import Widget
 
-from qrpos.present.format import local_time, since
+from qrpos.present.format import local_time
 from qrpos.present.i18n import t
 
 
@@ -52,8 +52,7 @@ def status_line(status: KioskStatus, width: int) -> Text:
     elif status.online:
         line.append(t("status.online"), style="green")
     else:
-        now = status.now or status.online_since
-        when = since(status.online_since, now) if status.online_since and now else "?"
+        when = local_time(status.online_since, seconds=False) if status.online_since else "?"
         line.append(t("status.offline", since=when), style="bold red")
     line.append(" │ ")
     line.append(
@@ -63,14 +62,17 @@ def status_line(status: KioskStatus, width: int) -> Text:
     line.append(" │ ")
     if status.camera_state is None:
         line.append(t("status.no_camera"))
-    else:
+    elif status.camera_state == "running":
+        # a frame rate says "running" in every language, in less room
         fps = "-" if status.fps is None else f"{status.fps:.0f}"
-        line.append(t("status.camera", state=camera_words(status.camera_state), fps=fps))
+        line.append(t("status.camera", fps=fps))
+    else:
+        # frames per second mean nothing while the camera is not running
+        line.append(t("status.camera_idle", state=camera_words(status.camera_state)))
     clock = local_time(status.now) if status.now else "--:--:--"
     room = width - len(clock) - 1
     if line.cell_len > room:
-        line.truncate(max(room - 1, 0))
-        line.append("…")
+        line.truncate(max(room, 0), overflow="ellipsis")
     line.append(" " * max(1, room - line.cell_len))
     line.append(clock, style="bold")
     return line

@@ -10,6 +10,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -38,6 +39,19 @@ def chart_text(eod: EndOfDay) -> Text:
         out.append(f"{row.bar:<{CHART_WIDTH}}", style="green")
         out.append(f" {format_mnt(row.gross_mnt)}\n")
     return out
+
+
+def aligned(rows: list[tuple[str, str]], room: int) -> str:
+    """Labels in one column and values beside them; a value that would not fit beside its
+    label goes on the next line, indented, whole (never broken in the middle)."""
+    width = max(cell_len(label) for label, _ in rows)
+    lines = []
+    for label, value in rows:
+        if width + 2 + cell_len(value) <= room:
+            lines.append(label + " " * (width - cell_len(label)) + "  " + value)
+        else:
+            lines.extend((label, "  " + value))
+    return "\n".join(lines)
 
 
 class ExportDialog(ModalScreen[Path | None]):
@@ -136,9 +150,8 @@ class EndOfDayScreen(Screen[None]):
     def show(self, eod: EndOfDay) -> None:
         self.eod = eod
         self.query_one("#eod-date", Static).update(date_line(eod))
-        width = max(len(label) for label, _ in summary_lines(eod))
-        summary = "\n".join(f"{label:<{width}}  {value}" for label, value in summary_lines(eod))
-        self.query_one("#eod-summary", Static).update(summary)
+        summary = self.query_one("#eod-summary", Static)
+        summary.update(aligned(summary_lines(eod), summary.content_region.width or 76))
         self.query_one("#eod-chart", Static).update(chart_text(eod))
         rec = self.query_one("#eod-reconciliation", Static)
         rec.update("\n".join(reconciliation_lines(eod)))

@@ -23,6 +23,9 @@ from qrpos.tui.screens.owner.messages import ReceiptsChanged
 from qrpos.tui.screens.owner.reversal import ReversalScreen
 
 COLUMNS = ("time", "amount", "status", "vat", "receipt", "id")
+#: cells shown this wide so the table fits 80 columns; the highlighted row's full
+#: transaction id and receipt number are spelled out under the table
+WIDTHS = {"time": 14, "amount": 11, "status": 11, "vat": 13, "receipt": 8, "id": 9}
 
 
 class HistoryScreen(Screen[None]):
@@ -52,11 +55,12 @@ class HistoryScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(t("history.title"), id="title", markup=False)
-        yield Static("", id="banner", markup=False)
+        yield Static("", id="banner", classes="prose", markup=False)
         table: DataTable[str] = DataTable(id="history", cursor_type="row", zebra_stripes=True)
         for key in COLUMNS:
-            table.add_column(t(f"history.{key}"), key=key)
+            table.add_column(t(f"history.{key}"), key=key, width=WIDTHS[key])
         yield table
+        yield Static("", id="selected", markup=False)
         yield Static("", id="more", markup=False)
         yield Static(t("history.hint"), id="hint", markup=False)
 
@@ -125,6 +129,13 @@ class HistoryScreen(Screen[None]):
             tx.vat_receipt_id or "—",
             tx.id,
         )
+
+    @on(DataTable.RowHighlighted)
+    def show_selected(self, event: DataTable.RowHighlighted) -> None:
+        """The highlighted row's id and receipt number in full (the table shows them cut)."""
+        tx = self.rows.get(event.row_key.value or "")
+        line = t("history.selected", tx=tx.id, receipt=tx.vat_receipt_id or "—") if tx else ""
+        self.query_one("#selected", Static).update(line)
 
     @on(DataTable.RowHighlighted)
     def maybe_load_more(self, event: DataTable.RowHighlighted) -> None:

@@ -40,7 +40,7 @@ class ReversalScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="reverse-dialog"):
             yield Static(t("reverse.title"), id="title", markup=False)
-            yield Static(self.question(), id="question", markup=False)
+            yield Static(self.question(), id="question", classes="prose", markup=False)
             yield Input(
                 value=self.tx.id if self.tx else "",
                 placeholder=t("reverse.tx_prompt"),
@@ -54,7 +54,7 @@ class ReversalScreen(ModalScreen[None]):
                 max_length=12,
                 restrict=r"[0-9]*",
             )
-            yield Static("", id="answer", markup=False)
+            yield Static("", id="answer", classes="prose", markup=False)
             yield Static(t("reverse.hint"), id="hint", markup=False)
 
     def question(self) -> str:
