@@ -52,6 +52,8 @@ class SandboxDemo:
         self._showing: str | None = None
         #: the next customer keeps the phone in view after paying (the `h` key)
         self.keep_in_view = False
+        #: the token the phone shows now (None: no phone in view); never displayed
+        self.shown: str | None = None
 
     def present_next_customer(self) -> str:
         """The next customer shows the pass with its *current* token (it rotates after
@@ -62,9 +64,9 @@ class SandboxDemo:
         info = self.sandbox.wallet(self.wallet_ids[index])
         if self.phone.showing:
             self.phone.remove()
-            self._later(SWAP_GAP_S, lambda: self.phone.present(info.qr_token))
+            self._later(SWAP_GAP_S, lambda: self._show(info.qr_token))
         else:
-            self.phone.present(info.qr_token)
+            self._show(info.qr_token)
         self._showing = self.wallet_ids[index]
         return f"#{index + 1} ({format_mnt(info.balance_mnt)})"
 
@@ -79,7 +81,7 @@ class SandboxDemo:
         wallet_id = self._showing
         if not self.keep_in_view or wallet_id is None:
             self.phone.remove()
-            self._showing = None
+            self._showing = self.shown = None
             return
         self.keep_in_view = False
         old = self.sandbox.wallet(wallet_id).qr_token
@@ -87,11 +89,15 @@ class SandboxDemo:
         def refresh(tries: int = 40) -> None:
             token = self.sandbox.wallet(wallet_id).qr_token
             if token != old:
-                self.phone.present(token)
+                self._show(token)
             elif tries:
                 self._later(0.25, lambda: refresh(tries - 1))
 
         self._later(0.25, refresh)
+
+    def _show(self, token: str) -> None:
+        self.phone.present(token)
+        self.shown = token
 
     def _later(self, delay_s: float, action: Callable[[], None]) -> None:
         timer = threading.Timer(delay_s, action)
