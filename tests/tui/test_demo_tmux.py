@@ -68,8 +68,8 @@ def test_demo_in_tmux_approves_a_sale_and_recovers_a_lost_reply_once(tmp_path: P
         for _ in range(4):
             _tmux("send-keys", "-t", session, "p")
             time.sleep(0.3)
-        shown = _wait_for(session, "#2 (")
-        assert "#2 (115,000 ₮)" in shown, shown
+        # (an earlier toast may still show "#2 (120,000 ₮)": wait for the new one)
+        shown = _wait_for(session, "#2 (115,000 ₮)")
         assert "unsettled 0" in shown
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)

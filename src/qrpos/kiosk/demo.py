@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -54,6 +55,7 @@ class SandboxDemo:
         self.keep_in_view = False
         #: the token the phone shows now (None: no phone in view); never displayed
         self.shown: str | None = None
+        self._removed_at = -SWAP_GAP_S
 
     def present_next_customer(self) -> str:
         """The next customer shows the pass with its *current* token (it rotates after
@@ -63,8 +65,11 @@ class SandboxDemo:
         self._next += 1
         info = self.sandbox.wallet(self.wallet_ids[index])
         if self.phone.showing:
-            self.phone.remove()
-            self._later(SWAP_GAP_S, lambda: self._show(info.qr_token))
+            self._remove()
+        # the counter stays empty a moment between two customers' phones
+        wait = self._removed_at + SWAP_GAP_S - time.monotonic()
+        if wait > 0:
+            self._later(wait, lambda: self._show(info.qr_token))
         else:
             self._show(info.qr_token)
         self._showing = self.wallet_ids[index]
@@ -80,8 +85,7 @@ class SandboxDemo:
         it in view; then the pass shows its refreshed token once the charge is through."""
         wallet_id = self._showing
         if not self.keep_in_view or wallet_id is None:
-            self.phone.remove()
-            self._showing = self.shown = None
+            self._remove()
             return
         self.keep_in_view = False
         old = self.sandbox.wallet(wallet_id).qr_token
@@ -94,6 +98,11 @@ class SandboxDemo:
                 self._later(0.25, lambda: refresh(tries - 1))
 
         self._later(0.25, refresh)
+
+    def _remove(self) -> None:
+        self.phone.remove()
+        self._showing = self.shown = None
+        self._removed_at = time.monotonic()
 
     def _show(self, token: str) -> None:
         self.phone.present(token)
