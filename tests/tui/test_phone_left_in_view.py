@@ -13,13 +13,12 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
-from kiosk_harness import FAST, Kiosk
+from kiosk_harness import Kiosk, demo_kiosk
 from textual.message import Message
 
-from qrpos.kiosk.demo import SandboxDemo, demo_world
+from qrpos.kiosk.demo import SandboxDemo
 from qrpos.scanner import RefusalCode, ScanEvent, ScanLoop, ScanRefused, TokenRead, make_decoder
 from qrpos.scanner.frames import Frame
-from qrpos.tui.app import KioskApp
 from qrpos.tui.messages import HeldCardAccepted, ScanRefusedMessage
 from qrpos.tui.sale import Sale, SaleState
 
@@ -142,59 +141,55 @@ async def _sale_moves(kiosk: Kiosk, posted: list[Message], state: SaleState, cou
 
 async def test_the_phone_left_in_view_is_not_charged_for_the_next_sale(tmp_path: Path) -> None:
     posted: list[Message] = []
-    with demo_world(state_dir=tmp_path, language="en", camera_fps=30.0) as world:
-        app = KioskApp(world.services, **FAST)  # type: ignore[arg-type]
-        async with app.run_test(size=(80, 24), message_hook=posted.append) as pilot:
-            kiosk = Kiosk(app, pilot, world.services, world.sandbox, None, None)  # type: ignore[arg-type]
-            first = world.wallet_ids[0]
-            await kiosk.key_amount("12500")
-            await kiosk.on_screen("PresentCardScreen")
-            # customer #1 pays and leaves the phone on the counter: its pass refreshes
-            await pilot.press("h", "p")
-            await _sale_moves(kiosk, posted, SaleState.RESULT, 1)
-            assert world.sandbox.wallet(first).balance_mnt == 250_000 - 12_500
-            fresh = world.sandbox.wallet(first).qr_token
-            demo: SandboxDemo = world.services.demo  # type: ignore[assignment]
-            await kiosk.until(lambda: demo.shown == fresh)
-            await pilot.press("x")
-            # the next sale: the phone still in view must not pay for it
-            await kiosk.key_amount("5000")
-            await kiosk.until(
-                lambda: any(
-                    isinstance(m, ScanRefusedMessage) and m.code == RefusalCode.HELD for m in posted
-                ),
-                timeout=15,
-            )
-            assert world.sandbox.wallet(first).balance_mnt == 250_000 - 12_500
-            assert app.sale.state is SaleState.PRESENTING
-            assert "before the last sale ended" in kiosk.text("#scan-status")
-            # the cashier confirms on screen: now it is charged, once
-            await pilot.press("enter")
-            await _sale_moves(kiosk, posted, SaleState.RESULT, 2)
-            assert any(isinstance(m, HeldCardAccepted) for m in posted)
-            assert world.sandbox.wallet(first).balance_mnt == 250_000 - 12_500 - 5_000
+    async with demo_kiosk(tmp_path, "en", posted) as (kiosk, world):
+        app, pilot = kiosk.app, kiosk.pilot
+        first = world.wallet_ids[0]
+        await kiosk.key_amount("12500")
+        await kiosk.on_screen("PresentCardScreen")
+        # customer #1 pays and leaves the phone on the counter: its pass refreshes
+        await pilot.press("h", "p")
+        await _sale_moves(kiosk, posted, SaleState.RESULT, 1)
+        assert world.sandbox.wallet(first).balance_mnt == 250_000 - 12_500
+        fresh = world.sandbox.wallet(first).qr_token
+        demo: SandboxDemo = world.services.demo  # type: ignore[assignment]
+        await kiosk.until(lambda: demo.shown == fresh)
+        await pilot.press("x")
+        # the next sale: the phone still in view must not pay for it
+        await kiosk.key_amount("5000")
+        await kiosk.until(
+            lambda: any(
+                isinstance(m, ScanRefusedMessage) and m.code == RefusalCode.HELD for m in posted
+            ),
+            timeout=15,
+        )
+        assert world.sandbox.wallet(first).balance_mnt == 250_000 - 12_500
+        assert app.sale.state is SaleState.PRESENTING
+        assert "before the last sale ended" in kiosk.text("#scan-status")
+        # the cashier confirms on screen: now it is charged, once
+        await pilot.press("enter")
+        await _sale_moves(kiosk, posted, SaleState.RESULT, 2)
+        assert any(isinstance(m, HeldCardAccepted) for m in posted)
+        assert world.sandbox.wallet(first).balance_mnt == 250_000 - 12_500 - 5_000
 
 
 async def test_a_new_phone_after_the_old_one_left_is_charged_without_asking(
     tmp_path: Path,
 ) -> None:
     posted: list[Message] = []
-    with demo_world(state_dir=tmp_path, language="en", camera_fps=30.0) as world:
-        app = KioskApp(world.services, **FAST)  # type: ignore[arg-type]
-        async with app.run_test(size=(80, 24), message_hook=posted.append) as pilot:
-            kiosk = Kiosk(app, pilot, world.services, world.sandbox, None, None)  # type: ignore[arg-type]
-            await kiosk.key_amount("700")
-            await kiosk.on_screen("PresentCardScreen")
-            await pilot.press("h", "p")
-            await _sale_moves(kiosk, posted, SaleState.RESULT, 1)
-            await pilot.press("x")
-            await kiosk.key_amount("800")
-            await kiosk.on_screen("PresentCardScreen")
-            # customer #2: the old phone goes, the new one comes (the demo leaves a gap)
-            await pilot.press("p")
-            await _sale_moves(kiosk, posted, SaleState.RESULT, 2)
-            second = world.sandbox.wallet(world.wallet_ids[1])
-            assert second.balance_mnt == 120_000 - 800
-            # customer #1 paid once; nobody had to confirm anything on screen
-            assert world.sandbox.wallet(world.wallet_ids[0]).balance_mnt == 250_000 - 700
-            assert not any(isinstance(m, HeldCardAccepted) for m in posted)
+    async with demo_kiosk(tmp_path, "en", posted) as (kiosk, world):
+        pilot = kiosk.pilot
+        await kiosk.key_amount("700")
+        await kiosk.on_screen("PresentCardScreen")
+        await pilot.press("h", "p")
+        await _sale_moves(kiosk, posted, SaleState.RESULT, 1)
+        await pilot.press("x")
+        await kiosk.key_amount("800")
+        await kiosk.on_screen("PresentCardScreen")
+        # customer #2: the old phone goes, the new one comes (the demo leaves a gap)
+        await pilot.press("p")
+        await _sale_moves(kiosk, posted, SaleState.RESULT, 2)
+        second = world.sandbox.wallet(world.wallet_ids[1])
+        assert second.balance_mnt == 120_000 - 800
+        # customer #1 paid once; nobody had to confirm anything on screen
+        assert world.sandbox.wallet(world.wallet_ids[0]).balance_mnt == 250_000 - 700
+        assert not any(isinstance(m, HeldCardAccepted) for m in posted)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kiosk_harness import FAST, Kiosk, make_services
+from kiosk_harness import FAST, Kiosk, demo_kiosk, make_services
 from test_snapshots import _app, _result, _unpaired_start_done
 from textual.app import App
 from textual.message import Message
@@ -214,19 +214,15 @@ async def test_a_refusal_is_shown_in_the_screen_language_from_its_code(tmp_path:
 
 async def test_a_url_shown_to_the_camera_is_refused_in_mongolian(tmp_path: Path) -> None:
     """Real frames, the real decoder: the refusal's code travels to the screen."""
-    from qrpos.kiosk.demo import demo_world
-
     posted: list[Message] = []
-    with demo_world(state_dir=tmp_path, language="mn", camera_fps=30.0) as world:
-        app = KioskApp(world.services, **FAST)  # type: ignore[arg-type]
-        async with app.run_test(size=(80, 24), message_hook=posted.append) as pilot:
-            kiosk = Kiosk(app, pilot, world.services, world.sandbox, None, None)  # type: ignore[arg-type]
-            await kiosk.key_amount("500")
-            await kiosk.on_screen("PresentCardScreen")
-            assert world.services.virtual_phone is not None
-            world.services.virtual_phone.present("https://example.com/pay?x=1")
-            await kiosk.until(lambda: bool(_of(posted, ScanRefusedMessage)), timeout=15)
-            await pilot.pause()
-            shown = kiosk.text("#scan-status")
+    async with demo_kiosk(tmp_path, "mn", posted) as (kiosk, world):
+        pilot = kiosk.pilot
+        await kiosk.key_amount("500")
+        await kiosk.on_screen("PresentCardScreen")
+        assert world.services.virtual_phone is not None
+        world.services.virtual_phone.present("https://example.com/pay?x=1")
+        await kiosk.until(lambda: bool(_of(posted, ScanRefusedMessage)), timeout=15)
+        await pilot.pause()
+        shown = kiosk.text("#scan-status")
     assert [m.code for m in _of(posted, ScanRefusedMessage)][:1] == ["url"]
     assert "вэб холбоос" in shown and "web link" not in shown

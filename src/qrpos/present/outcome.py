@@ -64,11 +64,8 @@ def outcome_view(result: SaleResult) -> OutcomeView:
     if state is IntentState.NOT_CHARGED:
         detail = t("result.not_charged")
         return OutcomeView("warning", t("result.not_charged_title"), detail, amount, bell=True)
-    if state is IntentState.ABANDONED:
-        detail = t("result.abandoned")
-        return OutcomeView("warning", t("result.abandoned_title"), detail, amount, bell=False)
-    if state is IntentState.REVERSED_AFTER_ABANDON:
-        detail = t("result.reversed_after_abandon")
+    if state in (IntentState.ABANDONED, IntentState.REVERSED_AFTER_ABANDON):
+        detail = t(f"result.{state.value}")
         return OutcomeView("warning", t("result.abandoned_title"), detail, amount, bell=False)
     if state is IntentState.NEEDS_REVIEW:
         # not declined: the customer may have paid; a second charge must not be invited
