@@ -63,6 +63,11 @@ class ScanStats:
 ScanEvent = TokenRead | ScanRefused | ScanStats
 
 
+#: a code has left the view once this many decoded frames in a row showed none (and
+#: `gone_after_s` passed): a decoder starved of CPU has not seen it leave
+GONE_FRAMES = 3
+
+
 class ScanLoop:
     """Reads frames from `source`, decodes them with `decoder`, reports to `on_event`."""
 
@@ -103,6 +108,8 @@ class ScanLoop:
         # ended: a code in view since before then is not handed over unless accepted
         self._in_view: tuple[float, float] | None = None
         self._sale_ended_at: float | None = None
+        # decoded frames in a row without a wallet code: a starved decoder is not "gone"
+        self._absent_frames = 0
         self._fps = 0.0
         self._decode_ms = 0.0
         self._last_error: str | None = None
@@ -287,8 +294,14 @@ class ScanLoop:
         event: ScanEvent | None = None
         with self._state_lock:
             if tokens:
-                continuing = self._in_view and now - self._in_view[1] <= self._gone_after_s
-                self._in_view = (self._in_view[0] if continuing and self._in_view else now, now)
+                seen = self._in_view
+                gone = seen is None or (
+                    now - seen[1] > self._gone_after_s and self._absent_frames >= GONE_FRAMES
+                )
+                self._in_view = (now if gone or seen is None else seen[0], now)
+                self._absent_frames = 0
+            else:
+                self._absent_frames += 1
             if self._handed and self._handed[0] in tokens:
                 self._handed = (self._handed[0], now)
             elif self._handed and now - self._handed[1] > self._gone_after_s:
