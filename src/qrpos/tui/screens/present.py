@@ -89,8 +89,11 @@ class PresentCardScreen(KioskScreen):
         self.query_one("#hint", Static).update(hint)
 
     def show_camera_error(self, message: str) -> None:
-        """The camera failed; what it said, escaped."""
+        """The camera failed; what it said, escaped. A held card's question stays: it
+        waits for the cashier."""
         self.camera_error = message
+        if self.refusal is not None and self.refusal[0] == HELD:
+            return
         self.query_one("#scan-status", Static).update(
             Text(t("present.camera_failed", message=shown_text(message, 120)))
         )
