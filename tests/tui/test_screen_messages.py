@@ -226,3 +226,20 @@ async def test_a_url_shown_to_the_camera_is_refused_in_mongolian(tmp_path: Path)
         shown = kiosk.text("#scan-status")
     assert [m.code for m in _of(posted, ScanRefusedMessage)][:1] == ["url"]
     assert "вэб холбоос" in shown and "web link" not in shown
+
+
+async def test_the_charging_screen_shows_each_step_the_ledger_reports(tmp_path: Path) -> None:
+    from qrpos.ledger import SaleProgress
+    from qrpos.tui.messages import ChargeProgressed
+
+    app = _app(tmp_path, "en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _unpaired_start_done(pilot)
+        screen = ChargingScreen(12_500, abandon_after_s=60)
+        app.show_screen(screen)
+        await pilot.pause()
+        app.post_message(ChargeProgressed(SaleProgress(1, "retrying", 2, 0.4, "")))
+        await pilot.pause()
+        await pilot.pause()
+        shown = str(screen.query_one("#phase").render())
+    assert shown == "Sending again (attempt 2)…"

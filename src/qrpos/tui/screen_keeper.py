@@ -19,6 +19,7 @@ from qrpos import manager_pin
 from qrpos.present.i18n import t
 from qrpos.tui.messages import (
     CameraStats,
+    ChargeProgressed,
     ChargeUnclear,
     PairingAnswered,
     RecoveryLeft,
@@ -103,6 +104,11 @@ class ScreenKeeper(App[None]):
             self.show_screen(PairingScreen(first=first, pin_known=pin_known, username=username))
         elif state is SaleState.RECOVERING:
             self.show_screen(RecoveryScreen())
+
+    @on(ChargeProgressed)
+    def _charge_progressed(self, message: ChargeProgressed) -> None:
+        if isinstance(self.screen, ChargingScreen):
+            self.screen.show_progress(message.progress.phase, message.progress.attempt)
 
     @on(ChargeUnclear)
     def _charge_unclear(self) -> None:

@@ -83,6 +83,8 @@ class ChargingScreen(KioskScreen):
 
     def tick(self) -> None:
         """Refresh the elapsed time and what the cashier may do."""
+        if not self.is_mounted:
+            return  # drawn on mount
         phase, attempt = self._step
         key = _PHASE_KEYS.get(phase, "charging.sending")
         self.query_one("#phase", Static).update(t(key, attempt=attempt))
