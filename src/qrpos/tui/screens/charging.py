@@ -9,6 +9,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Static
 
 from qrpos.present.format import elapsed
@@ -83,12 +84,14 @@ class ChargingScreen(KioskScreen):
 
     def tick(self) -> None:
         """Refresh the elapsed time and what the cashier may do."""
-        if not self.is_mounted:
-            return  # drawn on mount
+        try:
+            phase_line = self.query_one("#phase", Static)
+            checking = self.query_one("#checking", Static)
+        except NoMatches:
+            return  # not composed yet, or composed again for a new language: drawn then
         phase, attempt = self._step
         key = _PHASE_KEYS.get(phase, "charging.sending")
-        self.query_one("#phase", Static).update(t(key, attempt=attempt))
-        checking = self.query_one("#checking", Static)
+        phase_line.update(t(key, attempt=attempt))
         if self.unclear:
             checking.update(
                 Text(t("charging.checking", elapsed=elapsed(self.waited_s)), style="bold")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Static
 
 from qrpos.present.format import shown_text
@@ -75,18 +77,20 @@ class PresentCardScreen(KioskScreen):
         """Redraw the aiming view from the scan loop's latest frame."""
         if self.preview is None:
             return
+        try:
+            aiming = self.query_one("#aiming", Static)
+        except NoMatches:
+            return  # being composed again for a new language
         rows = self.preview(PREVIEW_COLS, PREVIEW_ROWS)
         # Text, not markup: the preview is data
-        self.query_one("#aiming", Static).update(Text("\n".join(rows), no_wrap=True))
+        aiming.update(Text("\n".join(rows), no_wrap=True))
 
     def show_refusal(self, code: str | None, reason: str) -> None:
         """A code the scanner will not hand over, in the catalogue's words."""
         self.refusal = (code, reason)
         # Text, not markup: the fallback reason may quote what the QR said
-        status = self.query_one("#scan-status", Static)
-        status.update(Text(refusal_words(code, reason), style="bold yellow"))
-        hint = t("present.hint_held") if code == HELD else t("present.hint")
-        self.query_one("#hint", Static).update(hint)
+        self._update("#scan-status", Text(refusal_words(code, reason), style="bold yellow"))
+        self._update("#hint", t("present.hint_held") if code == HELD else t("present.hint"))
 
     def show_camera_error(self, message: str) -> None:
         """The camera failed; what it said, escaped. A held card's question stays: it
@@ -94,9 +98,14 @@ class PresentCardScreen(KioskScreen):
         self.camera_error = message
         if self.refusal is not None and self.refusal[0] == HELD:
             return
-        self.query_one("#scan-status", Static).update(
-            Text(t("present.camera_failed", message=shown_text(message, 120)))
+        self._update(
+            "#scan-status", Text(t("present.camera_failed", message=shown_text(message, 120)))
         )
+
+    def _update(self, selector: str, content: Text | str) -> None:
+        # while composed again for a new language there is nothing yet: after_recompose redraws
+        with contextlib.suppress(NoMatches):
+            self.query_one(selector, Static).update(content)
 
     def _timed_out(self) -> None:
         self.post_message(PresentCancelled(timed_out=True))
@@ -111,6 +120,6 @@ class PresentCardScreen(KioskScreen):
         elif action[0] is KeypadAction.CONFIRM and self.refusal and self.refusal[0] == HELD:
             event.stop()
             self.refusal = None
-            self.query_one("#scan-status", Static).update(Text(t("present.waiting")))
-            self.query_one("#hint", Static).update(t("present.hint"))
+            self._update("#scan-status", Text(t("present.waiting")))
+            self._update("#hint", t("present.hint"))
             self.post_message(HeldCardAccepted())

@@ -26,6 +26,7 @@ from qrpos.reports import EndOfDay, ExportError, LocalCharge, day_window, end_of
 from qrpos.reports.chart import hourly_rows
 from qrpos.reports.reconcile import MARGIN, local_charges
 from qrpos.service import ListingFailed
+from qrpos.tui.screens.base import LanguageChanged
 from qrpos.tui.screens.owner.context import OwnerContext
 
 CHART_WIDTH = 40
@@ -113,6 +114,14 @@ class EndOfDayScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.load()
+
+    @on(LanguageChanged)
+    async def _language_changed(self) -> None:
+        await self.recompose()
+        if self.eod is not None:
+            self.show(self.eod)
+        else:
+            self.load()
 
     def local_for(self, day: date) -> list[LocalCharge] | None:
         """The outbox's charges around the day, for reconciliation (thread)."""

@@ -18,6 +18,7 @@ from qrpos.present.owner import status_text, vat_text
 from qrpos.reports.history import HistoryCursor, HistoryPage
 from qrpos.reports.localday import to_local
 from qrpos.service import Transaction
+from qrpos.tui.screens.base import LanguageChanged
 from qrpos.tui.screens.owner.context import OwnerContext
 from qrpos.tui.screens.owner.messages import ReceiptsChanged
 from qrpos.tui.screens.owner.reversal import ReversalScreen
@@ -65,6 +66,12 @@ class HistoryScreen(Screen[None]):
         yield Static(t("history.hint"), id="hint", markup=False)
 
     def on_mount(self) -> None:
+        self.reload()
+
+    @on(LanguageChanged)
+    async def _language_changed(self) -> None:
+        # the headers and every row's words change: compose again and read the rows anew
+        await self.recompose()
         self.reload()
 
     # --- loading ------------------------------------------------------------------------

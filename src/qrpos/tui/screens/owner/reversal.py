@@ -18,6 +18,7 @@ from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
 from qrpos.present.owner import result_text
 from qrpos.service import Transaction
+from qrpos.tui.screens.base import LanguageChanged
 from qrpos.tui.screens.owner.context import OwnerContext
 from qrpos.tui.screens.owner.messages import ReversalDone
 
@@ -56,6 +57,15 @@ class ReversalScreen(ModalScreen[None]):
             )
             yield Static("", id="answer", classes="prose", markup=False)
             yield Static(t("reverse.hint"), id="hint", markup=False)
+
+    @on(LanguageChanged)
+    async def _language_changed(self) -> None:
+        typed = self.query_one("#tx", Input).value
+        answer = self.outcome
+        await self.recompose()
+        self.query_one("#tx", Input).value = typed
+        if answer is not None:
+            self.query_one("#answer", Static).update(answer)
 
     def question(self) -> str:
         if self.tx is None:
