@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -9,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.message import Message
 from textual.pilot import Pilot
 
 from qrpos.config import Config
+from qrpos.kiosk.demo import DemoWorld, demo_world
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
@@ -122,3 +125,16 @@ async def kiosk(
     async with app.run_test(size=(80, 24)) as pilot:
         yield Kiosk(app, pilot, services, sandbox, terminal, ledger)
     ledger.close()
+
+
+@contextlib.asynccontextmanager
+async def demo_kiosk(
+    tmp_path: Path, language: str = "en", posted: list[Message] | None = None
+) -> AsyncIterator[tuple[Kiosk, DemoWorld]]:
+    """The app over the demo world (sandbox, virtual phone, real decoder) under Pilot;
+    every message the app handles goes into `posted`."""
+    hook = posted.append if posted is not None else None
+    with demo_world(state_dir=tmp_path, language=language, camera_fps=30.0) as world:
+        app = KioskApp(world.services, **FAST)  # type: ignore[arg-type]
+        async with app.run_test(size=(80, 24), message_hook=hook) as pilot:
+            yield Kiosk(app, pilot, world.services, world.sandbox, None, None), world  # type: ignore[arg-type]

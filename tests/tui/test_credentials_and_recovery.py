@@ -9,12 +9,13 @@ from pathlib import Path
 from kiosk_harness import FAST, Kiosk, make_services
 
 from qrpos import manager_pin
+from qrpos.kiosk.demo import demo_world
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.tui.app import KioskApp
-from qrpos.tui.demo import demo_world
 from qrpos.tui.messages import TokenScanned
+from qrpos.tui.sale import SaleState
 
 
 async def _type_pairing(kiosk: Kiosk, username: str, password: str, pin: str) -> None:
@@ -44,7 +45,7 @@ async def test_a_401_locks_sales_keeps_the_sale_and_repairing_unlocks(
     await kiosk.until(lambda: "rejected" in kiosk.text("#notice"))
     await _type_pairing(kiosk, kiosk.terminal.username, new_password, "2468")
     await kiosk.on_screen("AmountScreen")
-    assert not kiosk.app.locked
+    assert kiosk.app.sale.state is not SaleState.LOCKED
     assert kiosk.services.client is not None
     assert kiosk.sandbox.transactions() == []  # the 401 charged nothing
 

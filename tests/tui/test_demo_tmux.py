@@ -68,8 +68,43 @@ def test_demo_in_tmux_approves_a_sale_and_recovers_a_lost_reply_once(tmp_path: P
         for _ in range(4):
             _tmux("send-keys", "-t", session, "p")
             time.sleep(0.3)
-        shown = _wait_for(session, "#2 (")
-        assert "#2 (115,000 ₮)" in shown, shown
+        # (an earlier toast may still show "#2 (120,000 ₮)": wait for the new one)
+        shown = _wait_for(session, "#2 (115,000 ₮)")
         assert "unsettled 0" in shown
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+
+
+def test_demo_in_tmux_in_mongolian_holds_the_phone_left_in_view_and_switches_language(
+    tmp_path: Path,
+) -> None:
+    """The cashier's screen as reported at 80×24 in Mongolian: the approved headline once,
+    camera words translated, the phone left in view not charged until confirmed, and `L`
+    switching the screen on the spot."""
+    session = f"qrpos-test-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "HOME": str(tmp_path), "TERM": "xterm-256color"}
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", f"{QRPOS} demo"],
+        check=True,
+        env=env,
+    )
+    try:
+        _wait_for(session, "Дүнгээ оруулна уу", timeout=15)
+        _wait_for(session, "камер 15 fps", timeout=15)
+        _tmux("send-keys", "-t", session, "2", "0", "0", "0", "Enter")
+        _wait_for(session, "QR кодоо")
+        _tmux("send-keys", "-t", session, "h", "p")  # the customer will leave the phone
+        shown = _wait_for(session, "ЗӨВШӨӨРӨГДЛӨӨ", timeout=15)
+        assert shown.count("ЗӨВШӨӨРӨГДЛӨӨ") == 1, shown
+        _tmux("send-keys", "-t", session, "x")
+        _wait_for(session, "Дүнгээ оруулна уу")
+        _tmux("send-keys", "-t", session, "3", "0", "0", "Enter")
+        shown = _wait_for(session, "Enter дарж төлүүлнэ үү", timeout=15)
+        assert "шийдээгүй 0" in shown
+        _tmux("send-keys", "-t", session, "L")
+        _wait_for(session, "press Enter to charge it")
+        _tmux("send-keys", "-t", session, "Enter")
+        shown = _wait_for(session, "APPROVED", timeout=15)
+        assert shown.count("APPROVED") == 1 and "Result" in shown, shown
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qrpos.tui import i18n
+from qrpos.present import i18n
 
 
 def _catalogue_files() -> dict[str, dict[str, dict[str, str]]]:

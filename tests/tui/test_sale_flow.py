@@ -7,6 +7,7 @@ from kiosk_harness import Kiosk
 from qrpos.ledger import IntentState
 from qrpos.simulator import WalletInfo
 from qrpos.tui.messages import ScanRefusedMessage, TokenScanned
+from qrpos.tui.sale import SaleState
 
 
 async def _sale(kiosk: Kiosk, amount: str, token: str) -> None:
@@ -76,7 +77,7 @@ async def test_spent_token_asks_the_customer_to_refresh_the_pass(
     await kiosk.on_screen("ResultScreen")
     await kiosk.pilot.press("x")
     await _sale(kiosk, "200", wallet.qr_token)
-    await kiosk.until(lambda: kiosk.app.sale_amount is None)
+    await kiosk.until(lambda: kiosk.app.sale.state is SaleState.RESULT)
     await kiosk.on_screen("ResultScreen")
     assert "refresh the pass" in kiosk.text("#detail")
     assert len(kiosk.sandbox.transactions()) == 1
@@ -115,8 +116,15 @@ async def test_unclear_sale_blocks_until_abandoned_then_is_refunded_automaticall
     await kiosk.until(
         lambda: kiosk.sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000, timeout=10
     )
-    [view] = [v for v in kiosk.services.desk.intents(True) if v.kind == "charge"]  # type: ignore[union-attr]
-    assert view.state == IntentState.REVERSED_AFTER_ABANDON
+    desk = kiosk.services.desk
+    assert desk is not None
+
+    def charge_state() -> str:
+        [view] = [v for v in desk.intents(True) if v.kind == "charge"]
+        return str(view.state)
+
+    # the refund is sent before the intent records it: wait for the record too
+    await kiosk.until(lambda: charge_state() == IntentState.REVERSED_AFTER_ABANDON)
 
 
 async def test_scanned_refusal_with_markup_and_escapes_is_shown_inertly(kiosk: Kiosk) -> None:

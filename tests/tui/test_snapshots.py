@@ -1,4 +1,5 @@
-"""Every kiosk screen at 80×24, as SVG snapshots (regenerate: pytest --snapshot-update).
+"""Every kiosk screen at 80×24 in Mongolian and English, as SVG snapshots
+(regenerate: pytest --snapshot-update, then look at every SVG that changed).
 
 Deterministic: a fixed clock, no camera, no network (the app starts unpaired and each
 test puts the screen it shows on top).
@@ -7,6 +8,7 @@ test puts the screen it shows on top).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,6 @@ from qrpos.config import Config
 from qrpos.ledger import IntentState, SaleResult
 from qrpos.service import parse_transaction
 from qrpos.tui.app import KioskApp
-from qrpos.tui.outcome import result_view
 from qrpos.tui.screens.abandon import AbandonDialog
 from qrpos.tui.screens.amount import AmountScreen
 from qrpos.tui.screens.charging import ChargingScreen
@@ -57,21 +58,28 @@ def _result(state: IntentState, **kw: Any) -> SaleResult:
     return SaleResult(**base)
 
 
-def _app(tmp_path: Path) -> KioskApp:
+def _app(tmp_path: Path, language: str = "en") -> KioskApp:
     services = KioskServices(
-        config=Config(state_dir=tmp_path, language="en", username="term_demo0001"),
+        config=Config(state_dir=tmp_path, language=language, username="term_demo0001"),
         clock=fixed_clock,
     )
     app = KioskApp(services, live_preview=False, result_linger_s=0)
-    app.status.username = "term_demo0001"
+    app.status = replace(app.status, username="term_demo0001")
     return app
+
+
+async def _unpaired_start_done(pilot: Any) -> None:
+    """The app starts unpaired: wait for its pairing screen before putting another up."""
+    while not isinstance(pilot.app.screen, PairingScreen):
+        await pilot.pause()
 
 
 def _showing(make: Callable[[KioskApp], Any]) -> Callable[[Any], Awaitable[None]]:
     async def run_before(pilot: Any) -> None:
         app: KioskApp = pilot.app
+        await _unpaired_start_done(pilot)
         screen = make(app)
-        app._show(screen)
+        app.show_screen(screen)
         await pilot.pause()
 
     return run_before
@@ -79,29 +87,46 @@ def _showing(make: Callable[[KioskApp], Any]) -> Callable[[Any], Awaitable[None]
 
 SCREENS: dict[str, Callable[[KioskApp], Any]] = {
     "amount": lambda app: AmountScreen(),
-    "present_card": lambda app: PresentCardScreen(12_500, timeout_s=3600, live_preview=False),
+    "present_card": lambda app: PresentCardScreen(12_500, timeout_s=3600),
     "charging_unclear": lambda app: _unclear(),
     "result_approved": lambda app: ResultScreen(
-        result_view(_result(IntentState.APPROVED, transaction=TX, charged=True)), linger_s=0
+        _result(IntentState.APPROVED, transaction=TX, charged=True), linger_s=0
     ),
     "result_declined": lambda app: ResultScreen(
-        result_view(_result(IntentState.DECLINED, decline_code="insufficient_funds")),
+        _result(IntentState.DECLINED, decline_code="insufficient_funds"),
         linger_s=0,
     ),
     "result_declined_unknown_code": lambda app: ResultScreen(
-        result_view(_result(IntentState.DECLINED, decline_code="velocity_[red]x[/]")),
+        _result(IntentState.DECLINED, decline_code="velocity_[red]x[/]"),
         linger_s=0,
     ),
-    "result_token_used": lambda app: ResultScreen(
-        result_view(_result(IntentState.TOKEN_USED)), linger_s=0
+    "result_token_used": lambda app: ResultScreen(_result(IntentState.TOKEN_USED), linger_s=0),
+    "result_abandoned": lambda app: ResultScreen(_result(IntentState.ABANDONED), linger_s=0),
+    "result_needs_review": lambda app: ResultScreen(
+        _result(IntentState.NEEDS_REVIEW, message="matches this sale and an abandoned one"),
+        linger_s=0,
     ),
-    "result_abandoned": lambda app: ResultScreen(
-        result_view(_result(IntentState.ABANDONED)), linger_s=0
-    ),
+    "result_not_charged": lambda app: ResultScreen(_result(IntentState.NOT_CHARGED), linger_s=0),
+    "present_card_refused": lambda app: _refused(),
+    "present_card_held": lambda app: _held(),
     "lock": lambda app: LockScreen(),
-    "pairing": lambda app: PairingScreen(first=True, username="term_demo0001"),
+    "pairing": lambda app: PairingScreen(first=True, pin_known=False, username="term_demo0001"),
     "recovery": lambda app: RecoveryScreen(),
 }
+
+
+def _refused() -> PresentCardScreen:
+    screen = PresentCardScreen(12_500, timeout_s=3600)
+    screen.call_after_refresh(
+        screen.show_refusal, "url", "This QR code is a web link, not a wallet card."
+    )
+    return screen
+
+
+def _held() -> PresentCardScreen:
+    screen = PresentCardScreen(12_500, timeout_s=3600)
+    screen.call_after_refresh(screen.show_refusal, "held", "in view before the last sale")
+    return screen
 
 
 def _unclear() -> ChargingScreen:
@@ -110,18 +135,19 @@ def _unclear() -> ChargingScreen:
     return screen
 
 
+@pytest.mark.parametrize("language", ["mn", "en"])
 @pytest.mark.parametrize("name", sorted(SCREENS))
-def test_screen_snapshot(name: str, snap_compare: Any, tmp_path: Path) -> None:
+def test_screen_snapshot(name: str, language: str, snap_compare: Any, tmp_path: Path) -> None:
     press = ["1", "2", "5", "0", "0"] if name == "amount" else []
-    assert snap_compare(
-        _app(tmp_path), terminal_size=SIZE, run_before=_showing(SCREENS[name]), press=press
-    )
+    app = _app(tmp_path, language)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_showing(SCREENS[name]), press=press)
 
 
 def test_abandon_dialog_snapshot(snap_compare: Any, tmp_path: Path) -> None:
     async def run_before(pilot: Any) -> None:
         app: KioskApp = pilot.app
-        app._show(_unclear())
+        await _unpaired_start_done(pilot)
+        app.show_screen(_unclear())
         await pilot.pause()
         app.push_screen(AbandonDialog())
         await pilot.pause()

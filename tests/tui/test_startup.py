@@ -14,12 +14,13 @@ import pytest
 from kiosk_harness import FAST, Kiosk, fixed_clock, make_services
 
 from qrpos.config import Config, ConfigError
+from qrpos.kiosk.starter import ContextStarter
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.tui.app import KioskApp
+from qrpos.tui.sale import SaleState
 from qrpos.tui.services import KioskServices
-from qrpos.tui.startup import ContextStarter
 
 
 class GatedWorld:
@@ -76,8 +77,8 @@ async def test_amount_screen_comes_first_and_enter_waits_until_services_and_reco
         # READY=1 went out with the first screen, while the services are still starting
         assert "READY=1" in listener.recv(4096).decode()
         await kiosk.until(lambda: world.steps == ["outbox"])
-        await kiosk.until(lambda: "starting: payment store" in kiosk.text("#status"))
-        assert not app.services_ready and not app.sales_ready
+        await kiosk.until(lambda: "start: payment store" in kiosk.text("#status"))
+        assert not app.services_ready and app.sale.state is SaleState.STARTING
         await pilot.press("2", "5", "0", "0", "enter")
         await kiosk.until(lambda: "Starting up" in kiosk.text("#notice"))
         assert app.screen.amount == 2500  # type: ignore[attr-defined]
@@ -87,9 +88,9 @@ async def test_amount_screen_comes_first_and_enter_waits_until_services_and_reco
         world.gate.set()
         # services in, recovery done: the waiting sale goes on by itself
         await kiosk.on_screen("PresentCardScreen")
-        assert app.sale_amount == 2500
+        assert app.sale.amount == 2500
         assert app.services.desk is not None and app.status.starting is None
-        assert "starting" not in kiosk.text("#status")
+        assert "start:" not in kiosk.text("#status")
         assert terminal.username in kiosk.text("#status")
     starter.close()
     listener.close()
@@ -119,10 +120,10 @@ async def test_open_sale_found_at_start_shows_recovery_after_the_first_screen(
     async with app.run_test(size=(80, 24)) as pilot:
         kiosk = Kiosk(app, pilot, app.services, sandbox, terminal, None)  # type: ignore[arg-type]
         await kiosk.on_screen("RecoveryScreen")
-        assert not app.sales_ready
+        assert app.sale.state is SaleState.RECOVERING
         sandbox.clear_faults()
         await kiosk.on_screen("AmountScreen")
-        assert app.sales_ready
+        assert app.sale.state is SaleState.READY
         assert len(sandbox.transactions()) == 1  # the lost sale, charged once, no more
     starter.close()
 

@@ -12,9 +12,9 @@ from owner_harness import NOW, PIN, OwnerHost
 from qrpos import manager_pin
 from qrpos.config import Config
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
+from qrpos.present.i18n import set_language
 from qrpos.service import TerminalClient
 from qrpos.simulator import TerminalCredentials
-from qrpos.tui.i18n import set_language
 from qrpos.tui.services import KioskServices
 
 

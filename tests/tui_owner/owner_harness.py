@@ -4,11 +4,14 @@ it never clashes with another directory's conftest)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from textual.app import App
 
-from qrpos.tui.screens.owner import OwnerMenuScreen
+import qrpos.tui
+from qrpos.tui.language import switch_language
+from qrpos.tui.screens.owner.menu import OwnerMenuScreen
 from qrpos.tui.services import KioskServices
 
 PIN = "2468"
@@ -17,7 +20,10 @@ NOW = datetime(2024, 5, 2, 3, 0, tzinfo=UTC)
 
 
 class OwnerHost(App[None]):
-    """A bare app that opens the owner menu, as the kiosk does on its owner key."""
+    """A bare app that opens the owner menu, as the kiosk does on its owner key, with the
+    kiosk's own stylesheet (so widths and paddings are the kiosk's)."""
+
+    CSS_PATH = Path(qrpos.tui.__file__).with_name("app.tcss")
 
     def __init__(self, services: KioskServices, **menu: Any) -> None:
         super().__init__()
@@ -26,3 +32,6 @@ class OwnerHost(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(OwnerMenuScreen(self.services, **self.menu_options))
+
+    def action_language(self) -> None:
+        switch_language(self, self.services.config.state_dir)

@@ -116,3 +116,30 @@ async def test_language_switch_on_screen_changes_the_owner_texts(
         assert str(title.render()) == "Эзэмшигч"
         screen = await open_eod(pilot)
         assert "Нийт борлуулалт" in str(screen.query_one("#eod-summary", Static).render())
+
+
+async def test_switching_language_on_end_of_day_and_history_redraws_them_live(
+    host: Callable[..., OwnerHost], sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    sandbox.seed_charge(terminal.username, 2_500, MIDNIGHT + timedelta(hours=2))
+    async with host(first_poll_s=30).run_test(size=(80, 24)) as pilot:
+        screen = await open_eod(pilot)
+        assert "Gross takings" in str(screen.query_one("#eod-summary", Static).render())
+        await pilot.app.run_action("language")
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if "Нийт борлуулалт" in str(screen.query_one("#eod-summary", Static).render()):
+                break
+        assert str(screen.query_one("#title", Static).render()) == "Өдрийн хаалт"
+        assert "2,500 ₮" in str(screen.query_one("#eod-summary", Static).render())
+        await pilot.press("escape")
+        await pilot.press("1")
+        history = pilot.app.screen
+        await pilot.pause(0.2)
+        await pilot.app.run_action("language")
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if str(history.query_one("#title", Static).render()) == "History":
+                break
+        assert str(history.query_one("#title", Static).render()) == "History"
+        assert "End of the history" in str(history.query_one("#more", Static).render())

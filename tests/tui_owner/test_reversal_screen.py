@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 from owner_harness import PIN, OwnerHost
+from textual.message import Message
 from textual.widgets import DataTable, Input
 
 from qrpos.service import TerminalClient
@@ -14,6 +15,7 @@ from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.simulator.testing import asgi_transport
 from qrpos.tui.screens.owner.endofday import EndOfDayScreen
 from qrpos.tui.screens.owner.history import HistoryScreen
+from qrpos.tui.screens.owner.messages import ReversalDone
 from qrpos.tui.screens.owner.reversal import ReversalScreen
 from qrpos.tui.services import KioskServices, utc_now
 
@@ -51,7 +53,8 @@ async def test_reversal_from_history_is_refunded_shown_reversed_then_voided_and_
     tx_id = await sale(services, sandbox, wallet, 12_000)
     admin = httpx.AsyncClient(transport=asgi_transport(sim_app), base_url="http://127.0.0.1")
     assert (await admin.post("/_sim/vat/settle")).status_code in (200, 204)
-    async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+    posted: list[Message] = []
+    async with host(first_poll_s=30).run_test(size=(100, 30), message_hook=posted.append) as pilot:
         await pilot.press("1")
         history = pilot.app.screen
         assert isinstance(history, HistoryScreen)
@@ -66,6 +69,10 @@ async def test_reversal_from_history_is_refunded_shown_reversed_then_voided_and_
         await until(pilot, lambda: (dialog.outcome or "").startswith("Refunded"), "refunded")
         assert sandbox.transaction(tx_id).status == "REVERSED"
         assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 4_500
+        # one message (the hook sees it again at each node it bubbles through)
+        assert {(id(m), m.tx_id) for m in posted if isinstance(m, ReversalDone)} == {
+            (id(next(m for m in posted if isinstance(m, ReversalDone))), tx_id)
+        }
         await pilot.press("escape")
         # the follow-up polls at once after a reversal: the row reads REVERSED, issued
         await until(pilot, lambda: table.get_row_at(0)[2] == "REVERSED", "row reversed")
@@ -73,7 +80,7 @@ async def test_reversal_from_history_is_refunded_shown_reversed_then_voided_and_
         receipt = table.get_row_at(0)[4]
         assert receipt != "—"
         assert (await admin.post("/_sim/vat/settle")).status_code in (200, 204)
-        history.menu.schedule_poll(0.05)  # stands in for the 30 s timer
+        history.ctx.follower.schedule(0.05)  # stands in for the 30 s timer
         await until(pilot, lambda: table.get_row_at(0)[3] == "voided", "receipt voided")
         assert table.get_row_at(0)[4] == receipt  # kept as a historical record
         await pilot.press("escape", "3")

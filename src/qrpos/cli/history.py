@@ -27,12 +27,12 @@ from qrpos.cli.common import (
     fail,
 )
 from qrpos.config import Config
+from qrpos.present.format import format_mnt
+from qrpos.present.i18n import set_language, t
 from qrpos.reports.history import HistoryFeed, HistoryPage
 from qrpos.reports.history_cache import CacheError, HistoryCache
 from qrpos.reports.localday import day_window, parse_day, to_local
 from qrpos.service import Transaction, parse_rfc3339
-from qrpos.tui.format import format_mnt
-from qrpos.tui.i18n import set_language, t
 
 
 def register(sub: Any) -> None:

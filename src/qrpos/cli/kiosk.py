@@ -3,7 +3,7 @@
 Textual is imported only when one of these commands runs, so `qrpos --help` and the
 headless commands stay light. The kiosk draws its first screen before the sandbox, the
 outbox, the camera and the client are built (they load in a thread worker: see
-`qrpos.tui.startup`). While the kiosk owns the terminal, logs go to the journal (under
+`qrpos.kiosk`). While the kiosk owns the terminal, logs go to the journal (under
 systemd) or to `kiosk.log` in the state dir, never onto the screen.
 """
 
@@ -14,9 +14,8 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from qrpos.cli.common import (
     EXIT_LOCAL_ERROR,
@@ -26,12 +25,6 @@ from qrpos.cli.common import (
     fail,
 )
 from qrpos.journal import JournalHandler
-
-if TYPE_CHECKING:
-    from qrpos.config import Config
-    from qrpos.tui.app import KioskApp
-    from qrpos.tui.services import KioskServices
-    from qrpos.tui.startup import ContextStarter
 
 LOG_FILE = "kiosk.log"
 
@@ -76,28 +69,8 @@ def _logs_off_screen(state_dir: Path) -> None:
     root.addHandler(handler)
 
 
-def _run_kiosk(
-    config: Config,
-    factory: Callable[[Callable[[str], None]], contextlib.AbstractContextManager[KioskServices]],
-) -> KioskApp:
-    """Run the kiosk until it exits; its services are built by `factory` after the
-    first screen is drawn and stopped when the app has exited."""
-    from qrpos.tui.app import KioskApp
-    from qrpos.tui.services import KioskServices
-    from qrpos.tui.startup import ContextStarter
-
-    starter: ContextStarter = ContextStarter(factory)
-    try:
-        app = KioskApp(KioskServices(config=config), starter=starter)
-        app.run()
-    finally:
-        starter.close()
-    return app
-
-
-def _startup_failed(app: KioskApp) -> int | None:
+def _startup_failed(error: BaseException | None) -> int | None:
     """The exit code for a kiosk whose services could not be built (None: they were)."""
-    error = app.startup_error
     if error is None:
         return None
     if isinstance(error, SETUP_ERRORS):
@@ -107,21 +80,12 @@ def _startup_failed(app: KioskApp) -> int | None:
     return fail(f"the kiosk stopped: {error}", EXIT_LOCAL_ERROR)
 
 
-@contextlib.contextmanager
-def _demo_services(
-    state_dir: Path, language: str, on_step: Callable[[str], None]
-) -> Iterator[KioskServices]:
-    from qrpos.tui.demo import demo_world
-
-    with demo_world(state_dir=state_dir, language=language, on_step=on_step) as world:
-        yield world.services
-
-
 def demo(args: argparse.Namespace) -> int:
     """Run the kiosk against the embedded sandbox and the virtual phone."""
     import tempfile
 
     from qrpos.config import Config
+    from qrpos.kiosk.launch import demo_factory, run_kiosk
 
     language = getattr(args, "language", None) or "mn"
     with contextlib.ExitStack() as stack:
@@ -130,11 +94,10 @@ def demo(args: argparse.Namespace) -> int:
         else:
             state_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="qrpos-demo-")))
         _logs_off_screen(state_dir)
-        app = _run_kiosk(
-            Config(state_dir=state_dir, language=language),
-            lambda on_step: _demo_services(state_dir, language, on_step),
+        error = run_kiosk(
+            Config(state_dir=state_dir, language=language), demo_factory(state_dir, language)
         )
-    return _startup_failed(app) or EXIT_OK
+    return _startup_failed(error) or EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:
@@ -147,16 +110,11 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc))
     _logs_off_screen(config.state_dir)
 
-    def services(
-        on_step: Callable[[str], None],
-    ) -> contextlib.AbstractContextManager[KioskServices]:
-        from qrpos.tui.production import production_services
-
-        return production_services(config, on_step)
+    from qrpos.kiosk.launch import production_factory, run_kiosk
 
     try:
-        app = _run_kiosk(config, services)
+        error = run_kiosk(config, production_factory(config))
     except Exception as exc:
         log.exception("kiosk stopped")
         return fail(f"the kiosk stopped: {exc}", EXIT_LOCAL_ERROR)
-    return _startup_failed(app) or EXIT_OK
+    return _startup_failed(error) or EXIT_OK

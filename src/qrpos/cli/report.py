@@ -31,13 +31,13 @@ from qrpos.cli.common import (
     fail,
 )
 from qrpos.config import Config
+from qrpos.present.format import format_mnt, group_thousands
+from qrpos.present.i18n import set_language, t
+from qrpos.present.owner import date_line, reconciliation_lines, summary_lines
 from qrpos.reports import ChargeBook, EndOfDay, ExportError, end_of_day, parse_day, today
 from qrpos.reports.chart import hourly_rows
 from qrpos.service import ListingFailed, TerminalClient
 from qrpos.service.outcomes import BadRequest, CredentialsRejected, Refused
-from qrpos.tui.format import format_mnt, group_thousands
-from qrpos.tui.i18n import set_language, t
-from qrpos.tui.screens.owner.text import date_line, reconciliation_lines, summary_lines
 
 log = logging.getLogger("qrpos.cli.report")
 

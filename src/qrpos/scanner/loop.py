@@ -63,6 +63,11 @@ class ScanStats:
 ScanEvent = TokenRead | ScanRefused | ScanStats
 
 
+#: a code has left the view once this many decoded frames in a row showed none (and
+#: `gone_after_s` passed): a decoder starved of CPU has not seen it leave
+GONE_FRAMES = 3
+
+
 class ScanLoop:
     """Reads frames from `source`, decodes them with `decoder`, reports to `on_event`."""
 
@@ -99,6 +104,12 @@ class ScanLoop:
         # the last handed-over token and what was last refused, with when each was last seen
         self._handed: tuple[str, float] | None = None
         self._refused: tuple[frozenset[bytes], float] | None = None
+        # a wallet code continuously in view: (since, last seen); and when the last sale
+        # ended: a code in view since before then is not handed over unless accepted
+        self._in_view: tuple[float, float] | None = None
+        self._sale_ended_at: float | None = None
+        # decoded frames in a row without a wallet code: a starved decoder is not "gone"
+        self._absent_frames = 0
         self._fps = 0.0
         self._decode_ms = 0.0
         self._last_error: str | None = None
@@ -137,6 +148,19 @@ class ScanLoop:
                 self._handed = None
             self._refused = None
             self._armed = True
+
+    def mark_sale_ended(self) -> None:
+        """A sale's result is on screen: a card still in view from now on (the customer's
+        phone, showing its refreshed pass) must leave the view or be accepted before the
+        next sale may charge it."""
+        with self._state_lock:
+            self._sale_ended_at = self._clock()
+
+    def accept_held(self) -> None:
+        """The cashier confirmed on screen: the card in view may be handed over."""
+        with self._state_lock:
+            self._sale_ended_at = None
+            self._refused = None
 
     def disarm(self) -> None:
         """Stop handing over tokens (the frames keep flowing for the preview)."""
@@ -269,6 +293,15 @@ class ScanLoop:
         tokens = {r.token for r in results.values() if isinstance(r, ScannedToken)}
         event: ScanEvent | None = None
         with self._state_lock:
+            if tokens:
+                seen = self._in_view
+                gone = seen is None or (
+                    now - seen[1] > self._gone_after_s and self._absent_frames >= GONE_FRAMES
+                )
+                self._in_view = (now if gone or seen is None else seen[0], now)
+                self._absent_frames = 0
+            else:
+                self._absent_frames += 1
             if self._handed and self._handed[0] in tokens:
                 self._handed = (self._handed[0], now)
             elif self._handed and now - self._handed[1] > self._gone_after_s:
@@ -278,6 +311,8 @@ class ScanLoop:
             fresh = tokens - {self._handed[0]} if self._handed else tokens
             if len(tokens) > 1:
                 event = self._refuse_once(distinct, now, refusal(RefusalCode.SEVERAL_CARDS))
+            elif fresh and self._held_since_last_sale():
+                event = self._refuse_once(distinct, now, refusal(RefusalCode.HELD))
             elif fresh:
                 token = next(iter(fresh))
                 self._armed = False
@@ -291,6 +326,11 @@ class ScanLoop:
             if isinstance(event, TokenRead):
                 log.info("token read %s", token_tail(event.token))
             self._emit(event)
+
+    def _held_since_last_sale(self) -> bool:
+        # a code in view since before the last sale ended: the last customer's phone
+        ended = self._sale_ended_at
+        return ended is not None and self._in_view is not None and self._in_view[0] <= ended
 
     def _refuse_once(self, codes: frozenset[bytes], now: float, why: Refusal) -> ScanEvent | None:
         # a refused code stays in view for many frames: say so once, not 30 times a second

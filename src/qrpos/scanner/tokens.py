@@ -25,6 +25,7 @@ class RefusalCode(StrEnum):
     NOT_A_TOKEN = "not_a_token"  # noqa: S105 - a refusal code, not a secret
     INVALID_UTF8 = "invalid_utf8"
     SEVERAL_CARDS = "several_cards"
+    HELD = "held"
 
 
 REFUSAL_TEXT: dict[RefusalCode, str] = {
@@ -33,6 +34,8 @@ REFUSAL_TEXT: dict[RefusalCode, str] = {
     RefusalCode.NOT_A_TOKEN: "This QR code is not a meal wallet card.",
     RefusalCode.INVALID_UTF8: "This card's code is damaged (not valid text); refresh the card.",
     RefusalCode.SEVERAL_CARDS: "Several cards are in view: show one card.",
+    RefusalCode.HELD: "This card was in view before the last sale ended: take it away and "
+    "show it again, or confirm it on screen.",
 }
 
 

@@ -1,4 +1,6 @@
-"""The Textual kiosk app. The only package that may import Textual.
+"""The Textual kiosk app: the only package that imports Textual.
 
-Kept free of imports so that `qrpos.tui.i18n` and friends load without Textual.
+`sale.py` owns the sale (its states and moves), `app.py` and `screen_keeper.py` run it
+on screen, `screens/` and `widgets/` render and post messages. The words come from
+`qrpos.present`; the wiring that builds and starts the app is `qrpos.kiosk`.
 """

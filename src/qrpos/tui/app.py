@@ -1,48 +1,52 @@
 """The cashier's kiosk: Amount → Present card → Charging → Result → Amount.
 
-The app holds no I/O of its own. Everything it talks to arrives in `KioskServices`;
-calls into the ledger and the service run in workers, scanner events arrive from the
-scan loop's threads through `call_from_thread`, and widgets only render and post.
-Given a `ServicesStarter`, the app draws the Amount screen first and builds its services
-in a thread worker (see `qrpos.tui.startup`); no sale starts before they are in.
+The app holds no I/O of its own: everything it talks to arrives in `KioskServices`, and
+the sale is owned by `qrpos.tui.sale.Sale`, whose moves run in this app's workers. The app
+is the screen keeper: it puts up the screen of each `Sale.Moved`, relays progress to the
+screen on top, keeps the one reactive `status` the status bars watch, and hands what the
+cashier did (messages posted by the screens) to the sale. Given a `ServicesStarter`, it
+draws the Amount screen first and builds its services in a thread worker.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
+from dataclasses import replace
 from typing import Any, ClassVar
 
-from rich.text import Text
 from textual import on, work
-from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.worker import Worker, WorkerState
 
 from qrpos import notify, spec
-from qrpos.tui.flow import SaleFlow, blocking_sales
-from qrpos.tui.format import shown_text
-from qrpos.tui.i18n import set_language, t
-from qrpos.tui.messages import CameraStats, ChargeProgressed, ScanRefusedMessage, TokenScanned
+from qrpos.present.i18n import set_language, t
+from qrpos.present.language import remembered_language
+from qrpos.tui.language import switch_language
+from qrpos.tui.messages import (
+    AbandonAsked,
+    HeldCardAccepted,
+    NextSale,
+    PairingRequested,
+    PairingSubmitted,
+    PresentCancelled,
+    SaleCharged,
+    TokenScanned,
+)
 from qrpos.tui.receipts import ReceiptFollower
+from qrpos.tui.sale import Sale, SaleState, SaleTimings
+from qrpos.tui.scan_events import scan_message
+from qrpos.tui.screen_keeper import ScreenKeeper
+from qrpos.tui.screens.abandon import AbandonDialog
 from qrpos.tui.screens.amount import AmountScreen
-from qrpos.tui.screens.base import KioskScreen
-from qrpos.tui.screens.charging import ChargingScreen
-from qrpos.tui.screens.lock import LockScreen
-from qrpos.tui.screens.pairing import PairingScreen
-from qrpos.tui.screens.present import PresentCardScreen
-from qrpos.tui.screens.recovery import RecoveryScreen
 from qrpos.tui.services import KioskServices
 from qrpos.tui.startup import ServicesStarter
-from qrpos.tui.widgets.status_bar import KioskStatus, StatusBar
+from qrpos.tui.widgets.status_bar import KioskStatus
 
 log = logging.getLogger("qrpos.tui")
 
-OWNER_MODULE = "qrpos.tui.screens.owner"
 
-
-class KioskApp(App[None]):
+class KioskApp(ScreenKeeper):
     """The kiosk. Timings are parameters so tests can shorten them; defaults suit a shop."""
 
     CSS_PATH = "app.tcss"
@@ -51,7 +55,9 @@ class KioskApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f2", "owner_menu", "owner", show=False),
         Binding("o", "owner_menu", "owner", show=False),
+        Binding("L", "language", "language", show=False),
         Binding("p", "demo_phone", "phone", show=False),
+        Binding("h", "demo_hold", "hold", show=False),
         Binding("d", "demo_fault('drop_after_commit')", "drop", show=False),
         Binding("e", "demo_fault('error_after_commit')", "5xx", show=False),
         Binding("l", "demo_fault('rate_limit')", "429", show=False),
@@ -79,34 +85,37 @@ class KioskApp(App[None]):
         self.starter = starter
         #: True once the services are in (at once without a starter)
         self.services_ready = starter is None
-        #: True once the start-up recovery is done: before that no sale may start
-        self.sales_ready = False
         #: why the starter failed (the CLI reports it after the app exits)
         self.startup_error: BaseException | None = None
         self.present_timeout_s = present_timeout_s
-        self.charge_deadline_s = charge_deadline_s
-        self.resolve_every_s = resolve_every_s
         self.abandon_after_s = abandon_after_s
         self.result_linger_s = result_linger_s
         self.health_every_s = health_every_s
         self.settle_every_s = settle_every_s
         self.live_preview = live_preview
-        known = services.client.username if services.client else None
-        #: before the services are in, the configured username stands in
-        self.status = KioskStatus(username=known or (services.config.username if starter else None))
-        #: the sale on screen: its amount while presenting, its intent while charging
-        self.sale_amount: int | None = None
-        self.sale_intent: int | None = None
-        self.locked = False
         self._ready_sent = False
         self._background_started = False
-        #: the sale logic that runs inside this app's workers
-        self.sale_flow = SaleFlow(self)
+        #: the owner of the sale: its state and moves (see qrpos.tui.sale)
+        self.sale = Sale(
+            lambda: self.services,
+            self.post_message,
+            SaleTimings(charge_deadline_s=charge_deadline_s, resolve_every_s=resolve_every_s),
+        )
         #: VAT receipts followed all day (the owner's screens use it too)
         self.receipts = ReceiptFollower(
             self, lambda: self.services, interval_s=receipts_every_s, busy=self.sale_under_way
         )
-        set_language(services.config.language)
+        language = remembered_language(services.config.state_dir) or services.config.language
+        set_language(language)
+        known = services.client.username if services.client else None
+        self.set_reactive(
+            KioskApp.status,
+            KioskStatus(
+                username=known or (services.config.username if starter else None),
+                language=language,
+                now=services.clock(),
+            ),
+        )
 
     # --- start and stop -----------------------------------------------------------------
 
@@ -114,9 +123,10 @@ class KioskApp(App[None]):
         period = notify.watchdog_period_s()
         if period:
             self.set_interval(period, notify.watchdog_ping)
+        self.set_interval(1.0, self._tick)
         if self.starter is not None:
             # the real first screen; the services follow once it is drawn (on_ready)
-            self.status.starting = "service"
+            self.status = replace(self.status, starting="service")
             self.push_screen(AmountScreen())
             return
         self._begin()
@@ -127,12 +137,11 @@ class KioskApp(App[None]):
         if self.services.scanner is not None:
             self._start_scanner()
         if not self.services.paired:
-            self.status.starting = None
-            self.push_screen(PairingScreen(first=True, username=self.services.config.username))
+            self.status = replace(self.status, starting=None)
+            self.sale.to_pairing()
             return
         if self.starter is not None:
-            self.status.starting = "recovery"
-            self.refresh_status()
+            self.status = replace(self.status, starting="recovery")
         self.start_background()
         self.start_recovery()
 
@@ -153,16 +162,16 @@ class KioskApp(App[None]):
             log.debug("start-up step after the app stopped")
 
     def _starting_step(self, step: str) -> None:
-        self.status.starting = step
-        self.refresh_status()
+        self.status = replace(self.status, starting=step)
 
     def install_services(self, services: KioskServices) -> None:
         """The starter's services are in: use them, then pair or recover as at start."""
         self.services = services
         self.services_ready = True
-        self.status.username = services.client.username if services.client else None
-        if isinstance(self.screen, AmountScreen):
-            self.screen.refresh_hint()
+        username = services.client.username if services.client else None
+        self.status = replace(self.status, username=username)
+        if isinstance(self.screen, AmountScreen) and services.demo is not None:
+            self.screen.show_demo_keys()
         self._begin()
 
     def start_background(self) -> None:
@@ -183,11 +192,7 @@ class KioskApp(App[None]):
 
     def sale_under_way(self) -> bool:
         """True from the amount's Enter to the result: no background polling then."""
-        return (
-            self.sale_amount is not None
-            or self.sale_intent is not None
-            or isinstance(self.screen, PresentCardScreen | ChargingScreen)
-        )
+        return self.sale.under_way
 
     def on_unmount(self) -> None:
         self.receipts.stop()
@@ -201,42 +206,14 @@ class KioskApp(App[None]):
         assert self.services.scanner is not None
         self.services.scanner.start()
 
-    # --- screens ------------------------------------------------------------------------
-
-    def _show(self, screen: KioskScreen) -> None:
-        """Replace whatever sale screen is up with `screen` (dialogs above are closed)."""
-        while len(self.screen_stack) > 2:
-            self.pop_screen()
-        if len(self.screen_stack) <= 1:
-            self.push_screen(screen)
-        else:
-            self.switch_screen(screen)
-
-    def show_amount(self, notice: str = "", *, error: bool = False) -> None:
-        """Back to the first step of a sale."""
-        self.sale_amount = None
-        self.sale_intent = None
-        if self.locked:
-            self._show(LockScreen())
-            return
-        screen = AmountScreen(notice)
-        self._show(screen)
-        if error:
-            screen.call_after_refresh(screen.show_notice, notice, error=True)
-
-    def show_pairing(self, *, first: bool) -> None:
-        """The pairing form (first start, or to unlock after a 401)."""
-        self._show(PairingScreen(first=first, username=self.status.username))
-
-    def refresh_status(self) -> None:
-        """Redraw the status bar of the screen on top."""
-        for bar in self.screen.query(StatusBar):
-            bar.refresh()
+    @on(SaleCharged)
+    def _sale_charged(self, message: SaleCharged) -> None:
+        self.receipts.charged(message.transaction)
 
     # --- the scanner (called from its threads) -------------------------------------------
 
     def _from_scanner(self, event: Any) -> None:
-        message = _scan_message(event)
+        message = scan_message(event)
         if message is None:
             return
         if threading.get_ident() == self._thread_id:
@@ -248,45 +225,16 @@ class KioskApp(App[None]):
             # the app is shutting down; the scanner is disarmed by then
             log.debug("scanner event after the app stopped")
 
-    @on(CameraStats)
-    def _camera_stats(self, message: CameraStats) -> None:
-        self.status.camera_state = message.camera_state
-        self.status.fps = message.fps
-        self.refresh_status()
-        if message.last_error and isinstance(self.screen, PresentCardScreen):
-            self.screen.set_scan_status(
-                Text(t("present.camera_failed", message=shown_text(message.last_error, 120)))
-            )
-
-    @on(ScanRefusedMessage)
-    def _scan_refused(self, message: ScanRefusedMessage) -> None:
-        if isinstance(self.screen, PresentCardScreen):
-            # Text, not markup: the reason may quote what the QR said
-            self.screen.set_scan_status(
-                Text(
-                    t("present.refused", reason=shown_text(message.reason, 160)),
-                    style="bold yellow",
-                )
-            )
-
     @on(TokenScanned)
     def _token_scanned(self, message: TokenScanned) -> None:
-        if not isinstance(self.screen, PresentCardScreen) or self.sale_amount is None:
-            return
-        self._disarm()
-        if self.services.demo is not None:
-            self.services.demo.remove_phone()
-        self.start_charge(self.sale_amount, message.token)
+        if self.sale.token_read(message.token):
+            self.charge(message.token)
 
-    def _disarm(self) -> None:
-        if self.services.scanner is not None:
-            self.services.scanner.disarm()
-
-    # --- the sale -----------------------------------------------------------------------
+    # --- what the cashier did, handed to the sale --------------------------------------
 
     @on(AmountScreen.AmountEntered)
     def _amount_entered(self, message: AmountScreen.AmountEntered) -> None:
-        if not self.sales_ready:
+        if self.sale.state is not SaleState.READY:
             # a "sale" worker now would cancel the start-up recovery: wait for it
             if isinstance(self.screen, AmountScreen):
                 self.screen.wait_to_start()
@@ -296,105 +244,74 @@ class KioskApp(App[None]):
     @work(exclusive=True, group="sale", exit_on_error=False)
     async def begin_presenting(self, amount: int) -> None:
         """Arm the camera and ask for the card, unless an earlier sale is still open."""
-        desk = self.services.desk
-        if desk is None or self.locked:
-            self.show_amount(t("amount.not_paired"), error=True)
-            return
-        if blocking_sales(desk.unresolved()):
-            self.show_amount(t("amount.unresolved_blocks"), error=True)
-            return
-        self.sale_amount = amount
-        self._show(
-            PresentCardScreen(
-                amount, timeout_s=self.present_timeout_s, live_preview=self.live_preview
-            )
-        )
-        if self.services.scanner is not None:
-            self.services.scanner.arm(allow_repeat=True)
+        await self.sale.present(amount)
 
-    def cancel_presenting(self, *, timed_out: bool) -> None:
-        """Esc on the card screen, or nobody showed a card in time."""
-        if not isinstance(self.screen, PresentCardScreen):
-            return
-        self._disarm()
-        self.show_amount(t("present.timeout") if timed_out else "", error=timed_out)
+    @on(PresentCancelled)
+    def _present_cancelled(self, message: PresentCancelled) -> None:
+        self.sale.cancel(timed_out=message.timed_out)
+
+    @on(HeldCardAccepted)
+    def _held_card_accepted(self) -> None:
+        self.sale.accept_held_card()
 
     @work(exclusive=True, group="sale", exit_on_error=False)
-    async def start_charge(self, amount: int, token: str) -> None:
+    async def charge(self, token: str) -> None:
         """Charge through the ledger, then keep resolving until the outcome is known."""
-        from qrpos.ledger import ChargeRefusedLocally
+        await self.sale.charge(token)
 
-        desk = self.services.desk
-        assert desk is not None
-        self.receipts.pause_for_sale()
-        screen = ChargingScreen(amount, abandon_after_s=self.abandon_after_s)
-        self._show(screen)
-        try:
-            result = await desk.charge(
-                amount, token, deadline_s=self.charge_deadline_s, on_progress=self._progress
-            )
-        except ChargeRefusedLocally as exc:
-            self.show_amount(t("amount.refused_locally", message=str(exc)), error=True)
-            return
-        self.sale_intent = result.intent_id
-        await self.sale_flow.settle(result, screen)
-
-    def _progress(self, progress: Any) -> None:
-        self.post_message(ChargeProgressed(progress))
-
-    @on(ChargeProgressed)
-    def _charge_progressed(self, message: ChargeProgressed) -> None:
-        if isinstance(self.screen, ChargingScreen):
-            self.screen.show_progress(message.progress.phase, message.progress.attempt)
-
-    def ask_abandon(self) -> None:
-        """The cashier pressed Esc on a long unclear sale: confirm, then abandon."""
-        from qrpos.tui.screens.abandon import AbandonDialog
-
+    @on(AbandonAsked)
+    def _abandon_asked(self) -> None:
         def answered(confirmed: bool | None) -> None:
-            if confirmed and self.sale_intent is not None:
-                self.abandon_sale(self.sale_intent)
+            if confirmed:
+                self.abandon_sale()
 
         self.push_screen(AbandonDialog(), answered)
 
     @work(exclusive=True, group="sale", exit_on_error=False)
-    async def abandon_sale(self, intent_id: int) -> None:
+    async def abandon_sale(self) -> None:
         """Never send it again; the background settler refunds it if it was charged."""
-        desk = self.services.desk
-        assert desk is not None
-        result = await desk.abandon(intent_id)
-        self.sale_flow.show_result(result)
+        await self.sale.abandon()
+
+    @on(NextSale)
+    def _next_sale(self) -> None:
+        if self.sale.state is SaleState.RESULT:
+            self.sale.next_sale()
+
+    @on(PairingRequested)
+    def _pairing_requested(self) -> None:
+        if self.sale.state is SaleState.LOCKED:
+            self.sale.to_pairing()
+
+    @on(PairingSubmitted)
+    def _pairing_submitted(self, message: PairingSubmitted) -> None:
+        self.pair(message.username, message.password, message.pin)
+
+    @work(exclusive=True, group="pairing", exit_on_error=False)
+    async def pair(self, username: str, password: str, pin: str | None) -> None:
+        """Verify the credentials with the service, store them, and resume sales."""
+        if await self.sale.pair(username, password, pin):
+            self.start_background()
+            self.start_recovery()
 
     # --- background work -------------------------------------------------------------
 
     @work(exclusive=True, group="health", exit_on_error=False)
     async def check_health(self) -> None:
         """`GET /health` now and then (sparingly): is the service reachable."""
-        await self.sale_flow.check_health()
+        await self.sale.check_health()
 
     @work(exclusive=True, group="settle", exit_on_error=False)
     async def settle_in_background(self) -> None:
         """Resolve open and abandoned sales when no sale is on screen."""
-        await self.sale_flow.settle_background()
+        await self.sale.settle_background()
 
     @work(exclusive=True, group="sale", exit_on_error=False)
     async def start_recovery(self) -> None:
         """Before the first sale: settle what a crash or power cut left open."""
         self.receipts.start()
-        await self.sale_flow.recover(RecoveryScreen())
-
-    @work(exclusive=True, group="pairing", exit_on_error=False)
-    async def pair(self, username: str, password: str, pin: str | None) -> None:
-        """Verify the credentials with the service, store them, and resume sales."""
-        await self.sale_flow.pair(username, password, pin)
-
-    def lock(self) -> None:
-        """Any 401: no sale until re-paired. The ledger keeps every pending intent."""
-        self.locked = True
-        self.status.starting = None
-        self._disarm()
-        self.sale_amount = None
-        self._show(LockScreen())
+        if await self.sale.recover():
+            # abandoned sales still watched and queued refunds settle in the background
+            self.settle_in_background()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that failed is logged (never onto the screen) and the kiosk recovers
@@ -408,49 +325,45 @@ class KioskApp(App[None]):
             self.startup_error = error
             self.exit(return_code=1)
             return
-        if event.worker.group == "sale" and not self.locked:
-            self.show_amount(t("amount.refused_locally", message=type(error).__name__), error=True)
+        if event.worker.group == "sale" and error is not None:
+            self.sale.failed(error)
 
     # --- keys outside the sale -----------------------------------------------------------
 
     def action_owner_menu(self) -> None:
-        """F2: the owner's screens (history, reversals, end of day), if installed."""
-        if isinstance(self.screen, PresentCardScreen | ChargingScreen | PairingScreen):
+        """F2: the owner's screens (history, reversals, end of day)."""
+        if self.sale.under_way or self.sale.state is SaleState.PAIRING:
             return
         if not self.services_ready:
             self.notify(t("app.starting"), timeout=3)
             return
-        try:
-            module = importlib.import_module(OWNER_MODULE)
-            screen = module.OwnerMenuScreen(self.services)
-        except (ImportError, AttributeError):
-            self.notify(t("app.owner_unavailable"), severity="warning")
-            return
-        self.push_screen(screen)
+        # loaded on first use: the reports and the history cache are not needed before
+        from qrpos.tui.screens.owner.menu import OwnerMenuScreen
+
+        self.push_screen(OwnerMenuScreen(self.services, follower=self.receipts))
+
+    def action_language(self) -> None:
+        """`L`: the next language, on every screen at once, remembered across restarts."""
+        language = switch_language(self, self.services.config.state_dir)
+        self.status = replace(self.status, language=language)
 
     def action_demo_phone(self) -> None:
         """Demo: the next customer holds up a phone."""
-        if self.services.demo is None or isinstance(self.screen, PairingScreen):
+        if self.services.demo is None or self.sale.state is SaleState.PAIRING:
             return
         who = self.services.demo.present_next_customer()
         self.notify(t("demo.presented", who=who), timeout=3)
 
+    def action_demo_hold(self) -> None:
+        """Demo: the next customer leaves the phone in view after paying."""
+        if self.services.demo is None or self.sale.state is SaleState.PAIRING:
+            return
+        self.services.demo.keep_phone_in_view()
+        self.notify(t("demo.hold"), timeout=3)
+
     def action_demo_fault(self, kind: str) -> None:
         """Demo: make the sandbox fail the next request in this way."""
-        if self.services.demo is None or isinstance(self.screen, PairingScreen):
+        if self.services.demo is None or self.sale.state is SaleState.PAIRING:
             return
         description = self.services.demo.arm_fault(kind)
         self.notify(t("demo.fault_armed", fault=description), severity="warning", timeout=4)
-
-
-def _scan_message(event: Any) -> Any:
-    """The app message for a scan loop event (None for unknown events)."""
-    from qrpos.scanner import ScanRefused, ScanStats, TokenRead
-
-    if isinstance(event, TokenRead):
-        return TokenScanned(event.token)
-    if isinstance(event, ScanRefused):
-        return ScanRefusedMessage(event.reason)
-    if isinstance(event, ScanStats):
-        return CameraStats(event.fps, event.camera_state, event.last_error)
-    return None

@@ -2,7 +2,8 @@
 
 The UI holds no I/O of its own: the ledger's `ChargeDesk`, the service client, the
 scan loop and (in the demo) the sandbox controls arrive here, so tests and `qrpos demo`
-can hand in real parts wired differently. Importing this module does not import Textual.
+can hand in real parts wired differently. This is the App's side of the wiring
+(`qrpos.kiosk` builds them); importing it does not import Textual.
 """
 
 from __future__ import annotations
@@ -37,8 +38,12 @@ class DemoControls(Protocol):
         returns a short description for the screen (never the token)."""
         ...
 
-    def remove_phone(self) -> None:
-        """Take the phone away from the camera."""
+    def keep_phone_in_view(self) -> None:
+        """The next customer leaves the phone in view after paying (its pass refreshes)."""
+        ...
+
+    def token_read(self) -> None:
+        """The kiosk read the phone's code: the customer reacts (puts it away, or not)."""
         ...
 
     def arm_fault(self, kind: str) -> str:

@@ -2,16 +2,14 @@
 
 Opening the outbox, the camera, the decoder (OpenCV), the HTTP client and, in the demo,
 the embedded sandbox costs more than drawing the first screen. `KioskApp` is therefore
-given a `ServicesStarter`: it draws the Amount screen, says in the status bar what is
-still starting, and calls `open` in a thread worker. No sale can start before the
-services are in and the start-up recovery is done. Importing this module imports
-neither Textual nor any of the heavy parts.
+given a `ServicesStarter` (`qrpos.kiosk.starter.ContextStarter` in production): it draws
+the Amount screen, says in the status bar what is still starting, and calls `open` in a
+thread worker. No sale can start before the services are in and the start-up recovery
+is done. Importing this module imports neither Textual nor any of the heavy parts.
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from collections.abc import Callable
 from typing import Protocol
 
@@ -33,30 +31,3 @@ class ServicesStarter(Protocol):
     def close(self) -> None:
         """Stop what `open` started (waits for an `open` still running)."""
         ...
-
-
-class ContextStarter:
-    """A `ServicesStarter` over a context manager factory such as `demo_world` or
-    `production_services`: `open` enters it, `close` leaves it."""
-
-    def __init__(
-        self, factory: Callable[[StepCallback], contextlib.AbstractContextManager[KioskServices]]
-    ) -> None:
-        self._factory = factory
-        self._stack = contextlib.ExitStack()
-        # held for the whole of `open`, so `close` never tears down a half-built world
-        self._lock = threading.Lock()
-
-    def open(self, on_step: StepCallback) -> KioskServices:
-        """Enter the context; on failure, whatever was started is stopped again."""
-        with self._lock:
-            try:
-                return self._stack.enter_context(self._factory(on_step))
-            except BaseException:
-                self._stack.close()
-                raise
-
-    def close(self) -> None:
-        """Leave the context (idempotent)."""
-        with self._lock:
-            self._stack.close()

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from qrpos.tui.i18n import t
+from qrpos.present.i18n import t
 from qrpos.tui.keypad import KeypadAction, keypad_action
 from qrpos.tui.screens.base import KioskDialog
 
@@ -18,7 +18,7 @@ class AbandonDialog(KioskDialog):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(t("abandon.title"), id="dialog-title", markup=False)
-            yield Static(t("abandon.body"), id="dialog-body", markup=False)
+            yield Static(t("abandon.body"), id="dialog-body", classes="prose", markup=False)
             yield Static(f"{t('abandon.confirm')}   {t('abandon.keep')}", markup=False)
 
     def on_key(self, event: events.Key) -> None:

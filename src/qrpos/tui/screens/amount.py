@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -9,8 +11,8 @@ from textual.message import Message
 from textual.widgets import Static
 
 from qrpos import manager_pin, spec
-from qrpos.tui.format import group_thousands
-from qrpos.tui.i18n import t
+from qrpos.present.format import group_thousands
+from qrpos.present.i18n import t
 from qrpos.tui.keypad import KeypadAction, keypad_action
 from qrpos.tui.screens.base import KioskScreen
 from qrpos.tui.widgets.big_amount import BigAmount
@@ -22,38 +24,50 @@ MAX_DIGITS = len(str(spec.AMOUNT_MAX_MNT)) + 1
 class AmountScreen(KioskScreen):
     """Digits build the amount; Enter asks the app to start the sale (`AmountEntered`)."""
 
+    @dataclass
     class AmountEntered(Message):
         """The cashier confirmed an amount that is in range."""
 
-        def __init__(self, amount: int) -> None:
-            super().__init__()
-            self.amount = amount
+        amount: int
 
-    def __init__(self, notice: str = "") -> None:
+    def __init__(
+        self,
+        notice: str = "",
+        *,
+        error: bool = False,
+        demo_keys: bool = False,
+        **fields: str,
+    ) -> None:
         super().__init__()
         self._digits = ""
-        self._notice = notice
+        #: the notice line as a catalogue key and its fields (redrawn in a new language)
+        self._notice: tuple[str, dict[str, str], bool] = (notice, fields, error)
+        self.demo_keys = demo_keys
         #: Enter was pressed before the kiosk could take sales: start once it can
         self.waiting_to_start = False
 
     def compose(self) -> ComposeResult:
-        yield from self.compose_frame(t("amount.title"), t("amount.hint"))
+        yield from self.compose_frame(t("amount.title"))
         with Vertical(id="body"):
-            yield BigAmount(None, id="amount")
-            yield Static("", id="notice", markup=False)
+            yield BigAmount(self.amount, id="amount")
+            yield Static("", id="notice", classes="prose", markup=False)
         yield from self.compose_footer(self._hint())
 
     def _hint(self) -> str:
-        demo = self.kiosk().services.demo
-        return t("amount.hint") + (f"\n{t('demo.keys', pin=manager_pin.DEMO_PIN)}" if demo else "")
+        demo = f"\n{t('demo.keys', pin=manager_pin.DEMO_PIN)}" if self.demo_keys else ""
+        return t("amount.hint") + demo
 
     def on_mount(self) -> None:
-        self.show_notice(self._notice)
+        self.after_recompose()
+
+    def after_recompose(self) -> None:
+        key, fields, error = self._notice
+        self.show_notice(key, error=error, **fields)
 
     def wait_to_start(self) -> None:
         """Enter before the kiosk is ready: say so; `start_if_waiting` goes on later."""
         self.waiting_to_start = True
-        self.show_notice(t("amount.starting"))
+        self.show_notice("amount.starting")
 
     def start_if_waiting(self) -> None:
         """The kiosk is ready: clear the notice and confirm the amount kept waiting."""
@@ -62,8 +76,9 @@ class AmountScreen(KioskScreen):
         if waiting and self.amount is not None:
             self._confirm()
 
-    def refresh_hint(self) -> None:
-        """Redraw the key hints (the demo's keys appear once the demo is running)."""
+    def show_demo_keys(self) -> None:
+        """The demo is running: list its keys under the keypad's."""
+        self.demo_keys = True
         self.query_one("#hint", Static).update(self._hint())
 
     @property
@@ -71,10 +86,12 @@ class AmountScreen(KioskScreen):
         """The amount keyed so far, or None when nothing is keyed."""
         return int(self._digits) if self._digits else None
 
-    def show_notice(self, text: str, *, error: bool = False) -> None:
-        """A line under the amount: a hint, a refusal or a message from the last sale."""
+    def show_notice(self, key: str, *, error: bool = False, **fields: str) -> None:
+        """A line under the amount (a catalogue key; "" clears it): a hint, a refusal or
+        a message from the last sale."""
+        self._notice = (key, fields, error)
         notice = self.query_one("#notice", Static)
-        notice.update(text)
+        notice.update(t(key, **fields) if key else "")
         notice.set_class(error, "error")
 
     def _set_digits(self, digits: str) -> None:
@@ -102,14 +119,14 @@ class AmountScreen(KioskScreen):
     def _confirm(self) -> None:
         amount = self.amount
         if amount is None:
-            self.show_notice(t("amount.empty"), error=True)
+            self.show_notice("amount.empty", error=True)
         elif amount < spec.AMOUNT_MIN_MNT:
             self.show_notice(
-                t("amount.too_small", min=group_thousands(spec.AMOUNT_MIN_MNT)), error=True
+                "amount.too_small", error=True, min=group_thousands(spec.AMOUNT_MIN_MNT)
             )
         elif amount > spec.AMOUNT_MAX_MNT:
             self.show_notice(
-                t("amount.too_large", max=group_thousands(spec.AMOUNT_MAX_MNT)), error=True
+                "amount.too_large", error=True, max=group_thousands(spec.AMOUNT_MAX_MNT)
             )
         else:
             self.post_message(self.AmountEntered(amount))

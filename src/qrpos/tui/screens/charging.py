@@ -9,11 +9,13 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Static
 
-from qrpos.tui.format import elapsed
-from qrpos.tui.i18n import t
+from qrpos.present.format import elapsed
+from qrpos.present.i18n import t
 from qrpos.tui.keypad import KeypadAction, keypad_action
+from qrpos.tui.messages import AbandonAsked
 from qrpos.tui.screens.base import KioskScreen
 from qrpos.tui.widgets.big_amount import BigAmount
 
@@ -42,10 +44,11 @@ class ChargingScreen(KioskScreen):
         self._monotonic = monotonic
         self.started = monotonic()
         self.unclear = False
-        self._detail = t("charging.sending")
+        #: the last step reported (phase, attempt), redrawn after a language switch
+        self._step = ("sending", 0)
 
     def compose(self) -> ComposeResult:
-        yield from self.compose_frame(t("charging.title"), "")
+        yield from self.compose_frame(t("charging.title"))
         with Vertical(id="body"):
             yield BigAmount(self.amount, id="amount")
             yield Static("", id="phase", markup=False)
@@ -55,6 +58,9 @@ class ChargingScreen(KioskScreen):
     def on_mount(self) -> None:
         self.tick()
         self.set_interval(0.5, self.tick)
+
+    def after_recompose(self) -> None:
+        self.tick()
 
     @property
     def may_abandon(self) -> bool:
@@ -68,8 +74,7 @@ class ChargingScreen(KioskScreen):
 
     def show_progress(self, phase: str, attempt: int) -> None:
         """A step reported by the ledger."""
-        key = _PHASE_KEYS.get(phase, "charging.sending")
-        self._detail = t(key, attempt=attempt)
+        self._step = (phase, attempt)
         self.tick()
 
     def show_unclear(self) -> None:
@@ -79,8 +84,14 @@ class ChargingScreen(KioskScreen):
 
     def tick(self) -> None:
         """Refresh the elapsed time and what the cashier may do."""
-        self.query_one("#phase", Static).update(self._detail)
-        checking = self.query_one("#checking", Static)
+        try:
+            phase_line = self.query_one("#phase", Static)
+            checking = self.query_one("#checking", Static)
+        except NoMatches:
+            return  # not composed yet, or composed again for a new language: drawn then
+        phase, attempt = self._step
+        key = _PHASE_KEYS.get(phase, "charging.sending")
+        phase_line.update(t(key, attempt=attempt))
         if self.unclear:
             checking.update(
                 Text(t("charging.checking", elapsed=elapsed(self.waited_s)), style="bold")
@@ -94,4 +105,4 @@ class ChargingScreen(KioskScreen):
         if action is not None and action[0] is KeypadAction.CANCEL:
             event.stop()
             if self.may_abandon:
-                self.kiosk().ask_abandon()
+                self.post_message(AbandonAsked())

@@ -7,7 +7,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from qrpos.tui.i18n import t
+from qrpos.present.i18n import t
+from qrpos.tui.messages import PairingRequested
 from qrpos.tui.screens.base import KioskScreen
 
 
@@ -15,13 +16,13 @@ class LockScreen(KioskScreen):
     """Red, plain words, one way out: Enter opens pairing. Pending sales stay stored."""
 
     def compose(self) -> ComposeResult:
-        yield from self.compose_frame(t("lock.title"), "")
+        yield from self.compose_frame(t("app.title"))
         with Vertical(id="body", classes="lock"):
             yield Static(t("lock.title"), id="headline", markup=False)
-            yield Static(t("lock.body"), id="detail", markup=False)
+            yield Static(t("lock.body"), id="detail", classes="prose", markup=False)
         yield from self.compose_footer(t("lock.hint"))
 
     def on_key(self, event: events.Key) -> None:
         if event.key in ("enter", "plus"):
             event.stop()
-            self.kiosk().show_pairing(first=False)
+            self.post_message(PairingRequested())

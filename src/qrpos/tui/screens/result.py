@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events
@@ -10,42 +10,49 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from qrpos.tui.i18n import t
+from qrpos.present.i18n import t
+from qrpos.tui.messages import NextSale
 from qrpos.tui.screens.base import KioskScreen
 from qrpos.tui.widgets.big_amount import BigAmount
 
-
-@dataclass(frozen=True)
-class ResultView:
-    """What the result screen shows, already in words (see `qrpos.tui.outcome`)."""
-
-    kind: str  # approved | declined | warning
-    headline: str
-    detail: Text
-    amount: int
-    bell: bool
+if TYPE_CHECKING:
+    from qrpos.ledger import SaleResult
+    from qrpos.present.outcome import OutcomeView
 
 
 class ResultScreen(KioskScreen):
-    """Green for approved, red for declined, yellow for everything that needs a word."""
+    """Green for approved, red for declined, yellow for a payment the owner must check
+    and for everything else that needs a word. The headline is said once, in the body;
+    the title line names the step."""
 
-    def __init__(self, view: ResultView, *, linger_s: float) -> None:
+    def __init__(self, result: SaleResult, *, linger_s: float) -> None:
         super().__init__()
-        self.view = view
+        self.result = result
         self.linger_s = linger_s
         self._done = False
 
+    @property
+    def view(self) -> OutcomeView:
+        """The outcome in the current language."""
+        # the ledger loads after the first screen is drawn (see qrpos.tui.startup)
+        from qrpos.present.outcome import outcome_view
+
+        return outcome_view(self.result)
+
     def compose(self) -> ComposeResult:
-        yield from self.compose_frame(self.view.headline, "")
-        with Vertical(id="body", classes=f"result-{self.view.kind}"):
-            yield Static(Text(self.view.headline, style="bold"), id="headline")
-            yield BigAmount(self.view.amount, id="amount")
-            yield Static(self.view.detail, id="detail")
+        view = self.view
+        yield from self.compose_frame(t("result.title"))
+        with Vertical(id="body", classes=f"result-{view.kind}"):
+            yield Static(Text(view.headline, style="bold"), id="headline")
+            yield BigAmount(view.amount, id="amount")
+            # Text, not markup: the detail may quote the service
+            yield Static(Text(view.detail), id="detail", classes="prose")
         yield from self.compose_footer(t("result.back_hint"))
 
     def on_mount(self) -> None:
-        self.add_class(f"result-{self.view.kind}")
-        if self.view.bell:
+        view = self.view
+        self.add_class(f"result-{view.kind}")
+        if view.bell:
             self.app.bell()
         if self.linger_s > 0:
             self.set_timer(self.linger_s, self._next_sale)
@@ -53,10 +60,10 @@ class ResultScreen(KioskScreen):
     def _next_sale(self) -> None:
         if not self._done:
             self._done = True
-            self.kiosk().show_amount()
+            self.post_message(NextSale())
 
     def on_key(self, event: events.Key) -> None:
-        if event.key in ("f2", "o"):
+        if event.key in ("f2", "o", "L"):
             return
         event.stop()
         self._next_sale()

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from qrpos.tui.format import TUGRIK, big_text, group_thousands
+from qrpos.present.format import TUGRIK, big_text, group_thousands
 
 
 class BigAmount(Widget):

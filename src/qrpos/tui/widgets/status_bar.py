@@ -8,13 +8,14 @@ from datetime import datetime
 from rich.text import Text
 from textual.widget import Widget
 
-from qrpos.tui.format import local_time, shown_text, since
-from qrpos.tui.i18n import t
+from qrpos.present.format import local_time
+from qrpos.present.i18n import t
 
 
-@dataclass
+@dataclass(frozen=True)
 class KioskStatus:
-    """What the status bar shows; the app owns one and updates it."""
+    """What the status bar shows. The app holds one in a reactive attribute and replaces
+    it (`dataclasses.replace`) on every change; each status bar watches that attribute."""
 
     username: str | None = None
     #: True reachable, False not, None not checked yet
@@ -26,46 +27,71 @@ class KioskStatus:
     fps: float | None = None
     #: what is still starting (a `startup.<key>` locale key), None once sales can start
     starting: str | None = None
+    #: the kiosk's clock, moved on every second by the app
+    now: datetime | None = None
+    #: the language the line is in (a switch redraws it)
+    language: str = ""
+
+
+def camera_words(state: str) -> str:
+    """A camera state in the current language (an unknown state stays as it is)."""
+    words = t(f"camera.{state}")
+    return state if words == f"camera.{state}" else words
+
+
+def status_line(status: KioskStatus, width: int) -> Text:
+    """The status bar's one line, `width` cells wide, in the current language."""
+    line = Text(no_wrap=True, overflow="ellipsis")
+    unpaired = "…" if status.starting else t("status.not_paired")
+    line.append(f" {status.username or unpaired} ", style="bold")
+    line.append("│ ")
+    if status.starting:
+        line.append(t("status.starting", what=t(f"startup.{status.starting}")), style="bold yellow")
+    elif status.online is None:
+        line.append(t("status.unknown"))
+    elif status.online:
+        line.append(t("status.online"), style="green")
+    else:
+        when = local_time(status.online_since, seconds=False) if status.online_since else "?"
+        line.append(t("status.offline", since=when), style="bold red")
+    line.append(" │ ")
+    line.append(
+        t("status.unresolved", count=status.unresolved),
+        style="bold yellow" if status.unresolved else "",
+    )
+    line.append(" │ ")
+    if status.camera_state is None:
+        line.append(t("status.no_camera"))
+    elif status.camera_state == "running":
+        # a frame rate says "running" in every language, in less room
+        fps = "-" if status.fps is None else f"{status.fps:.0f}"
+        line.append(t("status.camera", fps=fps))
+    else:
+        # frames per second mean nothing while the camera is not running
+        line.append(t("status.camera_idle", state=camera_words(status.camera_state)))
+    clock = local_time(status.now) if status.now else "--:--:--"
+    room = width - len(clock) - 1
+    if line.cell_len > room:
+        line.truncate(max(room, 0), overflow="ellipsis")
+    line.append(" " * max(1, room - line.cell_len))
+    line.append(clock, style="bold")
+    return line
 
 
 class StatusBar(Widget):
-    """One line at the bottom of every screen; pulls the app's `KioskStatus` on refresh."""
+    """One line at the bottom of every screen, drawn from the app's reactive `status`
+    (watched, never pulled: nothing calls a refresh)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._status = KioskStatus()
 
     def on_mount(self) -> None:
-        self.set_interval(1.0, self.refresh)
+        self.watch(self.app, "status", self._status_changed, init=True)
+
+    def _status_changed(self, status: KioskStatus) -> None:
+        self._status = status
+        self.refresh()
 
     def render(self) -> Text:
-        app = self.app
-        status: KioskStatus = getattr(app, "status", KioskStatus())
-        now: datetime = app.services.clock()  # type: ignore[attr-defined]
-        line = Text(no_wrap=True, overflow="ellipsis")
-        unpaired = "…" if status.starting else t("status.not_paired")
-        line.append(f" {status.username or unpaired} ", style="bold")
-        line.append("│ ")
-        if status.starting:
-            line.append(
-                t("status.starting", what=t(f"startup.{status.starting}")), style="bold yellow"
-            )
-        elif status.online is None:
-            line.append(t("status.unknown"))
-        elif status.online:
-            line.append(t("status.online"), style="green")
-        else:
-            when = since(status.online_since, now) if status.online_since else "?"
-            line.append(t("status.offline", since=when), style="bold red")
-        line.append(" │ ")
-        line.append(
-            t("status.unresolved", count=status.unresolved),
-            style="bold yellow" if status.unresolved else "",
-        )
-        line.append(" │ ")
-        if status.camera_state is None:
-            line.append(t("status.no_camera"))
-        else:
-            fps = "-" if status.fps is None else f"{status.fps:.0f}"
-            line.append(t("status.camera", state=shown_text(status.camera_state, 12), fps=fps))
-        clock = local_time(now)
-        pad = max(1, self.size.width - line.cell_len - len(clock) - 1)
-        line.append(" " * pad)
-        line.append(clock, style="bold")
-        return line
+        return status_line(self._status, max(self.size.width, 1))

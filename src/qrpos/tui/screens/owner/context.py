@@ -1,6 +1,7 @@
-"""What the owner's screens share while the owner menu is open: the history cache and
-the PIN gate, built from the kiosk's services. No Textual. The VAT follow-up itself is
-driven all day by the app (`qrpos.tui.receipts`), over the same cache."""
+"""What the owner's screens share while the owner menu is open: the kiosk's services,
+the history cache, the PIN gate and the VAT follow-up (driven all day by the app, see
+`qrpos.tui.receipts`, over the same cache). Each owner screen is given this context;
+none of them knows the menu."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from qrpos.reports.history import HistoryFeed
 from qrpos.reports.history_cache import CacheError, HistoryCache
 from qrpos.reports.localday import today
 from qrpos.reports.pin_gate import PinGate
+from qrpos.tui.receipts import ReceiptFollower
 from qrpos.tui.services import KioskServices
 
 log = logging.getLogger("qrpos.tui.owner")
@@ -22,6 +24,8 @@ class OwnerContext:
     """Built once per visit to the owner menu; `close()` when the menu goes away."""
 
     services: KioskServices
+    #: the VAT follow-up: polls on request, and follows refunded receipts
+    follower: ReceiptFollower
     #: the app's cache when it follows receipts all day (not closed here); else our own
     shared_cache: HistoryCache | None = None
     cache: HistoryCache | None = field(init=False, default=None)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,15 +18,14 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
 
+from qrpos.present.format import format_mnt
+from qrpos.present.i18n import t
+from qrpos.present.owner import date_line, reconciliation_lines, summary_lines
 from qrpos.reports import EndOfDay, ExportError, end_of_day
 from qrpos.reports.chart import hourly_rows
 from qrpos.service import ListingFailed
-from qrpos.tui.format import format_mnt
-from qrpos.tui.i18n import t
-from qrpos.tui.screens.owner.text import date_line, reconciliation_lines, summary_lines
-
-if TYPE_CHECKING:
-    from qrpos.tui.screens.owner.menu import OwnerMenuScreen
+from qrpos.tui.screens.base import LanguageChanged
+from qrpos.tui.screens.owner.context import OwnerContext
 
 CHART_WIDTH = 40
 
@@ -38,6 +38,19 @@ def chart_text(eod: EndOfDay) -> Text:
         out.append(f"{row.bar:<{CHART_WIDTH}}", style="green")
         out.append(f" {format_mnt(row.gross_mnt)}\n")
     return out
+
+
+def aligned(rows: list[tuple[str, str]], room: int) -> str:
+    """Labels in one column and values beside them; a value that would not fit beside its
+    label goes on the next line, indented, whole (never broken in the middle)."""
+    width = max(cell_len(label) for label, _ in rows)
+    lines = []
+    for label, value in rows:
+        if width + 2 + cell_len(value) <= room:
+            lines.append(label + " " * (width - cell_len(label)) + "  " + value)
+        else:
+            lines.extend((label, "  " + value))
+    return "\n".join(lines)
 
 
 class ExportDialog(ModalScreen[Path | None]):
@@ -79,10 +92,10 @@ class EndOfDayScreen(Screen[None]):
         Binding("escape", "back", "back", show=False),
     ]
 
-    def __init__(self, menu: OwnerMenuScreen, *, day: date | None = None) -> None:
+    def __init__(self, ctx: OwnerContext, *, day: date | None = None) -> None:
         super().__init__(classes="owner")
-        self.menu = menu
-        self.day = day or menu.ctx.today()
+        self.ctx = ctx
+        self.day = day or ctx.today()
         #: the totals on screen (None while loading or after a failure)
         self.eod: EndOfDay | None = None
 
@@ -100,14 +113,22 @@ class EndOfDayScreen(Screen[None]):
     def on_mount(self) -> None:
         self.load()
 
+    @on(LanguageChanged)
+    async def _language_changed(self) -> None:
+        await self.recompose()
+        if self.eod is not None:
+            self.show(self.eod)
+        else:
+            self.load()
+
     async def compute(self, csv_path: Path | None = None) -> EndOfDay | None:
         """The day's totals (and the CSV), or None after saying why on screen."""
-        client = self.menu.services.client
+        client = self.ctx.services.client
         if client is None:
             self.show_error(t("reverse.not_paired"))
             return None
         try:
-            desk = self.menu.services.desk
+            desk = self.ctx.services.desk
             return await end_of_day(client, self.day, ledger=desk, csv_path=csv_path)
         except ListingFailed as exc:
             self.show_error(t("eod.failed", reason=type(exc.outcome).__name__))
@@ -128,9 +149,8 @@ class EndOfDayScreen(Screen[None]):
     def show(self, eod: EndOfDay) -> None:
         self.eod = eod
         self.query_one("#eod-date", Static).update(date_line(eod))
-        width = max(len(label) for label, _ in summary_lines(eod))
-        summary = "\n".join(f"{label:<{width}}  {value}" for label, value in summary_lines(eod))
-        self.query_one("#eod-summary", Static).update(summary)
+        summary = self.query_one("#eod-summary", Static)
+        summary.update(aligned(summary_lines(eod), summary.content_region.width or 76))
         self.query_one("#eod-chart", Static).update(chart_text(eod))
         rec = self.query_one("#eod-reconciliation", Static)
         rec.update("\n".join(reconciliation_lines(eod)))
@@ -144,14 +164,14 @@ class EndOfDayScreen(Screen[None]):
         self.load()
 
     def action_today(self) -> None:
-        self.day = self.menu.ctx.today()
+        self.day = self.ctx.today()
         self.load()
 
     def action_refresh(self) -> None:
         self.load()
 
     def action_export(self) -> None:
-        suggestion = self.menu.services.config.state_dir / f"qrpos-{self.day.isoformat()}.csv"
+        suggestion = self.ctx.services.config.state_dir / f"qrpos-{self.day.isoformat()}.csv"
         self.app.push_screen(ExportDialog(suggestion), self.export_to)
 
     def export_to(self, path: Path | None) -> None:

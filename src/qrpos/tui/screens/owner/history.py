@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -12,18 +12,21 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from qrpos import spec
+from qrpos.present.format import format_mnt
+from qrpos.present.i18n import t
+from qrpos.present.owner import status_text, vat_text
 from qrpos.reports.history import HistoryCursor, HistoryPage
 from qrpos.reports.localday import to_local
 from qrpos.service import Transaction
-from qrpos.tui.format import format_mnt
-from qrpos.tui.i18n import t
+from qrpos.tui.screens.base import LanguageChanged
+from qrpos.tui.screens.owner.context import OwnerContext
 from qrpos.tui.screens.owner.messages import ReceiptsChanged
-from qrpos.tui.screens.owner.text import status_text, vat_text
-
-if TYPE_CHECKING:
-    from qrpos.tui.screens.owner.menu import OwnerMenuScreen
+from qrpos.tui.screens.owner.reversal import ReversalScreen
 
 COLUMNS = ("time", "amount", "status", "vat", "receipt", "id")
+#: cells shown this wide so the table fits 80 columns; the highlighted row's full
+#: transaction id and receipt number are spelled out under the table
+WIDTHS = {"time": 14, "amount": 11, "status": 11, "vat": 13, "receipt": 8, "id": 9}
 
 
 class HistoryScreen(Screen[None]):
@@ -42,9 +45,9 @@ class HistoryScreen(Screen[None]):
         Binding("escape", "back", "back", show=False),
     ]
 
-    def __init__(self, menu: OwnerMenuScreen, *, page_size: int = 50) -> None:
+    def __init__(self, ctx: OwnerContext, *, page_size: int = 50) -> None:
         super().__init__(classes="owner")
-        self.menu = menu
+        self.ctx = ctx
         self.page_size = page_size
         self.day: date | None = None
         self.rows: dict[str, Transaction] = {}
@@ -53,15 +56,22 @@ class HistoryScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(t("history.title"), id="title", markup=False)
-        yield Static("", id="banner", markup=False)
+        yield Static("", id="banner", classes="prose", markup=False)
         table: DataTable[str] = DataTable(id="history", cursor_type="row", zebra_stripes=True)
         for key in COLUMNS:
-            table.add_column(t(f"history.{key}"), key=key)
+            table.add_column(t(f"history.{key}"), key=key, width=WIDTHS[key])
         yield table
+        yield Static("", id="selected", markup=False)
         yield Static("", id="more", markup=False)
         yield Static(t("history.hint"), id="hint", markup=False)
 
     def on_mount(self) -> None:
+        self.reload()
+
+    @on(LanguageChanged)
+    async def _language_changed(self) -> None:
+        # the headers and every row's words change: compose again and read the rows anew
+        await self.recompose()
         self.reload()
 
     # --- loading ------------------------------------------------------------------------
@@ -77,7 +87,7 @@ class HistoryScreen(Screen[None]):
     @work(exclusive=True, group="owner-history", exit_on_error=False)
     async def load_page(self, cursor: HistoryCursor | None) -> None:
         """Fetch one page (from the service, or the cache when offline) and append it."""
-        page = await self.menu.ctx.feed().page(day=self.day, cursor=cursor, limit=self.page_size)
+        page = await self.ctx.feed().page(day=self.day, cursor=cursor, limit=self.page_size)
         self.last_page = page
         self.next = page.next
         table: DataTable[str] = self.query_one(DataTable)
@@ -88,7 +98,7 @@ class HistoryScreen(Screen[None]):
             table.add_row(*self.cells(tx), key=tx.id)
         self.show_state(page)
         if any(tx.vat_status is spec.VatStatus.PENDING for tx in page.transactions):
-            self.menu.schedule_poll(spec.POLL_INTERVAL_S)
+            self.ctx.follower.schedule(spec.POLL_INTERVAL_S)
 
     def show_state(self, page: HistoryPage) -> None:
         """The banner (day, online/offline) and the line under the table."""
@@ -128,6 +138,13 @@ class HistoryScreen(Screen[None]):
         )
 
     @on(DataTable.RowHighlighted)
+    def show_selected(self, event: DataTable.RowHighlighted) -> None:
+        """The highlighted row's id and receipt number in full (the table shows them cut)."""
+        tx = self.rows.get(event.row_key.value or "")
+        line = t("history.selected", tx=tx.id, receipt=tx.vat_receipt_id or "—") if tx else ""
+        self.query_one("#selected", Static).update(line)
+
+    @on(DataTable.RowHighlighted)
     def maybe_load_more(self, event: DataTable.RowHighlighted) -> None:
         if self.next is not None and event.cursor_row >= event.data_table.row_count - 1:
             self.action_more()
@@ -158,8 +175,6 @@ class HistoryScreen(Screen[None]):
             self.load_page(cursor)
 
     def action_reverse(self) -> None:
-        from qrpos.tui.screens.owner.reversal import ReversalScreen
-
         tx = self.selected()
         if tx is None:
             return
@@ -168,10 +183,10 @@ class HistoryScreen(Screen[None]):
                 t("reverse.not_completed", tx=tx.id, status=status_text(tx)), severity="warning"
             )
             return
-        self.app.push_screen(ReversalScreen(self.menu, tx=tx))
+        self.app.push_screen(ReversalScreen(self.ctx, tx=tx))
 
     def action_day(self, step: int) -> None:
-        base = self.day or self.menu.ctx.today()
+        base = self.day or self.ctx.today()
         self.day = base + timedelta(days=step) if self.day else base
         self.reload()
 

@@ -9,16 +9,21 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Static
 
-from qrpos.tui.i18n import current_language, set_language, t
+from qrpos.present.i18n import t
 from qrpos.tui.receipts import ReceiptFollower
+from qrpos.tui.screens.base import LanguageChanged
 from qrpos.tui.screens.owner.context import OwnerContext
-from qrpos.tui.screens.owner.messages import ReversalDone, VatFollowUpPolled
+from qrpos.tui.screens.owner.endofday import EndOfDayScreen
+from qrpos.tui.screens.owner.history import HistoryScreen
+from qrpos.tui.screens.owner.messages import VatFollowUpPolled
+from qrpos.tui.screens.owner.reversal import ReversalScreen
 from qrpos.tui.services import KioskServices
 
 
@@ -28,21 +33,28 @@ class OwnerMenuScreen(Screen[None]):
     CSS_PATH = "owner.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "history", t("owner.history"), show=False),
-        Binding("2", "reverse", t("owner.reverse"), show=False),
-        Binding("3", "end_of_day", t("owner.end_of_day"), show=False),
-        Binding("l", "language", "language", show=False),
+        Binding("1", "history", "history", show=False),
+        Binding("2", "reverse", "reverse", show=False),
+        Binding("3", "end_of_day", "end of day", show=False),
+        # the app's switch: every screen changes language, and the choice is remembered
+        Binding("l", "app.language", "language", show=False),
         Binding("escape", "back", "back", show=False),
     ]
 
     def __init__(
-        self, services: KioskServices, *, first_poll_s: float = 0.5, history_page_size: int = 50
+        self,
+        services: KioskServices,
+        *,
+        follower: ReceiptFollower | None = None,
+        first_poll_s: float = 0.5,
+        history_page_size: int = 50,
     ) -> None:
         super().__init__(classes="owner")
         self.services = services
         self.first_poll_s = first_poll_s
         self.history_page_size = history_page_size
-        self._follower: ReceiptFollower | None = None
+        #: the kiosk's follower (None: this visit makes its own)
+        self._follower = follower
         self._own_follower = False
         self._ctx: OwnerContext | None = None
 
@@ -50,18 +62,16 @@ class OwnerMenuScreen(Screen[None]):
     def follower(self) -> ReceiptFollower:
         """The app's receipt follower, or one of this visit's own (a host without one)."""
         if self._follower is None:
-            found = getattr(self.app, "receipts", None)
-            if not isinstance(found, ReceiptFollower):
-                found = ReceiptFollower(self.app, lambda: self.services)
-                self._own_follower = True
-            self._follower = found
+            self._follower = ReceiptFollower(self.app, lambda: self.services)
+            self._own_follower = True
         return self._follower
 
     @property
     def ctx(self) -> OwnerContext:
         """What the owner's screens share, over the follower's history cache."""
         if self._ctx is None:
-            self._ctx = OwnerContext(self.services, shared_cache=self.follower.cache)
+            follower = self.follower
+            self._ctx = OwnerContext(self.services, follower, shared_cache=follower.cache)
         return self._ctx
 
     def compose(self) -> ComposeResult:
@@ -98,29 +108,20 @@ class OwnerMenuScreen(Screen[None]):
         else:
             status.update("")
 
-    def on_reversal_done(self, message: ReversalDone) -> None:
-        self.follower.reversed(message.tx_id)
-
     # --- keys ---------------------------------------------------------------------------
 
     def action_history(self) -> None:
-        from qrpos.tui.screens.owner.history import HistoryScreen
-
-        self.app.push_screen(HistoryScreen(self, page_size=self.history_page_size))
+        self.app.push_screen(HistoryScreen(self.ctx, page_size=self.history_page_size))
 
     def action_reverse(self) -> None:
-        from qrpos.tui.screens.owner.reversal import ReversalScreen
-
-        self.app.push_screen(ReversalScreen(self))
+        self.app.push_screen(ReversalScreen(self.ctx))
 
     def action_end_of_day(self) -> None:
-        from qrpos.tui.screens.owner.endofday import EndOfDayScreen
+        self.app.push_screen(EndOfDayScreen(self.ctx))
 
-        self.app.push_screen(EndOfDayScreen(self))
-
-    def action_language(self) -> None:
-        set_language("en" if current_language() == "mn" else "mn")
-        self.refresh(recompose=True)
+    @on(LanguageChanged)
+    async def _language_changed(self) -> None:
+        await self.recompose()
 
     def action_back(self) -> None:
         self.dismiss(None)

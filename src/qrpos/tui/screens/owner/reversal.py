@@ -4,7 +4,7 @@ the ledger's durable queue, behind the manager PIN."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -14,36 +14,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from qrpos import spec
-from qrpos.redact import escape_text
+from qrpos.present.format import format_mnt
+from qrpos.present.i18n import t
+from qrpos.present.owner import result_text
 from qrpos.service import Transaction
-from qrpos.tui.format import format_mnt
-from qrpos.tui.i18n import t
+from qrpos.tui.screens.base import LanguageChanged
+from qrpos.tui.screens.owner.context import OwnerContext
 from qrpos.tui.screens.owner.messages import ReversalDone
-
-if TYPE_CHECKING:
-    from qrpos.ledger import ReversalResult
-    from qrpos.tui.screens.owner.menu import OwnerMenuScreen
-
-
-def result_text(result: ReversalResult) -> tuple[str, bool]:
-    """What the owner reads after the queue's answer, and whether it is good news.
-
-    204 and 409 both arrive as `refunded`; 403/404/400 are told apart by the service's
-    HTTP status (never by its message text).
-    """
-    tx = result.tx_id
-    if result.state == "refunded":
-        return t("reverse.refunded", tx=tx), True
-    if result.state == "credentials_rejected":
-        return t("reverse.credentials"), False
-    if result.state == "unresolved":
-        return t("reverse.unresolved", message=escape_text(result.message)), False
-    plain = {403: "reverse.forbidden", 404: "reverse.not_found", 400: "reverse.bad_id"}.get(
-        result.status or 0
-    )
-    if plain is not None:
-        return t(plain, tx=tx), False
-    return t("reverse.refused", message=escape_text(result.message)), False
 
 
 class ReversalScreen(ModalScreen[None]):
@@ -53,9 +30,9 @@ class ReversalScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "cancel", show=False)]
 
-    def __init__(self, menu: OwnerMenuScreen, *, tx: Transaction | None = None) -> None:
+    def __init__(self, ctx: OwnerContext, *, tx: Transaction | None = None) -> None:
         super().__init__(classes="owner")
-        self.menu = menu
+        self.ctx = ctx
         self.tx = tx
         self.busy = False
         #: the last answer shown (for tests and for the owner's eyes)
@@ -64,7 +41,7 @@ class ReversalScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="reverse-dialog"):
             yield Static(t("reverse.title"), id="title", markup=False)
-            yield Static(self.question(), id="question", markup=False)
+            yield Static(self.question(), id="question", classes="prose", markup=False)
             yield Input(
                 value=self.tx.id if self.tx else "",
                 placeholder=t("reverse.tx_prompt"),
@@ -78,8 +55,17 @@ class ReversalScreen(ModalScreen[None]):
                 max_length=12,
                 restrict=r"[0-9]*",
             )
-            yield Static("", id="answer", markup=False)
+            yield Static("", id="answer", classes="prose", markup=False)
             yield Static(t("reverse.hint"), id="hint", markup=False)
+
+    @on(LanguageChanged)
+    async def _language_changed(self) -> None:
+        typed = self.query_one("#tx", Input).value
+        answer = self.outcome
+        await self.recompose()
+        self.query_one("#tx", Input).value = typed
+        if answer is not None:
+            self.query_one("#answer", Static).update(answer)
 
     def question(self) -> str:
         if self.tx is None:
@@ -121,7 +107,7 @@ class ReversalScreen(ModalScreen[None]):
     async def reverse(self, tx_id: str, pin: str) -> None:
         """Check the PIN (slow hash, off the event loop), then queue and send."""
         try:
-            check = await asyncio.to_thread(self.menu.ctx.pin_gate.check, pin)
+            check = await asyncio.to_thread(self.ctx.pin_gate.check, pin)
             if check.result == "no_pin":
                 self.say(t("reverse.no_pin"))
                 return
@@ -131,7 +117,7 @@ class ReversalScreen(ModalScreen[None]):
             if check.result == "wrong":
                 self.say(t("reverse.pin_wrong", left=check.attempts_left))
                 return
-            desk = self.menu.services.desk
+            desk = self.ctx.services.desk
             if desk is None:
                 self.say(t("reverse.not_paired"))
                 return
@@ -140,7 +126,8 @@ class ReversalScreen(ModalScreen[None]):
             text, good = result_text(result)
             self.say(text, good=good)
             if result.state == "refunded":
-                self.menu.post_message(ReversalDone(tx_id))
+                self.ctx.follower.reversed(tx_id)
+                self.post_message(ReversalDone(tx_id))
         finally:
             self.busy = False
 

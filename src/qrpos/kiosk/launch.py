@@ -1,0 +1,64 @@
+"""Running the kiosk app: the one place outside `qrpos.tui` that loads the Textual app.
+
+`qrpos run` and `qrpos demo` (`qrpos.cli.kiosk`) call `run_kiosk` with a factory of the
+services; the app draws its first screen, then builds them in a thread worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from qrpos.config import Config
+from qrpos.kiosk.starter import ContextStarter
+from qrpos.tui.services import KioskServices
+
+ServicesFactory = Callable[
+    [Callable[[str], None]], contextlib.AbstractContextManager[KioskServices]
+]
+
+
+def run_kiosk(config: Config, factory: ServicesFactory) -> BaseException | None:
+    """Run the kiosk until it exits; its services are built by `factory` after the
+    first screen is drawn and stopped when the app has exited. Returns why the services
+    could not be built (None when they were)."""
+    # Textual loads here, when the kiosk really starts (not for `qrpos --help`)
+    from qrpos.tui.app import KioskApp
+
+    starter = ContextStarter(factory)
+    try:
+        app = KioskApp(KioskServices(config=config), starter=starter)
+        app.run()
+    finally:
+        starter.close()
+    return app.startup_error
+
+
+def production_factory(config: Config) -> ServicesFactory:
+    """`qrpos run`: the outbox, the configured camera, the stored password."""
+
+    def services(
+        on_step: Callable[[str], None],
+    ) -> contextlib.AbstractContextManager[KioskServices]:
+        from qrpos.kiosk.production import production_services
+
+        return production_services(config, on_step)
+
+    return services
+
+
+def demo_factory(state_dir: Path, language: str) -> ServicesFactory:
+    """`qrpos demo`: the embedded sandbox and the virtual phone."""
+    return lambda on_step: demo_services(state_dir, language, on_step)
+
+
+@contextlib.contextmanager
+def demo_services(
+    state_dir: Path, language: str, on_step: Callable[[str], None]
+) -> Iterator[KioskServices]:
+    """The demo world's services (the sandbox stops when the context is left)."""
+    from qrpos.kiosk.demo import demo_world
+
+    with demo_world(state_dir=state_dir, language=language, on_step=on_step) as world:
+        yield world.services

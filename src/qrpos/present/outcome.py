@@ -1,0 +1,75 @@
+"""A finished sale in the cashier's words: which colour, which headline, which detail.
+
+Plain strings only: the screen draws them as `Text`, never as markup, so service text
+stays inert. `kind` picks the colour: approved (green), declined (red), review (yellow,
+the owner must check it: never "declined", no bell), warning (yellow).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from qrpos import spec
+from qrpos.ledger import IntentState, SaleResult
+from qrpos.present.format import local_datetime, shown_text
+from qrpos.present.i18n import t
+
+_KNOWN_DECLINES = frozenset(code.value for code in spec.DeclineCode)
+
+OutcomeKind = Literal["approved", "declined", "review", "warning"]
+
+
+@dataclass(frozen=True)
+class OutcomeView:
+    """What the result screen shows, already in words of the current language."""
+
+    kind: OutcomeKind
+    headline: str
+    detail: str
+    amount: int
+    bell: bool
+
+
+def decline_reason(code: str | None) -> str:
+    """A human reason for a known decline code; the raw code (escaped) for any other."""
+    if code in _KNOWN_DECLINES:
+        return t(f"decline.{code}")
+    return t("result.decline_unknown", code=shown_text(code or "?", 40))
+
+
+def outcome_view(result: SaleResult) -> OutcomeView:
+    """How `result` is shown to the cashier, in the current language."""
+    state = result.state
+    message = shown_text(result.message or "", 120)
+    amount = result.amount_mnt
+    if state in (IntentState.APPROVED, IntentState.CHARGED_PER_HISTORY):
+        tx = result.transaction
+        detail = t(
+            "result.approved_detail",
+            time=local_datetime(tx.created_at) if tx else "?",
+            tx=shown_text(tx.id, 70) if tx else "?",
+        )
+        return OutcomeView("approved", t("result.approved"), detail, amount, bell=True)
+    if state is IntentState.DECLINED:
+        reason = decline_reason(result.decline_code)
+        return OutcomeView("declined", t("result.declined"), reason, amount, bell=True)
+    if state is IntentState.TOKEN_USED:
+        return OutcomeView(
+            "declined", t("result.declined"), t("result.token_used"), amount, bell=True
+        )
+    if state is IntentState.REFUSED:
+        detail = t("result.bad_request", message=message)
+        return OutcomeView("declined", t("result.declined"), detail, amount, bell=True)
+    if state is IntentState.NOT_CHARGED:
+        detail = t("result.not_charged")
+        return OutcomeView("warning", t("result.not_charged_title"), detail, amount, bell=True)
+    if state in (IntentState.ABANDONED, IntentState.REVERSED_AFTER_ABANDON):
+        detail = t(f"result.{state.value}")
+        return OutcomeView("warning", t("result.abandoned_title"), detail, amount, bell=False)
+    if state is IntentState.NEEDS_REVIEW:
+        # not declined: the customer may have paid; a second charge must not be invited
+        detail = t("result.needs_review")
+        return OutcomeView("review", t("result.review_title"), detail, amount, bell=False)
+    detail = t("result.not_settled", message=message)
+    return OutcomeView("warning", "?", detail, amount, bell=False)

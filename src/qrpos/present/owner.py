@@ -1,0 +1,101 @@
+"""The owner's figures as lines of text in the current language, shared by the
+owner's screens and `qrpos report`/`qrpos history` so both say the same thing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from qrpos.present.format import format_mnt, group_thousands
+from qrpos.present.i18n import t
+from qrpos.redact import escape_text
+from qrpos.reports import EndOfDay
+from qrpos.service import Transaction
+
+if TYPE_CHECKING:
+    from qrpos.ledger import ReversalResult
+
+
+def status_text(tx: Transaction) -> str:
+    """`completed` / `REVERSED` in the current language."""
+    return t(f"status.{tx.status.value}")
+
+
+def vat_text(tx: Transaction) -> str:
+    """The VAT receipt's state in the current language."""
+    return t(f"vat.{tx.vat_status.value}") if tx.vat_status else t("vat.none")
+
+
+def date_line(eod: EndOfDay) -> str:
+    """Which day, and its UTC window."""
+    return t(
+        "eod.date",
+        day=eod.day.isoformat(),
+        **{
+            "from": eod.from_utc.strftime("%m-%d %H:%M"),
+            "to": eod.to_utc.strftime("%m-%d %H:%M"),
+        },
+    )
+
+
+def summary_lines(eod: EndOfDay) -> list[tuple[str, str]]:
+    """(label, value) rows of the totals."""
+    return [
+        (t("eod.gross"), format_mnt(eod.gross_mnt)),
+        (t("eod.charges"), group_thousands(eod.charges_count)),
+        (
+            t("eod.reversed"),
+            f"{group_thousands(eod.reversed_count)} · {format_mnt(eod.reversed_mnt)}",
+        ),
+        (
+            t("eod.vat"),
+            t(
+                "eod.vat_line",
+                pending=group_thousands(eod.vat_pending),
+                issued=group_thousands(eod.vat_issued),
+                voided=group_thousands(eod.vat_voided),
+            ),
+        ),
+    ]
+
+
+def reconciliation_lines(eod: EndOfDay) -> list[str]:
+    """The reconciliation, one line per finding and one per case shown."""
+    rec = eod.reconciliation
+    if rec is None:
+        return [t("eod.rec_none")]
+    if rec.clean:
+        return [t("eod.rec_clean", matched=group_thousands(rec.matched))]
+    out = []
+    if rec.missing_on_service:
+        out.append(t("eod.rec_missing", count=group_thousands(len(rec.missing_on_service))))
+        out.extend(
+            f"  {c.transaction_id} {format_mnt(c.amount_mnt)}" for c in rec.missing_on_service
+        )
+    if rec.unknown_locally_count:
+        out.append(t("eod.rec_unknown", count=group_thousands(rec.unknown_locally_count)))
+        out.extend(f"  {c.transaction_id} {format_mnt(c.amount_mnt)}" for c in rec.unknown_locally)
+    if rec.unresolved:
+        out.append(t("eod.rec_unresolved", count=group_thousands(len(rec.unresolved))))
+        out.extend(f"  #{c.intent_id} {format_mnt(c.amount_mnt)} {c.state}" for c in rec.unresolved)
+    return out
+
+
+def result_text(result: ReversalResult) -> tuple[str, bool]:
+    """What the owner reads after the queue's answer, and whether it is good news.
+
+    204 and 409 both arrive as `refunded`; 403/404/400 are told apart by the service's
+    HTTP status (never by its message text).
+    """
+    tx = result.tx_id
+    if result.state == "refunded":
+        return t("reverse.refunded", tx=tx), True
+    if result.state == "credentials_rejected":
+        return t("reverse.credentials"), False
+    if result.state == "unresolved":
+        return t("reverse.unresolved", message=escape_text(result.message)), False
+    plain = {403: "reverse.forbidden", 404: "reverse.not_found", 400: "reverse.bad_id"}.get(
+        result.status or 0
+    )
+    if plain is not None:
+        return t(plain, tx=tx), False
+    return t("reverse.refused", message=escape_text(result.message)), False

@@ -1,0 +1,373 @@
+"""The one owner of the sale: its states, its legal moves, and the work of each move.
+
+    STARTING ──► RECOVERING ──► READY ──► PRESENTING ──► CHARGING ──► RESULT ──► READY
+        │  └──────────────────►  ▲ │          │              │           │
+        └─► PAIRING ◄── LOCKED ◄─┴─┴──────────┴──────────────┴───────────┘ (any 401)
+
+`Sale` holds the state and runs each move inside the app's workers; it never touches a
+screen. Everything it has to say goes out as a message (`qrpos.tui.messages`): the app
+puts up the screen of each `Sale.Moved`, relays progress to the screen on top, and keeps
+the status bar's reactive status. The screens post what the cashier did (`PresentCancelled`,
+`AbandonAsked`, `NextSale`, ...) and the app hands it to the matching method here.
+The ledger and the client are imported where used: the first screen is drawn before
+they load (see `qrpos.tui.startup`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+from qrpos import manager_pin
+from qrpos.errors import IllegalSaleMove
+from qrpos.tui.messages import (
+    ChargeProgressed,
+    ChargeUnclear,
+    PairingAnswered,
+    RecoveryLeft,
+    SaleCharged,
+    StatusChanged,
+)
+from qrpos.tui.services import KioskServices
+
+if TYPE_CHECKING:
+    from qrpos.ledger import IntentView, SaleProgress, SaleResult
+
+log = logging.getLogger("qrpos.tui")
+
+
+class SaleState(Enum):
+    """Where the kiosk's sale stands; each state has one screen."""
+
+    STARTING = "starting"  # services or the start-up recovery not in yet
+    PAIRING = "pairing"  # the pairing form (first start, or after a 401)
+    RECOVERING = "recovering"  # sales left open by a crash are settled first
+    READY = "ready"  # the amount screen: a sale may start
+    PRESENTING = "presenting"  # the camera is armed, the customer shows the pass
+    CHARGING = "charging"  # the charge is sent and resolved until its outcome is known
+    RESULT = "result"  # the outcome, until the cashier moves on
+    LOCKED = "locked"  # a 401: no sale until paired again
+
+
+S = SaleState
+#: the legal moves; any other raises `IllegalSaleMove` (a bug, logged, never a lost sale)
+MOVES: dict[SaleState, frozenset[SaleState]] = {
+    S.STARTING: frozenset({S.PAIRING, S.RECOVERING, S.READY, S.LOCKED}),
+    S.PAIRING: frozenset({S.PAIRING, S.RECOVERING, S.READY, S.LOCKED}),
+    S.RECOVERING: frozenset({S.READY, S.LOCKED}),
+    S.READY: frozenset({S.READY, S.PRESENTING, S.LOCKED}),
+    S.PRESENTING: frozenset({S.CHARGING, S.READY, S.LOCKED}),
+    S.CHARGING: frozenset({S.RESULT, S.READY, S.LOCKED}),
+    S.RESULT: frozenset({S.READY, S.LOCKED}),
+    S.LOCKED: frozenset({S.PAIRING, S.LOCKED}),
+}
+#: a sale is under way in these states: no background polling, no owner menu
+UNDER_WAY = frozenset({S.PRESENTING, S.CHARGING})
+
+
+def blocking_sales(views: Sequence[IntentView]) -> list[IntentView]:
+    """The sales whose outcome is still unknown (abandoned or queued refunds do not block)."""
+    from qrpos.ledger import IntentState
+
+    blocking = (IntentState.PENDING, IntentState.UNRESOLVED, IntentState.CREDENTIALS_REJECTED)
+    return [v for v in views if v.kind == "charge" and v.state in blocking and v.charged is None]
+
+
+@dataclass(frozen=True)
+class SaleTimings:
+    """How long the sale waits for things (tests shorten them)."""
+
+    charge_deadline_s: float = 20.0
+    resolve_every_s: float = 3.0
+
+
+class Sale:
+    """The sale's state machine. Async methods run in the app's "sale" worker group."""
+
+    @dataclass
+    class Moved(Message):
+        """The sale entered `state`; the app puts up that state's screen."""
+
+        state: SaleState
+        amount: int | None = None
+        result: SaleResult | None = None
+        #: a catalogue key and its fields for the amount screen's notice line
+        notice: str = ""
+        notice_fields: dict[str, str] = field(default_factory=dict)
+        error: bool = False
+
+    def __init__(
+        self,
+        services: Callable[[], KioskServices],
+        post: Callable[[Message], object],
+        timings: SaleTimings = SaleTimings(),
+    ) -> None:
+        self._services = services
+        self._post = post
+        self.timings = timings
+        self.state = SaleState.STARTING
+        #: the amount while presenting and charging
+        self.amount: int | None = None
+        #: the ledger's intent while charging
+        self.intent_id: int | None = None
+
+    # --- moves --------------------------------------------------------------------------
+
+    def move(
+        self,
+        to: SaleState,
+        *,
+        result: SaleResult | None = None,
+        notice: str = "",
+        error: bool = False,
+        **fields: str,
+    ) -> None:
+        """Enter `to` (if legal) and tell the app, which shows that state's screen."""
+        if to not in MOVES[self.state]:
+            raise IllegalSaleMove(self.state.value, to.value)
+        log.debug("sale %s -> %s", self.state.value, to.value)
+        self.state = to
+        if to not in (S.PRESENTING, S.CHARGING, S.RESULT):
+            self.amount = None
+        if to is not S.CHARGING:
+            self.intent_id = None
+        self._post(Sale.Moved(to, self.amount, result, notice, dict(fields), error))
+
+    @property
+    def under_way(self) -> bool:
+        """True from the amount's Enter to the result."""
+        return self.state in UNDER_WAY
+
+    def lock(self) -> None:
+        """Any 401: no sale until re-paired. The ledger keeps every pending intent."""
+        self._disarm()
+        self.move(S.LOCKED)
+
+    def to_pairing(self) -> None:
+        """Open the pairing form (first start, or from the lock screen)."""
+        self.move(S.PAIRING)
+
+    def next_sale(self, notice: str = "", *, error: bool = False, **fields: str) -> None:
+        """Back to the amount (after a result, a cancel, or a refusal before sending)."""
+        self.move(S.READY, result=None, notice=notice, error=error, **fields)
+
+    def failed(self, error: BaseException) -> None:
+        """A sale worker failed: the ledger kept what was in flight; back to a safe screen."""
+        if self.state is not S.LOCKED:
+            self._disarm()
+            self.next_sale("amount.refused_locally", error=True, message=type(error).__name__)
+
+    # --- the sale -----------------------------------------------------------------------
+
+    async def present(self, amount: int) -> None:
+        """Arm the camera and ask for the card, unless an earlier sale is still open."""
+        desk = self._services().desk
+        if desk is None:
+            self.next_sale("amount.not_paired", error=True)
+            return
+        if blocking_sales(desk.unresolved()):
+            self.next_sale("amount.unresolved_blocks", error=True)
+            return
+        self.amount = amount
+        self.move(S.PRESENTING)
+        scanner = self._services().scanner
+        if scanner is not None:
+            scanner.arm(allow_repeat=True)
+
+    def cancel(self, *, timed_out: bool) -> None:
+        """Esc on the card screen, or nobody showed a card in time."""
+        if self.state is not S.PRESENTING:
+            return
+        self._disarm()
+        self.next_sale("present.timeout" if timed_out else "", error=timed_out)
+
+    def accept_held_card(self) -> None:
+        """The cashier confirmed the card left in view: the scanner may hand it over."""
+        scanner = self._services().scanner
+        if self.state is S.PRESENTING and scanner is not None:
+            scanner.accept_held()
+
+    def token_read(self, token: str) -> bool:
+        """A token arrived: True when it starts the charge (only while presenting)."""
+        if self.state is not S.PRESENTING or self.amount is None:
+            return False
+        self._disarm()
+        demo = self._services().demo
+        if demo is not None:
+            demo.token_read()
+        return True
+
+    async def charge(self, token: str) -> None:
+        """Charge through the ledger, then keep resolving until the outcome is known."""
+        from qrpos.ledger import ChargeRefusedLocally
+
+        desk = self._services().desk
+        assert desk is not None and self.amount is not None
+        self.move(S.CHARGING)
+        try:
+            result = await desk.charge(
+                self.amount,
+                token,
+                deadline_s=self.timings.charge_deadline_s,
+                on_progress=self._progress,
+            )
+        except ChargeRefusedLocally as exc:
+            self.next_sale("amount.refused_locally", error=True, message=str(exc))
+            return
+        self.intent_id = result.intent_id
+        await self._settle(result)
+
+    async def _settle(self, result: SaleResult) -> None:
+        from qrpos.ledger import IntentState
+
+        desk = self._services().desk
+        assert desk is not None
+        while result.is_open and result.state is not IntentState.CREDENTIALS_REJECTED:
+            self._post(ChargeUnclear())
+            await asyncio.sleep(self.timings.resolve_every_s)
+            result = await desk.resolve(
+                result.intent_id,
+                deadline_s=self.timings.charge_deadline_s,
+                on_progress=self._progress,
+            )
+        await self.count_unresolved()
+        if result.state is IntentState.CREDENTIALS_REJECTED:
+            self.lock()
+            return
+        self.show_result(result)
+
+    async def abandon(self) -> None:
+        """Never send it again; the background settler refunds it if it was charged."""
+        desk = self._services().desk
+        if self.state is not S.CHARGING or self.intent_id is None or desk is None:
+            return
+        self.show_result(await desk.abandon(self.intent_id))
+
+    def show_result(self, result: SaleResult) -> None:
+        """The sale ended (or was abandoned): its result, and its receipt followed."""
+        from qrpos.ledger import IntentState
+
+        charged = result.state in (IntentState.APPROVED, IntentState.CHARGED_PER_HISTORY)
+        if charged and result.transaction is not None:
+            self._post(SaleCharged(result.transaction))
+        log.info("sale #%d ended %s", result.intent_id, result.state)
+        scanner = self._services().scanner
+        if scanner is not None:
+            # a card still in view now must leave (or be confirmed) before it is charged
+            scanner.mark_sale_ended()
+        self.amount = result.amount_mnt
+        self.move(S.RESULT, result=result)
+
+    def _progress(self, progress: SaleProgress) -> None:
+        self._post(ChargeProgressed(progress))
+
+    def _disarm(self) -> None:
+        scanner = self._services().scanner
+        if scanner is not None:
+            scanner.disarm()
+
+    # --- around the sale ----------------------------------------------------------------
+
+    async def count_unresolved(self) -> int:
+        """Count the open sales for the status bar."""
+        desk = self._services().desk
+        count = len(desk.unresolved()) if desk is not None else 0
+        self._post(StatusChanged(unresolved=count))
+        return count
+
+    async def check_health(self) -> None:
+        """Reachable or not: any recent answer proves it; `GET /health` only after 10
+        quiet minutes (the fleet shares the service's request ceiling)."""
+        from qrpos.service import Probe
+        from qrpos.service.contact import probe_due
+
+        client = self._services().client
+        if client is None:
+            return
+        contact = client.contact
+        if probe_due(contact.last_response_at, contact.reachable, time.time()):
+            online = isinstance(await client.health(), Probe)
+        else:
+            online = True
+        self._post(StatusChanged(online=online))
+
+    async def settle_background(self) -> None:
+        """Resolve what is open (abandoned sales to refund too) while the kiosk waits on
+        the amount screen; stops at a 401."""
+        from qrpos.ledger import IntentState
+
+        desk = self._services().desk
+        if desk is None or self.state not in (S.READY, S.RESULT):
+            return
+        results = await desk.recover()
+        if any(r.state is IntentState.CREDENTIALS_REJECTED for r in results):
+            self.lock()
+        await self.count_unresolved()
+
+    async def recover(self) -> bool:
+        """At start (and after pairing): settle what is open before the first sale.
+        True when sales may start (False: locked by a 401)."""
+        from qrpos.ledger import IntentState
+
+        desk = self._services().desk
+        assert desk is not None
+        if not blocking_sales(desk.unresolved()):
+            await self.count_unresolved()
+            self._post(StatusChanged(starting=""))
+            self.next_sale()
+            return True
+        self.move(S.RECOVERING)
+        while True:
+            results = await desk.recover()
+            await self.count_unresolved()
+            if any(r.state is IntentState.CREDENTIALS_REJECTED for r in results):
+                self.lock()
+                return False
+            left = len(blocking_sales(desk.unresolved()))
+            if not left:
+                break
+            self._post(RecoveryLeft(left))
+            await asyncio.sleep(self.timings.resolve_every_s)
+        self._post(StatusChanged(starting=""))
+        self.next_sale()
+        return True
+
+    async def pair(self, username: str, password: str, pin: str | None) -> bool:
+        """Verify with `GET /v1/transactions?limit=1`, store, set the PIN. True once paired
+        (the app then recovers); False after saying why on the form."""
+        from qrpos.service import CredentialsRejected, Page
+
+        services = self._services()
+        client = services.make_client(username, password)
+        outcome = await client.verify_credentials()
+        if not isinstance(outcome, Page):
+            await client.aclose()
+            if isinstance(outcome, CredentialsRejected):
+                self._post(PairingAnswered("pair.rejected"))
+            else:
+                reason = getattr(outcome, "reason", None) or type(outcome).__name__
+                self._post(PairingAnswered("pair.unreachable", {"reason": str(reason)}))
+            return False
+        try:
+            where = services.store_pairing(username, password)
+        except Exception as exc:  # the store's own message names the fix, never the secret
+            await client.aclose()
+            self._post(PairingAnswered("pair.store_failed", {"message": str(exc)}))
+            return False
+        if pin:
+            manager_pin.set_pin(services.config.state_dir, pin)
+        old = services.client
+        services.install_client(client)
+        if old is not None and old is not client:
+            await old.aclose()
+        log.info("terminal paired as %s (password stored in %s)", username, where)
+        self._post(StatusChanged(username=username))
+        self._post(PairingAnswered("pair.saved", {"username": username}, error=False))
+        return True

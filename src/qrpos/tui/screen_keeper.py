@@ -1,0 +1,152 @@
+"""The kiosk's screen keeper: one screen per sale state, and the status every bar shows.
+
+`KioskApp` builds on this: the sale's owner (`qrpos.tui.sale.Sale`) posts `Sale.Moved`
+and progress messages, and this class puts up the state's screen, relays progress to the
+screen on top, and keeps the one reactive `status` that every `StatusBar` watches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from textual import on
+from textual.app import App
+from textual.reactive import var
+from textual.screen import Screen
+
+from qrpos import manager_pin
+from qrpos.present.i18n import t
+from qrpos.tui.messages import (
+    CameraStats,
+    ChargeProgressed,
+    ChargeUnclear,
+    PairingAnswered,
+    RecoveryLeft,
+    ScanRefusedMessage,
+    StatusChanged,
+)
+from qrpos.tui.receipts import ReceiptFollower
+from qrpos.tui.sale import Sale, SaleState
+from qrpos.tui.screens.amount import AmountScreen
+from qrpos.tui.screens.charging import ChargingScreen
+from qrpos.tui.screens.lock import LockScreen
+from qrpos.tui.screens.pairing import PairingScreen
+from qrpos.tui.screens.present import PresentCardScreen
+from qrpos.tui.screens.recovery import RecoveryScreen
+from qrpos.tui.screens.result import ResultScreen
+from qrpos.tui.services import KioskServices
+from qrpos.tui.widgets.status_bar import KioskStatus
+
+
+class ScreenKeeper(App[None]):
+    """Screens and status of the kiosk (the app's settings are set by `KioskApp`)."""
+
+    #: what the status bars show; replaced (never mutated) so every bar redraws
+    status: var[KioskStatus] = var(KioskStatus)
+
+    services: KioskServices
+    receipts: ReceiptFollower
+    present_timeout_s: float
+    abandon_after_s: float
+    result_linger_s: float
+    live_preview: bool
+
+    def _tick(self) -> None:
+        self.status = replace(self.status, now=self.services.clock())
+
+    # --- screens: one per sale state ----------------------------------------------------
+
+    def show_screen(self, screen: Screen[Any]) -> None:
+        """Replace whatever sale screen is up with `screen` (dialogs above are closed)."""
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+        if len(self.screen_stack) <= 1:
+            self.push_screen(screen)
+        else:
+            self.switch_screen(screen)
+
+    @on(Sale.Moved)
+    def _sale_moved(self, message: Sale.Moved) -> None:
+        state, services = message.state, self.services
+        if state is SaleState.READY:
+            top = self.screen
+            if isinstance(top, AmountScreen) and not message.notice:
+                # drawn before the services were in: keep what the cashier keyed
+                top.start_if_waiting()
+                return
+            self.show_screen(
+                AmountScreen(
+                    message.notice,
+                    error=message.error,
+                    demo_keys=services.demo is not None,
+                    **message.notice_fields,
+                )
+            )
+        elif state is SaleState.PRESENTING and message.amount is not None:
+            scanner = services.scanner if self.live_preview else None
+            preview = scanner.preview if scanner is not None else None
+            self.show_screen(
+                PresentCardScreen(message.amount, timeout_s=self.present_timeout_s, preview=preview)
+            )
+        elif state is SaleState.CHARGING and message.amount is not None:
+            self.receipts.pause_for_sale()
+            self.show_screen(ChargingScreen(message.amount, abandon_after_s=self.abandon_after_s))
+        elif state is SaleState.RESULT and message.result is not None:
+            self.show_screen(ResultScreen(message.result, linger_s=self.result_linger_s))
+        elif state is SaleState.LOCKED:
+            self.status = replace(self.status, starting=None)
+            self.show_screen(LockScreen())
+        elif state is SaleState.PAIRING:
+            pin_known = manager_pin.has_pin(services.config.state_dir)
+            first = not services.paired
+            username = self.status.username or services.config.username
+            self.show_screen(PairingScreen(first=first, pin_known=pin_known, username=username))
+        elif state is SaleState.RECOVERING:
+            self.show_screen(RecoveryScreen())
+
+    @on(ChargeProgressed)
+    def _charge_progressed(self, message: ChargeProgressed) -> None:
+        if isinstance(self.screen, ChargingScreen):
+            self.screen.show_progress(message.progress.phase, message.progress.attempt)
+
+    @on(ChargeUnclear)
+    def _charge_unclear(self) -> None:
+        if isinstance(self.screen, ChargingScreen):
+            self.screen.show_unclear()
+
+    @on(RecoveryLeft)
+    def _recovery_left(self, message: RecoveryLeft) -> None:
+        if isinstance(self.screen, RecoveryScreen):
+            self.screen.show_left(message.count)
+
+    @on(PairingAnswered)
+    def _pairing_answered(self, message: PairingAnswered) -> None:
+        if isinstance(self.screen, PairingScreen):
+            self.screen.show_notice(message.key, error=message.error, **message.fields)
+        if not message.error:
+            self.notify(t(message.key, **message.fields), timeout=3)
+
+    @on(StatusChanged)
+    def _status_changed(self, message: StatusChanged) -> None:
+        status = self.status
+        if message.online is not None and message.online != status.online:
+            status = replace(status, online=message.online, online_since=self.services.clock())
+        if message.unresolved is not None:
+            status = replace(status, unresolved=message.unresolved)
+        if message.starting is not None:
+            status = replace(status, starting=message.starting or None)
+        if message.username is not None:
+            status = replace(status, username=message.username)
+        self.status = status
+
+    @on(CameraStats)
+    def _camera_stats(self, message: CameraStats) -> None:
+        self.status = replace(self.status, camera_state=message.camera_state, fps=message.fps)
+        if message.last_error and isinstance(self.screen, PresentCardScreen):
+            self.screen.show_camera_error(message.last_error)
+
+    @on(ScanRefusedMessage)
+    def _scan_refused(self, message: ScanRefusedMessage) -> None:
+        if isinstance(self.screen, PresentCardScreen):
+            self.screen.show_refusal(message.code, message.reason)
