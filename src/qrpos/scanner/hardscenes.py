@@ -155,8 +155,10 @@ def make_scene(condition: str, index: int, *, seed: int = 13, width: int = 640) 
         changes["defocus_px"] = rnd.uniform(0.015, 0.021) * scene.code_px
     if "tilt" in labels:
         # leaning away, the phone is also a little further off
-        changes["code_px"] = height * rnd.uniform(0.26, 0.36)
+        code_px = height * rnd.uniform(0.26, 0.36)
         tilt = rnd.uniform(30, 45) * rnd.choice((-1, 1))
+        # and its far half leaves the lens's depth of field: a little defocus overall
+        changes.update(code_px=code_px, defocus_px=rnd.uniform(0.006, 0.009) * code_px)
         if rnd.random() < 0.5:
             changes.update(pitch=tilt, yaw=rnd.uniform(-8, 8))
         else:
@@ -171,7 +173,7 @@ def make_scene(condition: str, index: int, *, seed: int = 13, width: int = 640) 
         # a dark-mode pass is dim too: grey modules on near-black (bright enough that
         # cracks do not outshine it: they scatter the room's light)
         dark = rnd.uniform(22, 32)
-        spread = rnd.uniform(16, 26) if len(labels) == 1 else rnd.uniform(24, 34)
+        spread = rnd.uniform(16, 26) if len(labels) == 1 else rnd.uniform(32, 46)
         if "cracked" in labels:
             spread = rnd.uniform(110, 160)
         changes.update(dark_mode=True, dark=dark, light=dark + spread, noise=rnd.uniform(3.0, 4.5))
@@ -182,7 +184,7 @@ def make_scene(condition: str, index: int, *, seed: int = 13, width: int = 640) 
         if "motion_blur" in labels:
             changes["motion_px"] = rnd.uniform(1.2, 2.0)
     if "cracked" in labels:
-        changes["cracks"] = rnd.randint(4, 6)
+        changes["cracks"] = rnd.randint(5, 8)
     return replace(scene, **changes)  # type: ignore[arg-type]
 
 

@@ -151,6 +151,8 @@ class PassPlan:
         self._next = 0
         #: the passes the last frame went through, "plain" first (for the benchmark)
         self.last_passes: list[str] = []
+        #: how long the last frame's plain pass took (the scan loop sizes frames by it)
+        self.plain_ms = 0.0
 
     def reset(self) -> None:
         """Start the next frame's extra passes from the first one again."""
@@ -161,6 +163,7 @@ class PassPlan:
         started = self._clock()
         self.last_passes = ["plain"]
         found = self._scan(frame)
+        self.plain_ms = (self._clock() - started) * 1000.0
         if found or not self.passes:
             return found
         for _ in range(len(self.passes)):
