@@ -15,7 +15,7 @@ Then the hard set (`qrpos.scanner.hardscenes`: glare bands, moiré, motion and f
 30-45° tilt, a dim screen, dark mode, a finger, a small far code, cracks, and combinations)
 at 640x480, per condition, for the plain pass alone (the decoder before issue 13) and the
 kiosk's decoder with its further passes: on the first frame the phone shows up in, with
-every pass on that one frame, and within 3 consecutive frames (sensor noise differs) with
+every pass on that one frame, and within 6 consecutive frames (sensor noise differs) with
 the per-frame budget as the scan loop runs it. Detection is exact bytes; a false token is
 any other string a decoder returns.
 

@@ -141,13 +141,13 @@ def make_scene(condition: str, index: int, *, seed: int = 13, width: int = 640) 
     )
     changes: dict[str, object] = {}
     if "glare" in labels:
-        bands = [(rnd.uniform(80, 130), rnd.uniform(0.08, 0.15))]
+        bands = [(rnd.uniform(95, 145), rnd.uniform(0.08, 0.15))]
         if rnd.random() < 0.3:
             bands.append((rnd.uniform(50, 90), rnd.uniform(0.05, 0.1)))
         changes["glare"] = tuple(bands)
     if "moire" in labels:
         changes["grid_px_per_module"] = rnd.uniform(3.0, 5.0)
-        changes["code_px"] = height * rnd.uniform(0.42, 0.62)
+        changes["code_px"] = height * rnd.uniform(0.3, 0.45)
     if "motion_blur" in labels:
         changes["motion_px"] = rnd.uniform(0.032, 0.045) * scene.code_px
         changes["motion_angle"] = rnd.uniform(0, 180)

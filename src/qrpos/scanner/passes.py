@@ -75,6 +75,8 @@ def flatten(frame: Frame) -> Frame:
     h, w = frame.shape
     step = 8
     hh, ww = h // step * step, w // step * step
+    if not hh or not ww:
+        return np.ascontiguousarray(frame)  # smaller than one cell: nothing to even out
     sums = frame[:hh, :ww].reshape(hh // step, step, ww // step, step).sum(axis=(1, 3))
     coarse = (_blur81(np.asarray(sums // (step * step), np.uint8)) // 81).astype(np.int16)
     level = np.repeat(np.repeat(coarse, step, axis=0), step, axis=1)
