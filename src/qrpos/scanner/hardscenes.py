@@ -16,7 +16,6 @@ the test suite checks that twin decodes, so every scene is readable in principle
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -357,10 +356,10 @@ def render(scene: HardScene) -> Frame:
     warped = cv2.warpPerspective(phone, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=-1.0)
     img = np.where(warped >= 0, warped, _background(w, h, rng))
     img = cv2.resize(img, (scene.width, scene.height), interpolation=cv2.INTER_AREA)
-    return _camera(img, scene, m, rng)
+    return _camera(img, scene, rng)
 
 
-def _camera(img: _F32, scene: HardScene, m: _F32, rng: np.random.Generator) -> Frame:
+def _camera(img: _F32, scene: HardScene, rng: np.random.Generator) -> Frame:
     """Light and optics on the way to the sensor, then the sensor's noise."""
     h, w = img.shape
     code_px = scene.code_px
@@ -403,9 +402,3 @@ def _camera(img: _F32, scene: HardScene, m: _F32, rng: np.random.Generator) -> F
         shot = np.sqrt(np.maximum(img, 0) / 255.0) * scene.noise * 1.5
         img = img + rng.normal(0, 1, img.shape).astype(np.float32) * (shot + scene.noise * 0.5)
     return np.ascontiguousarray(np.clip(img, 0, 255).astype(np.uint8))
-
-
-def frames(scenes: list[HardScene]) -> Iterator[tuple[HardScene, Frame]]:
-    """Each scene with its rendered frame."""
-    for scene in scenes:
-        yield scene, render(scene)
