@@ -13,6 +13,7 @@ import asyncio
 import importlib
 import logging
 import threading
+from collections.abc import Awaitable
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -208,14 +209,14 @@ class KioskApp(App[None]):
 
     # --- screens ------------------------------------------------------------------------
 
-    def _show(self, screen: KioskScreen) -> None:
-        """Replace whatever sale screen is up with `screen` (dialogs above are closed)."""
+    def _show(self, screen: KioskScreen) -> Awaitable[Any]:
+        """Replace whatever sale screen is up with `screen` (dialogs above are closed);
+        awaiting the result waits until `screen` is mounted."""
         while len(self.screen_stack) > 2:
             self.pop_screen()
         if len(self.screen_stack) <= 1:
-            self.push_screen(screen)
-        else:
-            self.switch_screen(screen)
+            return self.push_screen(screen)
+        return self.switch_screen(screen)
 
     def show_amount(self, notice: str = "", *, error: bool = False) -> None:
         """Back to the first step of a sale."""
@@ -344,7 +345,7 @@ class KioskApp(App[None]):
         )
         try:
             await asyncio.wait({charge}, timeout=CHARGING_SCREEN_AFTER_S)
-            self._show(screen)
+            await self._show(screen)
             result = await charge
         except asyncio.CancelledError:
             charge.cancel()
@@ -360,7 +361,8 @@ class KioskApp(App[None]):
 
     @on(ChargeProgressed)
     def _charge_progressed(self, message: ChargeProgressed) -> None:
-        if isinstance(self.screen, ChargingScreen):
+        # progress may come before the Charging screen is up (see CHARGING_SCREEN_AFTER_S)
+        if isinstance(self.screen, ChargingScreen) and self.screen.is_mounted:
             self.screen.show_progress(message.progress.phase, message.progress.attempt)
 
     def ask_abandon(self) -> None:
