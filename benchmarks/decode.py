@@ -11,8 +11,17 @@ per-frame decode time (median, p95) and detection rate (exact bytes read) for:
     python benchmarks/decode.py            # 150 scenes per size
     python benchmarks/decode.py --quick    # 12 scenes per size (the test suite runs this)
 
+Then the hard set (`qrpos.scanner.hardscenes`: glare bands, moiré, motion and focus blur,
+30-45° tilt, a dim screen, dark mode, a finger, a small far code, cracks, and combinations)
+at 640x480, per condition, for the plain pass alone (the decoder before issue 13) and the
+kiosk's decoder with its further passes: on the first frame the phone shows up in, with
+every pass on that one frame, and within 6 consecutive frames (sensor noise differs) with
+the per-frame budget as the scan loop runs it. Detection is exact bytes; a false token is
+any other string a decoder returns.
+
 Targets (issue 4): detection >= 98 %, kiosk median <= 1/3 of the baseline's, < 3 ms per
-640x480 frame on the development machine.
+640x480 frame on the development machine. Issue 13: hard set >= 95 %, 0 false tokens,
+median <= 3 ms at 640x480.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from pyzbar import pyzbar
 
+from hardset import hard_set_report  # a sibling script in benchmarks/
 from qrpos.scanner import DecoderUnavailable, make_decoder, to_grey
 from qrpos.scanner.synthetic import Scene, render_scene
 
@@ -106,8 +116,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small set, for the test suite")
     parser.add_argument("--count", type=int, help="scenes per frame size (default 150)")
     parser.add_argument("--seed", type=int, default=4)
+    parser.add_argument("--hard-count", type=int, help="hard scenes per condition (default 30)")
+    parser.add_argument("--hard-only", action="store_true", help="only the hard set")
     args = parser.parse_args(argv)
     count = args.count or (12 if args.quick else 150)
+    hard_count = args.hard_count or (3 if args.quick else 30)
+    if args.hard_only:
+        return hard_set_report(hard_count, quick=args.quick)
 
     engines = {}
     for engine in ("zxing", "zbar"):
@@ -158,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
             checks.append((f"median {r.median:.2f} ms < 3 ms", r.median < 3.0))
         for text, passed in checks:
             print(f"target {r.size}: {text}: {'met' if passed else 'MISSED'}")
-    return 0 if detection_ok or args.quick else 1
+    print()
+    hard_ok = hard_set_report(hard_count, quick=args.quick) == 0
+    return 0 if (detection_ok or args.quick) and hard_ok else 1
 
 
 if __name__ == "__main__":

@@ -4,8 +4,10 @@
 minimal Textual app measured in the same run on the same machine. "First screen drawn"
 is the kiosk's own sd_notify READY=1 (sent from the app's Ready event, after the first
 frame), received on a notify socket this script owns; the minimal app sends the same.
-Each process runs on a pseudo-terminal of 80×24. Targets: under 1.5× the minimal app's
-start time; RSS under 150 MB.
+Each process runs on a pseudo-terminal of 80×24. Peak RSS (VmHWM) of `qrpos demo` is read
+after a whole sale keyed on that terminal (amount, Enter, the phone shown, charged): the
+camera armed with the decoder's further passes, the outbox and the POST all included.
+Targets: under 1.5× the minimal app's start time; RSS under 150 MB (issue 13: 100 MB).
 
     python benchmarks/startup.py            # 5 runs of each, medians
     python benchmarks/startup.py --quick    # 1 run of each (the test suite runs this)
@@ -43,7 +45,10 @@ Minimal().run()
 """
 
 START_TIME_TARGET = 1.5
-RSS_TARGET_MB = 150.0
+RSS_TARGET_MB = 100.0
+#: a sale on the demo, as (seconds to wait first, keys): an amount, Enter, an empty counter
+#: scanned for a while, then the phone; then time for the charge and the result
+SALE_KEYS = ((0.0, b"1250"), (0.3, b"\r"), (1.5, b"p"), (3.0, b""))
 
 
 def _peak_rss_mb(pid: int) -> float:
@@ -53,8 +58,11 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def measure(argv: list[str], settle_s: float) -> tuple[float, float]:
-    """(seconds to READY=1, peak RSS in MB after `settle_s` more seconds of running)."""
+def measure(
+    argv: list[str], settle_s: float, keys: tuple[tuple[float, bytes], ...] = ()
+) -> tuple[float, float]:
+    """(seconds to READY=1, peak RSS in MB after `settle_s` more seconds of running and
+    then `keys` typed on the terminal)."""
     with tempfile.TemporaryDirectory() as tmp:
         address = str(Path(tmp) / "notify.sock")
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -93,6 +101,9 @@ def measure(argv: list[str], settle_s: float) -> tuple[float, float]:
                     break
             ready_s = time.perf_counter() - start
             time.sleep(settle_s)
+            for wait_s, data in keys:
+                time.sleep(wait_s)
+                os.write(master, data)
             rss = _peak_rss_mb(proc.pid)
         finally:
             proc.terminate()
@@ -117,14 +128,14 @@ def main() -> int:
     settle = 0.5 if args.quick else 2.0
     qrpos = str(Path(sys.executable).with_name("qrpos"))
     cases = {
-        "minimal Textual app": [sys.executable, "-c", MINIMAL_APP],
-        "qrpos demo": [qrpos, "demo"],
+        "minimal Textual app": ([sys.executable, "-c", MINIMAL_APP], ()),
+        "qrpos demo": ([qrpos, "demo"], SALE_KEYS),
     }
     results: dict[str, tuple[float, float]] = {}
-    for name, argv in cases.items():
+    for name, (argv, keys) in cases.items():
         times, rss = [], []
         for _ in range(runs):
-            t, r = measure(argv, settle)
+            t, r = measure(argv, settle, keys)
             times.append(t)
             rss.append(r)
         results[name] = (statistics.median(times), max(rss))
@@ -140,7 +151,7 @@ def main() -> int:
         f"(target < {START_TIME_TARGET}x: {'met' if ratio < START_TIME_TARGET else 'NOT met'})"
     )
     print(
-        f"qrpos demo peak RSS: {demo_rss:.1f} MB "
+        f"qrpos demo peak RSS: {demo_rss:.1f} MB through a sale "
         f"(target < {RSS_TARGET_MB:.0f} MB: {'met' if demo_rss < RSS_TARGET_MB else 'NOT met'})"
     )
     return 0

@@ -1,4 +1,4 @@
-"""The decode benchmark runs in its quick mode and prints its figures."""
+"""The decode and scan-to-send benchmarks run in their quick modes and print their figures."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from qrpos.scanner.hardscenes import CONDITIONS
+
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "decode.py"
+FRAMES = 6  # benchmarks/hardset.py: consecutive frames a phone is given
 
 
 def test_decode_benchmark_quick_prints_time_and_detection_for_pipeline_and_baseline() -> None:
@@ -36,3 +39,45 @@ def test_decode_benchmark_quick_prints_time_and_detection_for_pipeline_and_basel
         # the generated set is readable: the kiosk pipeline finds (nearly) every code
         assert float(rows[("kiosk/zxing (default)", size)]["rate"]) >= 90.0
     assert "target 640x480: detection" in done.stdout
+    # the hard set: every condition has a row, each decoder its detection and false tokens
+    for condition in CONDITIONS:
+        assert re.search(rf"^{re.escape(condition)}(\s+\d+%){{4}}$", done.stdout, re.MULTILINE)
+    hard = dict(
+        (m["name"].strip(), m)
+        for m in re.finditer(
+            r"^(?P<name>plain pass \(before\)|kiosk, [\w ]+?)\s+(?P<rate>[\d.]+)%\s+"
+            r"(?P<false>\d+)\s+(?P<other>\d+)\s+(?P<median>[\d.]+)\s+(?P<p95>[\d.]+)$",
+            done.stdout,
+            re.MULTILINE,
+        )
+    )
+    assert set(hard) == {
+        "plain pass (before)",
+        "kiosk, 1st frame",
+        "kiosk, all passes",
+        f"kiosk, {FRAMES} frames",
+    }
+    assert all(row["false"] == "0" for row in hard.values())
+    assert "target hard set: false tokens 0 = 0: met" in done.stdout
+
+
+def test_scan_to_send_benchmark_quick_prints_median_and_p95_with_its_parts() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARK.with_name("scan_to_send.py")), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    parts = {
+        m["part"]: float(m["median"])
+        for m in re.finditer(
+            r"^(?P<part>[\w-]+)\s+(?P<median>[\d.]+)\s+(?P<p95>[\d.]+)\s+(?P<max>[\d.]+)$",
+            done.stdout,
+            re.MULTILINE,
+        )
+    }
+    assert set(parts) == {"decode", "hand-over", "commit", "request", "total"}
+    assert all(value > 0 for value in parts.values())
+    assert "6 sales" in done.stdout and "target: median" in done.stdout

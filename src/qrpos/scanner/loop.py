@@ -9,13 +9,14 @@ marshal them onto its own thread.
 
 from __future__ import annotations
 
+import ctypes
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
 
 from qrpos.redact import token_tail
@@ -29,6 +30,10 @@ log = logging.getLogger(__name__)
 PREVIEW_SHADES = " ░▒▓█"
 #: the time budget never shrinks frames below this longest side (a close phone stays readable)
 MIN_SIDE = 480
+#: how often Python threads hand the GIL over (default 5 ms): the token read on the decode
+#: thread, the UI loop and the outbox's SQLite thread pass it back and forth several times
+#: on the way to the wire, and at 5 ms a hop that alone can cost a frame (scan_to_send.py)
+GIL_SWITCH_INTERVAL_S = 0.001
 
 
 @dataclass(frozen=True)
@@ -121,9 +126,11 @@ class ScanLoop:
 
         A camera that cannot be opened is reported as a `ScanStats` with camera_state
         "unavailable" and the fix in `last_error`; `start()` itself does not raise.
+        Lowers the process's GIL switch interval to `GIL_SWITCH_INTERVAL_S` (see there).
         """
         if self._threads:
             return
+        sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL_S))
         self._stop.clear()
         self._set_state("starting")
         try:
@@ -251,14 +258,21 @@ class ScanLoop:
                     continue
                 frame, seen = self._latest, self._seq
             started = time.perf_counter()
+            # disarmed, frames only tell whether the last card is still in view: one plain
+            # pass is enough, and the CPU stays free for the charge being sent
+            decode = self.decoder.decode if self._armed else getattr(self.decoder, "scan", None)
             try:
-                found = self.decoder.decode(self._fit(frame))
+                found = (decode or self.decoder.decode)(self._fit(frame))
             except Exception as exc:
                 self._last_error = f"decoder failed: {type(exc).__name__}"
                 log.warning("%s", self._last_error)
                 continue
             self._decode_ms = (time.perf_counter() - started) * 1000.0
-            self._keep_budget(self._decode_ms)
+            # further passes keep to their own budget: frames shrink only for the plain one
+            plan = getattr(self.decoder, "plan", None)
+            self._keep_budget(getattr(plan, "plain_ms", None) or self._decode_ms)
+            if len(getattr(plan, "last_passes", ())) > 1:
+                release_free_memory()
             self.handle_codes(found)
 
     def _keep_budget(self, decode_ms: float) -> None:
@@ -282,8 +296,8 @@ class ScanLoop:
         if side <= self._side_limit:
             return frame
         scale = self._side_limit / side
-        small = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-        return np.ascontiguousarray(small)
+        h, w = frame.shape
+        return area_mean(frame, max(1, round(w * scale)), max(1, round(h * scale)))
 
     def handle_codes(self, found: list[bytes]) -> None:
         """Apply the arming rules to the codes of one frame (the decode worker calls this)."""
@@ -350,8 +364,48 @@ class ScanLoop:
             log.exception("scan event handler failed")
 
 
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc: its allocator is not the one to nudge
+        return None
+    return trim
+
+
+_TRIM = _malloc_trim()
+
+
+def release_free_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc's `malloc_trim`).
+
+    The further decode passes allocate a few frame-sized temporaries per frame; glibc keeps
+    what they freed in the decode thread's own heap, and the kiosk's resident memory grew
+    by ~20 MB over a sale (benchmarks/startup.py). Trimming after such a frame costs
+    about 0.4 ms; the alternative, a fixed mmap threshold, made every decode 3x slower.
+    """
+    if _TRIM is not None:
+        _TRIM(0)
+
+
 def render_preview(frame: Frame, cols: int, rows: int) -> list[str]:
     """`frame` shrunk to cols x rows and drawn with `PREVIEW_SHADES`."""
-    small = cv2.resize(frame, (cols, rows), interpolation=cv2.INTER_AREA)
+    small = area_mean(frame, cols, rows)
     levels = (small.astype(np.uint16) * len(PREVIEW_SHADES) // 256).astype(np.uint8)
     return ["".join(PREVIEW_SHADES[v] for v in row) for row in levels]
+
+
+def area_mean(frame: Frame, cols: int, rows: int) -> Frame:
+    """`frame` resized to cols x rows: each cell the mean of the pixels it covers when
+    shrinking (the nearest pixel when a side grows). Small temporaries only: the UI thread
+    runs this for the aiming preview several times a second."""
+    h, w = frame.shape
+    ys = np.linspace(0, h, rows + 1).astype(np.intp)
+    xs = np.linspace(0, w, cols + 1).astype(np.intp)
+    if rows > h or cols > w:
+        return np.ascontiguousarray(
+            frame[np.minimum(ys[:-1], h - 1)][:, np.minimum(xs[:-1], w - 1)]
+        )
+    sums = np.add.reduceat(frame, ys[:-1], axis=0, dtype=np.uint32)
+    sums = np.add.reduceat(sums, xs[:-1], axis=1, dtype=np.uint32)
+    area = np.outer(np.diff(ys), np.diff(xs))
+    return np.ascontiguousarray((sums // area).astype(np.uint8))

@@ -6,7 +6,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from qrpos.scanner.frames import CameraUnavailable, Frame, to_grey
@@ -18,6 +17,8 @@ IMAGE_SUFFIXES = frozenset(
 
 def read_image(path: Path) -> Frame:
     """One image file as a greyscale frame; `ValueError` with a clear message if unreadable."""
+    import cv2  # loaded only for image files: the camera path runs without OpenCV
+
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from qrpos.scanner.frames import Frame
+from qrpos.scanner.loop import release_free_memory
 from qrpos.scanner.synthetic import Scene, render_grey
 
 #: how many slightly different frames are rendered per presented token (a hand moves)
@@ -37,6 +38,13 @@ class VirtualPhone:
         self._next_at = 0.0
         self._open = False
         self._token: str | None = None
+        self._shown_at: float | None = None
+
+    @property
+    def first_shown_at(self) -> float | None:
+        """`time.perf_counter()` when `read` returned the first frame showing the phone
+        last presented (None until then): where a scan-to-send latency starts."""
+        return self._shown_at
 
     @property
     def showing(self) -> bool:
@@ -65,8 +73,10 @@ class VirtualPhone:
             )
             for i in range(VARIANTS)
         ]
+        release_free_memory()  # the rendering's temporaries, not kept by the C heap
         with self._lock:
             self._frames, self._token, self._index = frames, token, 0
+            self._shown_at = None
 
     def remove(self) -> None:
         """Take the phone away: the camera sees an empty counter."""
@@ -91,7 +101,10 @@ class VirtualPhone:
                 return self._empty
             frame = self._frames[self._index % len(self._frames)]
             self._index += 1
-        return np.array(frame, copy=True)
+            copy = np.array(frame, copy=True)
+            if self._shown_at is None:
+                self._shown_at = time.perf_counter()
+        return copy
 
     def close(self) -> None:
         """Stop yielding frames."""

@@ -1,10 +1,8 @@
-"""A USB webcam through OpenCV's V4L2 backend."""
+"""A USB webcam through OpenCV's V4L2 backend (OpenCV is loaded only when one is used)."""
 
 from __future__ import annotations
 
 from typing import Any
-
-import cv2
 
 from qrpos.scanner.frames import CameraUnavailable, Frame, to_grey
 
@@ -26,12 +24,14 @@ class WebcamSource:
         self._size = (width, height)
         self._fps = fps
         # the seam for tests: something called like cv2.VideoCapture(device, api)
-        self._factory = capture_factory or cv2.VideoCapture
+        self._factory = capture_factory
         self._cap: Any = None
 
     def open(self) -> None:
         """Open the device and ask for MJPG, the size, the rate and a one-frame buffer."""
-        cap = self._factory(self._device, cv2.CAP_V4L2)
+        import cv2  # about 35 MB: only a kiosk with a webcam pays for it
+
+        cap = (self._factory or cv2.VideoCapture)(self._device, cv2.CAP_V4L2)
         if cap is None or not cap.isOpened():
             raise CameraUnavailable(
                 f"no webcam at {self._device!r}: plug in a USB (UVC) camera, check "

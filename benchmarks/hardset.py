@@ -1,0 +1,174 @@
+"""The hard set's part of `decode.py`: detection per condition, false tokens, time per frame.
+
+Run through `decode.py` (or alone: `python benchmarks/hardset.py [--quick] [--count N]`).
+Rows, each over the same scenes at 640x480:
+
+- plain pass (before): zxing-cpp's single read, what the kiosk ran before issue 13;
+- kiosk, 1st frame: the kiosk's decoder on the first frame the phone shows up in, its
+  further passes cut off by the per-frame budget as in the scan loop;
+- kiosk, all passes: every pass on that one frame (no budget): what one frame can give;
+- kiosk, 6 frames: the budgeted decoder on up to 6 consecutive frames of the scene (0.2 s
+  at 30 fps; only the sensor noise differs), read when any of them is; times per frame.
+
+Detection counts exact bytes only. A false token is a string the token rules accept
+(``vqr_``, valid UTF-8) other than the scene's: the kiosk would charge it. Other false reads
+(strings the rules refuse, e.g. a "QR" found in noise) are counted apart: the kiosk shows
+"not a wallet card" for them and charges nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import zxingcpp
+
+from qrpos.scanner import ScannedToken, ZxingDecoder, classify
+from qrpos.scanner.frames import Frame
+from qrpos.scanner.hardscenes import CONDITIONS, HardScene, hard_set, render
+
+TARGET_RATE = 0.95
+TARGET_MEDIAN_MS = 3.0
+#: a phone is in view for 15-30 frames at a till; 6 (0.2 s at 30 fps) lets the budgeted
+#: decoder try every further pass at least once however slow the machine
+FRAMES = 6
+
+
+@dataclass
+class Tally:
+    """One decoder's figures over the hard set."""
+
+    name: str
+    hits: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    totals: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    times_ms: list[float] = field(default_factory=list)
+    false_tokens: int = 0
+    false_other: int = 0
+
+    def rate(self, condition: str | None = None) -> float:
+        """Share of scenes read byte-exactly (of one condition, or all)."""
+        if condition is not None:
+            return self.hits[condition] / max(1, self.totals[condition])
+        return sum(self.hits.values()) / max(1, sum(self.totals.values()))
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times_ms)
+
+    @property
+    def p95(self) -> float:
+        ordered = sorted(self.times_ms)
+        return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def _timed(decode: Callable[[Frame], list[bytes]], frame: Frame, tally: Tally) -> list[bytes]:
+    started = time.perf_counter()
+    found = decode(frame)
+    tally.times_ms.append((time.perf_counter() - started) * 1000.0)
+    return found
+
+
+def _score(tally: Tally, scene: HardScene, found: list[bytes], read: bool) -> None:
+    tally.totals[scene.condition] += 1
+    tally.hits[scene.condition] += read
+    wrong = [raw for raw in set(found) if raw != scene.payload]
+    tokens = sum(isinstance(classify(raw), ScannedToken) for raw in wrong)
+    tally.false_tokens += tokens
+    tally.false_other += len(wrong) - tokens
+
+
+def before(frame: Frame) -> list[bytes]:
+    """The kiosk's decode call before issue 13, verbatim."""
+    results = zxingcpp.read_barcodes(frame, formats=zxingcpp.BarcodeFormat.QRCode, try_invert=True)
+    return [bytes(r.bytes) for r in results if r.valid]
+
+
+def measure(scenes: list[HardScene]) -> list[Tally]:
+    """Every row of the report over `scenes`."""
+    budgeted = ZxingDecoder()
+    unbounded = ZxingDecoder(budget_ms=None)
+    rows = [
+        Tally("plain pass (before)"),
+        Tally("kiosk, 1st frame"),
+        Tally("kiosk, all passes"),
+        Tally(f"kiosk, {FRAMES} frames"),
+    ]
+    # warm-up: library loading is not a per-frame cost
+    first = render(scenes[0])
+    before(first)
+    for d in (budgeted, unbounded):
+        d.decode(first)
+    for scene in scenes:
+        frame = render(scene)
+        found = _timed(before, frame, rows[0])
+        _score(rows[0], scene, found, scene.payload in found)
+        for decoder, tally in zip((budgeted, unbounded), rows[1:3], strict=True):
+            decoder.plan.reset()
+            found = _timed(decoder.decode, frame, tally)
+            _score(tally, scene, found, scene.payload in found)
+        # the same phone over consecutive frames: the loop's plan carries on between them
+        budgeted.plan.reset()
+        seen: list[bytes] = []
+        read = False
+        for index in range(FRAMES):
+            shot = frame if index == 0 else render(replace(scene, frame_index=index))
+            found = _timed(budgeted.decode, shot, rows[3])
+            seen += found
+            if scene.payload in found:
+                read = True
+                break
+        _score(rows[3], scene, seen, read)
+    return rows
+
+
+def hard_set_report(per_condition: int, *, quick: bool = False, seed: int = 13) -> int:
+    """Print the hard set's figures; 0 when the targets hold (detection only when quick)."""
+    scenes = hard_set(per_condition, seed=seed)
+    started = time.perf_counter()
+    rows = measure(scenes)
+    print(
+        f"hard set: {per_condition} scenes x {len(CONDITIONS)} conditions at 640x480, seed {seed}"
+        f" ({time.perf_counter() - started:.0f} s)"
+    )
+    short = ("before", "1st frame", "all passes", f"{FRAMES} frames")
+    print(f"{'condition':<28}" + "".join(f"{h:>12}" for h in short))
+    for condition in CONDITIONS:
+        print(f"{condition:<28}" + "".join(f"{r.rate(condition):>12.0%}" for r in rows))
+    head = ("decoder", "detected", "false tokens", "other", "median ms", "p95 ms")
+    print(f"{head[0]:<28}{head[1]:>10}{head[2]:>14}{head[3]:>7}{head[4]:>11}{head[5]:>9}")
+    for r in rows:
+        print(
+            f"{r.name:<28}{r.rate():>9.1%}{r.false_tokens:>14}{r.false_other:>7}"
+            f"{r.median:>11.2f}{r.p95:>9.2f}"
+        )
+    kiosk = rows[1]
+    within = rows[3]
+    false = sum(r.false_tokens for r in rows)
+    checks = [
+        (f"1st frame detection {kiosk.rate():.1%} >= 95%", kiosk.rate() >= TARGET_RATE),
+        (f"{FRAMES}-frame detection {within.rate():.1%} >= 95%", within.rate() >= TARGET_RATE),
+        (f"false tokens {false} = 0", false == 0),
+        (f"median {kiosk.median:.2f} ms <= 3 ms", kiosk.median <= TARGET_MEDIAN_MS),
+    ]
+    for text, passed in checks:
+        print(f"target hard set: {text}: {'met' if passed else 'MISSED'}")
+    if false:
+        return 1
+    return 0 if quick or within.rate() >= TARGET_RATE else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 scenes per condition")
+    parser.add_argument("--count", type=int, help="scenes per condition (default 30)")
+    args = parser.parse_args(argv)
+    return hard_set_report(args.count or (3 if args.quick else 30), quick=args.quick)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

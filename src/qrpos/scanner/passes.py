@@ -1,0 +1,182 @@
+"""Further decode passes for frames the plain pass reads nothing in, in plain numpy.
+
+A phone at a till is in view for many frames, so the scan loop can afford a cheap pass on
+every frame and the costlier ones only on frames where the cheap one found nothing, and
+only as far as a per-frame time budget allows: the next frame carries on with the pass
+after the last one tried. Each pass is an image operation the engine then reads:
+
+- ``half``: 2×2 averaging (a dim screen's noise, moiré, a big blurred code);
+- ``sharpen``: unsharp masking (focus and motion blur, a small code);
+- ``smooth``: a 3×3 box blur (a screen's pixel grid, cracks, sensor noise);
+- ``flatten``: the frame minus its own coarse brightness (glare bands, uneven light);
+- ``unscratch``: thin lines removed (a cracked screen protector's hairlines);
+- ``enlarge``: 2× up (a small code far away has modules under 2 pixels).
+
+numpy only: the kiosk's camera path does not load OpenCV (about 35 MB of memory).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from qrpos.scanner.frames import Frame
+
+#: a pass: the frame in, the image to scan out
+Transform = Callable[[Frame], Frame]
+#: an engine's single scan of one image: raw bytes of each valid code
+Scan = Callable[[Frame], list[bytes]]
+
+_I32 = npt.NDArray[np.int32]
+_U16 = npt.NDArray[np.uint16]
+
+
+def _u8(a: npt.NDArray[np.floating[Any]] | _I32) -> Frame:
+    return np.ascontiguousarray(np.clip(a, 0, 255).astype(np.uint8))
+
+
+def half(frame: Frame) -> Frame:
+    """2×2 block means: half the size, a quarter of the pixels."""
+    h, w = frame.shape[0] // 2 * 2, frame.shape[1] // 2 * 2
+    f = frame[:h, :w].astype(np.uint16)
+    total = f[0::2, 0::2] + f[1::2, 0::2] + f[0::2, 1::2] + f[1::2, 1::2]
+    return np.ascontiguousarray(((total + 2) >> 2).astype(np.uint8))
+
+
+def _box3(f: _U16) -> _U16:
+    """Sum over each pixel's 3×3 neighbourhood (edges repeated)."""
+    p = np.pad(f, 1, mode="edge")
+    rows = p[:-2] + p[1:-1] + p[2:]
+    out: _U16 = rows[:, :-2] + rows[:, 1:-1] + rows[:, 2:]
+    return out
+
+
+def smooth(frame: Frame) -> Frame:
+    """A 3×3 box blur."""
+    return np.ascontiguousarray(((_box3(frame.astype(np.uint16)) + 4) // 9).astype(np.uint8))
+
+
+def _blur81(frame: Frame) -> _U16:
+    """Two 3×3 boxes (about a Gaussian of sigma 1.15), times 81: fits in 16 bits."""
+    return _box3(_box3(frame.astype(np.uint16)))
+
+
+def sharpen(frame: Frame) -> Frame:
+    """Unsharp masking: frame + 2 × (frame − its blur)."""
+    detail = frame.astype(np.float32) * 81 - _blur81(frame)
+    return _u8(frame + detail * (2 / 81))
+
+
+def flatten(frame: Frame) -> Frame:
+    """The frame minus its brightness at the scale of a few modules, contrast stretched."""
+    h, w = frame.shape
+    step = 8
+    hh, ww = h // step * step, w // step * step
+    if not hh or not ww:
+        return np.ascontiguousarray(frame)  # smaller than one cell: nothing to even out
+    sums = frame[:hh, :ww].reshape(hh // step, step, ww // step, step).sum(axis=(1, 3))
+    coarse = (_blur81(np.asarray(sums // (step * step), np.uint8)) // 81).astype(np.int16)
+    level = np.repeat(np.repeat(coarse, step, axis=0), step, axis=1)
+    if (hh, ww) != (h, w):
+        level = np.pad(level, ((0, h - hh), (0, w - ww)), mode="edge")
+    detail = frame.astype(np.int16) - level
+    return _u8(((detail * 5) >> 1) + 128)
+
+
+def _extreme3(f: Frame, pick: Callable[[Frame, Frame], Frame]) -> Frame:
+    """`pick` (np.minimum or np.maximum) over each pixel's 3×3 neighbourhood."""
+    p = np.pad(f, 1, mode="edge")
+    rows = pick(pick(p[:-2], p[1:-1]), p[2:])
+    return pick(pick(rows[:, :-2], rows[:, 1:-1]), rows[:, 2:])
+
+
+def unscratch(frame: Frame) -> Frame:
+    """Opening then closing (3×3): lines thinner than 3 pixels go, bright or dark."""
+    opened = _extreme3(_extreme3(frame, np.minimum), np.maximum)
+    return np.ascontiguousarray(_extreme3(_extreme3(opened, np.maximum), np.minimum))
+
+
+def enlarge(frame: Frame) -> Frame:
+    """2× up, each new pixel the mean of its neighbours (about bilinear)."""
+    f = frame.astype(np.uint16)
+    h, w = f.shape
+    out = np.empty((2 * h, 2 * w), np.uint16)
+    right = np.concatenate([f[:, 1:], f[:, -1:]], axis=1)
+    down = np.concatenate([f[1:], f[-1:]], axis=0)
+    diag = np.concatenate([right[1:], right[-1:]], axis=0)
+    out[0::2, 0::2] = f
+    out[0::2, 1::2] = (f + right + 1) >> 1
+    out[1::2, 0::2] = (f + down + 1) >> 1
+    out[1::2, 1::2] = (f + right + down + diag + 2) >> 2
+    return np.ascontiguousarray(out.astype(np.uint8))
+
+
+#: every pass by name, cheapest and most often useful first (measured on the hard set)
+PASSES: dict[str, Transform] = {
+    "half": half,
+    "sharpen": sharpen,
+    "smooth": smooth,
+    "flatten": flatten,
+    "unscratch": unscratch,
+    "enlarge": enlarge,
+}
+DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)
+
+
+class PassPlan:
+    """The plain scan on every frame, further passes on frames it finds nothing in.
+
+    `budget_ms` bounds one frame's extra passes: at least one is tried, then more while
+    the time spent on the frame stays under the budget; the next empty frame starts at
+    the pass after the last one tried, so a phone held up for a few frames meets them all.
+    `budget_ms=None` tries every pass on every empty frame.
+    """
+
+    def __init__(
+        self,
+        scan: Scan,
+        passes: Sequence[str] = DEFAULT_PASSES,
+        *,
+        budget_ms: float | None = 8.0,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        unknown = [p for p in passes if p not in PASSES]
+        if unknown:
+            raise ValueError(f"unknown decode pass(es) {unknown}: choose from {list(PASSES)}")
+        self._scan = scan
+        self.passes = tuple(passes)
+        self.budget_ms = budget_ms
+        self._clock = clock
+        self._next = 0
+        #: the passes the last frame went through, "plain" first (for the benchmark)
+        self.last_passes: list[str] = []
+        #: how long the last frame's plain pass took (the scan loop sizes frames by it)
+        self.plain_ms = 0.0
+
+    def reset(self) -> None:
+        """Start the next frame's extra passes from the first one again."""
+        self._next = 0
+
+    def decode(self, frame: Frame) -> list[bytes]:
+        """The raw bytes of every code found by the first pass that finds any."""
+        started = self._clock()
+        self.last_passes = ["plain"]
+        found = self._scan(frame)
+        self.plain_ms = (self._clock() - started) * 1000.0
+        if found or not self.passes:
+            return found
+        for _ in range(len(self.passes)):
+            name = self.passes[self._next]
+            self._next = (self._next + 1) % len(self.passes)
+            self.last_passes.append(name)
+            found = self._scan(PASSES[name](frame))
+            if found:
+                return found
+            spent_ms = (self._clock() - started) * 1000.0
+            if self.budget_ms is not None and spent_ms >= self.budget_ms:
+                break
+        return []

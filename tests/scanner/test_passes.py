@@ -1,0 +1,118 @@
+"""The further decode passes: what each image operation does, and how the plan runs them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from qrpos.scanner import passes
+from qrpos.scanner.frames import Frame
+from qrpos.scanner.passes import PASSES, PassPlan
+
+frames = st.tuples(st.integers(4, 40), st.integers(4, 40)).flatmap(
+    lambda shape: arrays(np.uint8, shape)
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(frames)
+def test_every_pass_gives_a_contiguous_8_bit_image_of_its_size(frame: Frame) -> None:
+    h, w = frame.shape
+    sizes = {"half": (h // 2, w // 2), "enlarge": (2 * h, 2 * w)}
+    for name, transform in PASSES.items():
+        out = transform(frame)
+        assert out.dtype == np.uint8 and out.flags.c_contiguous, name
+        assert out.shape == sizes.get(name, (h, w)), name
+
+
+@settings(max_examples=60, deadline=None)
+@given(frames)
+def test_half_is_the_rounded_mean_of_each_2x2_block(frame: Frame) -> None:
+    h, w = frame.shape[0] // 2 * 2, frame.shape[1] // 2 * 2
+    blocks = frame[:h, :w].reshape(h // 2, 2, w // 2, 2).astype(np.int32)
+    expected = (blocks.sum(axis=(1, 3)) + 2) // 4
+    assert np.array_equal(passes.half(frame), expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(frames)
+def test_enlarge_keeps_every_original_pixel_and_stays_within_its_neighbours(frame: Frame) -> None:
+    big = passes.enlarge(frame)
+    assert np.array_equal(big[0::2, 0::2], frame)
+    assert big.min() >= frame.min() and big.max() <= frame.max()
+
+
+def test_unscratch_removes_hairlines_of_either_polarity_and_keeps_modules() -> None:
+    frame = np.full((40, 40), 200, np.uint8)
+    frame[10:20, 10:20] = 20  # a dark module of 10 px
+    frame[:, 30] = 255  # a bright hairline
+    frame[25, :] = 0  # a dark hairline
+    out = passes.unscratch(frame)
+    assert (out[:, 30] == 200).all()
+    assert (out[25, :] == 200).all()
+    assert (out[11:19, 11:19] == 20).all()
+
+
+def test_flatten_evens_out_a_bright_band_across_the_frame() -> None:
+    rng = np.random.default_rng(1)
+    modules = rng.integers(0, 2, (60, 80)).repeat(6, 0).repeat(6, 1)
+    frame = np.where(modules == 1, 30, 160).astype(np.int32)
+    frame[:, 200:320] += 90  # glare: the same modules, lifted
+    flat = passes.flatten(np.clip(frame, 0, 255).astype(np.uint8)).astype(np.int32)
+    inside = flat[:, 232:288][modules[:, 232:288] == 0].mean()
+    outside = flat[:, 40:160][modules[:, 40:160] == 0].mean()
+    # light modules read about the same in and out of the band once flattened
+    assert abs(inside - outside) < 0.25 * abs(frame[:, 40:160].max() - frame[:, 40:160].min())
+
+
+def test_a_frame_the_plain_pass_reads_goes_through_no_further_pass() -> None:
+    found: list[str] = []
+    plan = PassPlan(lambda image: found.append("scan") or [b"vqr_x"], budget_ms=None)
+    assert plan.decode(np.zeros((8, 8), np.uint8)) == [b"vqr_x"]
+    assert plan.last_passes == ["plain"] and found == ["scan"]
+
+
+def test_an_empty_frame_goes_through_every_pass_without_a_budget() -> None:
+    calls: list[tuple[int, int]] = []
+    plan = PassPlan(lambda image: calls.append(image.shape) and [], budget_ms=None)
+    assert plan.decode(np.zeros((8, 8), np.uint8)) == []
+    assert plan.last_passes == ["plain", *PASSES]
+    assert len(calls) == 1 + len(PASSES)
+
+
+def test_the_budget_stops_a_frame_and_the_next_frame_carries_on_with_the_next_pass() -> None:
+    now = [0.0]
+
+    def scan(image: Frame) -> list[bytes]:
+        now[0] += 0.004  # every scan costs 4 ms
+        return []
+
+    plan = PassPlan(scan, ("half", "sharpen", "smooth"), budget_ms=10.0, clock=lambda: now[0])
+    frame = np.zeros((8, 8), np.uint8)
+    plan.decode(frame)
+    assert plan.last_passes == ["plain", "half", "sharpen"]  # 12 ms: over the budget
+    plan.decode(frame)
+    assert plan.last_passes == ["plain", "smooth", "half"]
+    plan.reset()
+    plan.decode(frame)
+    assert plan.last_passes == ["plain", "half", "sharpen"]
+
+
+def test_at_least_one_further_pass_runs_however_slow_the_plain_one() -> None:
+    now = [0.0]
+
+    def scan(image: Frame) -> list[bytes]:
+        now[0] += 1.0
+        return [b"vqr_late"] if image.shape == (4, 4) else []
+
+    plan = PassPlan(scan, ("half", "smooth"), budget_ms=5.0, clock=lambda: now[0])
+    assert plan.decode(np.zeros((8, 8), np.uint8)) == [b"vqr_late"]
+    assert plan.last_passes == ["plain", "half"]
+
+
+def test_an_unknown_pass_is_refused_with_the_known_ones_named() -> None:
+    with pytest.raises(ValueError, match=r"unknown decode pass.*'half'"):
+        PassPlan(lambda image: [], ("half", "deblur"))
