@@ -285,8 +285,9 @@ async def test_same_key_answer_after_an_unclear_attempt_ends_the_sale_after_sett
     wallet = sandbox.create_wallet(balance if balance is not None else 10_000)
     if balance is None:
         # the token is spent elsewhere between our two attempts: the retry hears 409
-        other = sandbox.create_terminal("m_demo")
-        sandbox.charge(sandbox.terminal_record(other.username), _body(wallet, 5), "k-else")
+        other = sandbox.terminal_record(sandbox.create_terminal("m_demo").username)
+        assert other is not None
+        sandbox.charge(other, _body(wallet, 5), "k-else")
     sandbox.arm_fault("error_before_commit", operation="charge")
     result = await desk.charge(500, wallet.qr_token, deadline_s=15)
     assert result.state is expected and result.charged is False
