@@ -132,9 +132,7 @@ async def test_a_kiosk_clock_step_after_a_lost_reply_does_not_hide_the_charge(
     [result] = await desk.recover()
     assert result.charged is not False
     assert result.state is IntentState.CHARGED_PER_HISTORY
-    assert result.transaction is not None and [result.transaction.id] == charges_of(
-        sandbox, wallet
-    )
+    assert result.transaction is not None and [result.transaction.id] == charges_of(sandbox, wallet)
 
 
 @pytest.mark.parametrize("kiosk_ahead_s", [-600.0, 600.0])
