@@ -116,9 +116,10 @@ def _conclude(
         clock.observe(conn, seen.offset_s, seen.measured_at, policy.window_margin_s)
     reading = clock.read(conn)
     window = window_for(row, policy, reading)
-    # the span was placed before this look-up measured the clock: it must cover the window
-    covered = seen.span.covers(window)
-    measured = window.measured and covered
+    if not seen.span.covers(window):
+        # the clock moved since the span was placed: part of the window went unseen, so
+        # neither proof nor absence can be had from this look; the next one uses the new clock
+        return {}, "clock_moved"
     if seen.rows:
         clock.learn_terminal_id(conn, seen.rows[0].terminal_id)
     neighbours = _neighbours(conn, seen.span, reading.offset_s if reading else 0.0)
@@ -129,7 +130,7 @@ def _conclude(
     ]
     owned = {n.tx_id for n in neighbours if n.tx_id and owns_for_good(n) and n.id != row.id}
     me = Claimant(row.id, row.amount_mnt, window)
-    if measured:
+    if window.measured:
         in_window = [tx for tx in seen.rows if window.contains(tx.created_at)]
         known = _known(conn, [tx.id for tx in in_window])
         strangers = foreign_rows(in_window, [me, *claimants], known)
@@ -177,7 +178,7 @@ def _conclude(
             f"in the history ({ids}); a person must decide",
         }, verdict.reason
     assert isinstance(verdict, NoCandidate)
-    verdict_on_absence = absence(policy, row, looked_at, window) if covered else "wait"
+    verdict_on_absence = absence(policy, row, looked_at, window)
     if verdict_on_absence == "unmeasured":
         reviews.open_review(conn, row.id, UNMEASURED, (), now)
         return {
@@ -190,7 +191,7 @@ def _conclude(
             "time of the sale is unknown; a person must decide",
         }, UNMEASURED
     if verdict_on_absence == "wait":
-        return {}, "no_candidate" if measured else "no_candidate_unmeasured_clock"
+        return {}, "no_candidate" if window.measured else "no_candidate_unmeasured_clock"
     if watching:
         return {
             "watching": 0,
@@ -210,7 +211,8 @@ def _conclude(
 async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
     """One look at the history for `row`; commits what the claims model concluded."""
     reading = await ctx.ledger.aread(clock.read)
-    span = window_for(row, ctx.policy, reading)
+    # a little wider than the window: a fresh measurement's jitter must not uncover it
+    span = window_for(row, ctx.policy, reading).widened(ctx.policy.window_margin_s)
     looked_at = ctx.now()
     seen = await look_up(ctx.client, span, ctx.now)
 
