@@ -337,3 +337,25 @@ async def test_same_key_answer_after_an_unclear_attempt_ends_the_sale_after_sett
 
 def _body(wallet: WalletInfo, amount: int) -> bytes:
     return json.dumps({spec.FIELD_QR_TOKEN: wallet.qr_token, spec.FIELD_AMOUNT: amount}).encode()
+
+
+async def test_a_replied_sale_from_before_a_day_long_clock_step_keeps_its_row(
+    ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox
+) -> None:
+    """A Pi boots a day behind and sells; NTP steps the clock; the next sale of the same
+    amount never commits. Its look-up sees the first sale's row and must not take it."""
+    kiosk_ahead = [-86_400.0]
+    desk = ChargeDesk(
+        ledger,
+        asgi_client,
+        policy=RetryPolicy.testing(max_sends=2),
+        clock=lambda: datetime.now(UTC) + timedelta(seconds=kiosk_ahead[0]),
+    )
+    first, second = sandbox.create_wallet(1000), sandbox.create_wallet(1000)
+    approved = await desk.charge(300, first.qr_token, deadline_s=5)
+    assert approved.state is IntentState.APPROVED
+    kiosk_ahead[0] = 0.0
+    sandbox.arm_fault("error_before_commit", count=2, operation="charge")
+    result = await desk.charge(300, second.qr_token, deadline_s=5)
+    assert result.state is IntentState.NOT_CHARGED and result.transaction is None
+    assert desk.foreign_activity() is None

@@ -77,15 +77,19 @@ def absence(policy: RetryPolicy, row: IntentRow, looked_at: float, window: Windo
     return "final" if ceiling or row.if_absent is not None else "wait"
 
 
-def _neighbours(conn: sqlite3.Connection, span: Window, offset: float) -> list[IntentRow]:
-    """Intents that could matter to rows of `span`: every unsettled one, and those near it."""
+def _neighbours(
+    conn: sqlite3.Connection, span: Window, offset: float, tx_ids: Sequence[str]
+) -> list[IntentRow]:
+    """Intents that could matter to rows of `span`: every unsettled one, those near it in
+    local time, and those that hold one of its rows (whatever their clock said then)."""
     slack = 3600.0  # local times of intents near the span, whatever their own offset was
     lo = span.start.timestamp() - offset - slack
     hi = span.end.timestamp() - offset + slack
-    rows = conn.execute(
-        "SELECT id FROM charge_intent WHERE charged IS NULL OR created_at BETWEEN ? AND ?",
-        (lo, hi),
-    ).fetchall()
+    marks = ", ".join("?" for _ in tx_ids) or "NULL"
+    # the placeholders are ours; the values go through parameters
+    where = f"charged IS NULL OR created_at BETWEEN ? AND ? OR tx_id IN ({marks})"
+    sql = f"SELECT id FROM charge_intent WHERE {where}"  # noqa: S608
+    rows = conn.execute(sql, (lo, hi, *tx_ids)).fetchall()
     found = [records.get_intent(conn, int(r[0])) for r in rows]
     return [r for r in found if r is not None]
 
@@ -122,7 +126,8 @@ def _conclude(
         return {}, "clock_moved"
     if seen.rows:
         clock.learn_terminal_id(conn, seen.rows[0].terminal_id)
-    neighbours = _neighbours(conn, seen.span, reading.offset_s if reading else 0.0)
+    offset = reading.offset_s if reading else 0.0
+    neighbours = _neighbours(conn, seen.span, offset, [tx.id for tx in seen.rows])
     claimants = [
         Claimant(n.id, n.amount_mnt, window_for(n, policy, reading), n.tx_id)
         for n in neighbours
