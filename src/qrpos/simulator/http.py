@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from email.utils import formatdate
 from typing import Any
@@ -30,9 +31,9 @@ class ConnectionDropped(RuntimeError):
     """
 
 
-def http_date() -> str:
-    """The current time as an HTTP `Date` header value."""
-    return formatdate(usegmt=True)
+def http_date(offset_s: float = 0.0) -> str:
+    """The current time (shifted by the sandbox's clock offset) as an HTTP `Date` value."""
+    return formatdate(time.time() + offset_s, usegmt=True)
 
 
 def reply_body(reply: Reply) -> tuple[bytes, str | None]:

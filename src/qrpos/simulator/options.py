@@ -42,6 +42,9 @@ class SimulatorOptions:
     reverse_pending_receipt: ReversePendingReceipt = "issue_then_void"
     ready_failed_dependency: str | None = None
     ready_failed_status: int = 503
+    #: seconds the service's clock runs ahead of true time (negative: behind); applies to
+    #: `createdAt`, the list's default window and the `Date` header alike
+    clock_offset_s: float = 0.0
     #: SQLite file that keeps the state across restarts; None = memory only
     db_path: Path | None = None
 
