@@ -128,17 +128,16 @@ async def settle_vat(request: Request) -> Response:
 
 
 async def arm_faults(request: Request) -> Response:
-    """`{"kind": K, "count": N, "operation": OP, "seconds": S, "retryAfter": R}` or
-    `{"faults": [...]}`; all are validated before any is armed."""
+    """`{"kind": K, "count": N, "operation": OP, "seconds": S, "retryAfter": R,
+    "bytesPerSecond": B}` or `{"faults": [...]}`; all are validated before any is armed."""
     body = await _json_object(request)
     specs = body.get("faults", [body])
     if not isinstance(specs, list) or not all(isinstance(s, dict) for s in specs):
         raise _BadInput("faults must be a list of objects")
     faults = []
     for item in specs:
-        params = {k: v for k, v in item.items() if k not in ("kind", "count", "retryAfter")}
-        if "retryAfter" in item:
-            params["retry_after"] = item["retryAfter"]
+        renamed = {"retryAfter": "retry_after", "bytesPerSecond": "bytes_per_s"}
+        params = {renamed.get(k, k): v for k, v in item.items() if k not in ("kind", "count")}
         faults.append(make_fault(str(item.get("kind")), item.get("count", 1), **params))
     sandbox = _sandbox(request)
     with sandbox.lock:
