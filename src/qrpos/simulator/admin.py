@@ -147,6 +147,16 @@ async def arm_faults(request: Request) -> Response:
     return _json(201, {"armed": armed})
 
 
+async def set_clock(request: Request) -> Response:
+    """`{"offsetSeconds": N}`: the service's clock runs N seconds ahead (behind if < 0)."""
+    body = await _json_object(request)
+    offset = body.get("offsetSeconds")
+    if not isinstance(offset, int | float) or isinstance(offset, bool):
+        raise _BadInput("offsetSeconds must be a number")
+    _sandbox(request).set_clock_offset(float(offset))
+    return _json(200, {"offsetSeconds": _sandbox(request).options.clock_offset_s})
+
+
 async def clear_faults(request: Request) -> Response:
     _sandbox(request).clear_faults()
     return Response(status_code=204)
@@ -174,5 +184,6 @@ def admin_routes() -> list[Route]:
         Route("/_sim/vat/settle", _admin(settle_vat), methods=["POST"]),
         Route("/_sim/faults", _admin(arm_faults), methods=["POST"]),
         Route("/_sim/faults", _admin(clear_faults), methods=["DELETE"]),
+        Route("/_sim/clock", _admin(set_clock), methods=["POST"]),
         Route("/_sim/transactions", _admin(list_all_transactions), methods=["GET"]),
     ]

@@ -69,8 +69,9 @@ class DateHeader:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def send_dated(message: Message) -> None:
             if message["type"] == "http.response.start":
+                offset = scope["app"].state.sandbox.options.clock_offset_s
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"date"]
-                headers.append((b"date", http_date().encode("ascii")))
+                headers.append((b"date", http_date(offset).encode("ascii")))
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from email.utils import formatdate
 from typing import Any
@@ -30,9 +31,9 @@ class ConnectionDropped(RuntimeError):
     """
 
 
-def http_date() -> str:
-    """The current time as an HTTP `Date` header value."""
-    return formatdate(usegmt=True)
+def http_date(offset_s: float = 0.0) -> str:
+    """The current time, `offset_s` seconds ahead, as an HTTP `Date` header value."""
+    return formatdate(time.time() + offset_s, usegmt=True)
 
 
 def reply_body(reply: Reply) -> tuple[bytes, str | None]:
