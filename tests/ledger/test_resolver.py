@@ -67,6 +67,10 @@ async def test_two_candidates_in_history_go_to_review_never_a_guess(
     result = await desk.charge(800, wallet.qr_token, deadline_s=5)
     assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
     assert "2 matching charges" in (result.message or "")
+    [review] = desk.reviews()
+    assert len(review.candidates) == 2
+    # the seeded row was never sent by this outbox: another install holds the credentials
+    assert review.reason == "foreign_activity"
     # it does not block the next sale, but it stays listed for a person
     assert [v.state for v in desk.unresolved()] == ["needs_review"]
     other = sandbox.create_wallet(1000)

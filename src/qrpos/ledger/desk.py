@@ -18,12 +18,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from qrpos import spec
-from qrpos.ledger import records
+from qrpos.ledger import records, reviews
+from qrpos.ledger.context import Context
 from qrpos.ledger.listing import intent_view, outbox_views, sale_result
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import IntentRow, ReversalRow
-from qrpos.ledger.resolver import Context, ProgressCallback, drive
+from qrpos.ledger.resolver import ProgressCallback, drive
 from qrpos.ledger.reversals import drive_reversal
+from qrpos.ledger.reviews import ForeignActivity, ReviewDecision, ReviewView
 from qrpos.ledger.states import IntentState, ReversalState
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
@@ -264,6 +266,49 @@ class ChargeDesk:
         if row is None:
             raise UnknownIntent(f"no charge #{intent_id}")
         return row
+
+    # --- reviews -----------------------------------------------------------------------
+
+    def reviews(self) -> list[ReviewView]:
+        """Sales waiting for a person, with the history rows that could be their charge."""
+        return self.ledger.read(reviews.open_reviews)
+
+    async def settle_review(
+        self,
+        intent_id: int,
+        decision: ReviewDecision,
+        *,
+        actor: str = "owner",
+        deadline_s: float = 30.0,
+    ) -> SaleResult:
+        """A person settles a review: this row is the sale, refund it, or nothing charged.
+
+        Raises `ReviewRefused` (nothing changed) for a sale not in review, a row not among
+        its candidates, or one another sale owns. The decision, `actor` and time go to the
+        audit trail; a refund goes through the durable reversal queue.
+        """
+        if not isinstance(decision, reviews.DECISIONS):
+            raise TypeError(f"not a review decision: {type(decision).__name__}")
+        deadline = time.monotonic() + deadline_s
+        async with self._exclusive():
+            now = self._ctx.now()
+            _, reversal_id = await self.ledger.awrite(
+                lambda c: reviews.decide(c, intent_id, decision, actor, now)
+            )
+            if reversal_id is not None:
+                rev = await self.ledger.aread(lambda c: records.get_reversal(c, reversal_id))
+                if rev is not None:
+                    await self._reverse_row(rev, deadline)
+            return sale_result(await self._load(intent_id))
+
+    def foreign_activity(self) -> ForeignActivity | None:
+        """Another install charging with these credentials (until an owner clears it)."""
+        return self.ledger.read(reviews.foreign_activity)
+
+    def clear_foreign_activity(self) -> None:
+        """An owner clears the warning: history matching resumes for new look-ups."""
+        now = self._ctx.now()
+        self.ledger.write(lambda c: reviews.clear_foreign(c, now))
 
     # --- refunds -----------------------------------------------------------------------
 

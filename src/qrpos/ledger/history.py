@@ -1,77 +1,89 @@
-"""Finding an unclear charge in the terminal's history, never by guessing.
+"""Looking in the terminal's history: an intent's window, and the rows found in it.
 
-A candidate is a CHARGE of exactly the intent's amount, created inside the window
-[first send − skew − margin, last request end (or send + settle) + skew + margin], and
-not already claimed by another intent. The list is scoped to this terminal by the
-service. Exactly one candidate resolves the intent; two or more go to a person.
+The window is placed on the server's clock (`qrpos.ledger.clock`); what the rows prove is
+decided in `qrpos.ledger.claims`, never here. Every page's `Date` measures the clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from qrpos.ledger.claims import Window
+from qrpos.ledger.clock import DATE_RESOLUTION_S, ClockReading, offset_from
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import IntentRow
-from qrpos.service import ListingFailed, TerminalClient, Transaction
+from qrpos.service import Page, TerminalClient, Transaction
 from qrpos.service.outcomes import ListOutcome
 
-#: the server's `Date` header has a resolution of one second
-DATE_RESOLUTION_S = 1.0
+#: rows per page of a look-up (the spec's maximum)
+PAGE_LIMIT = 1000
 
 
 @dataclass(frozen=True)
-class Window:
-    """The span of server time in which our charge, if any, was committed."""
+class Sighting:
+    """What one look at the history saw: every row in the span, and the clock it measured."""
 
-    start: datetime
-    end: datetime
-
-
-@dataclass(frozen=True)
-class Lookup:
-    """What one look at the history found: candidates, or the failed listing."""
-
-    candidates: tuple[Transaction, ...]
+    span: Window
+    rows: tuple[Transaction, ...]
+    #: server − local measured from the first page's `Date` (None: no `Date`, no answer)
+    offset_s: float | None
+    #: local time the measurement was taken
+    measured_at: float
     failure: ListOutcome | None = None
 
 
-def window_for(row: IntentRow, policy: RetryPolicy) -> Window:
-    """The window for an intent, shifted by the measured clock skew (server − local)."""
+def offset_for(row: IntentRow, reading: ClockReading | None, policy: RetryPolicy) -> float | None:
+    """The server clock offset to trust for this intent, or None when none can be."""
+    if row.clock_skew_s is not None:
+        return row.clock_skew_s  # measured by a response to one of its own requests
+    if reading is None:
+        return None
+    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
+    last = max(row.last_end_at or first, row.last_sent_at or first)
+    if reading.stable_since <= first:
+        return reading.offset_s  # the offset has held since before the sale
+    if first - policy.clock_fresh_s <= reading.measured_at <= last + policy.clock_fresh_s:
+        return reading.offset_s
+    return None
+
+
+def window_for(row: IntentRow, policy: RetryPolicy, reading: ClockReading | None) -> Window:
+    """The server-time span in which this intent's charge, if any, was committed."""
     first = row.first_sent_at if row.first_sent_at is not None else row.created_at
     last_sent = row.last_sent_at if row.last_sent_at is not None else first
-    last_end = max(row.last_end_at or last_sent, last_sent + policy.settle_s)
-    skew = row.clock_skew_s or 0.0
+    end = max(row.last_end_at or last_sent, last_sent) + policy.settle_s
     margin = policy.window_margin_s + DATE_RESOLUTION_S
+    offset = offset_for(row, reading, policy)
+    measured = offset is not None
+    if offset is None:
+        offset, margin = 0.0, margin + policy.max_clock_skew_s
     return Window(
-        start=datetime.fromtimestamp(first + skew - margin, UTC),
-        end=datetime.fromtimestamp(last_end + skew + margin, UTC),
+        start=datetime.fromtimestamp(first + offset - margin, UTC),
+        end=datetime.fromtimestamp(end + offset + margin, UTC),
+        measured=measured,
     )
 
 
-def matches(tx: Transaction, row: IntentRow, window: Window, claimed: Collection[str]) -> bool:
-    """True when `tx` could be this intent's charge."""
-    return (
-        tx.is_charge
-        and tx.amount_mnt == row.amount_mnt
-        and window.start <= tx.created_at <= window.end
-        and tx.id not in claimed
-    )
-
-
-async def look_up(
-    client: TerminalClient, row: IntentRow, policy: RetryPolicy, claimed: Collection[str]
-) -> Lookup:
-    """List the window's transactions and return the candidates for `row`."""
-    window = window_for(row, policy)
-    found: list[Transaction] = []
-    try:
-        async for tx in client.iter_transactions(from_=window.start, limit=1000):
-            if tx.created_at < window.start:
-                break
-            if matches(tx, row, window, claimed):
-                found.append(tx)
-    except ListingFailed as exc:
-        return Lookup(candidates=(), failure=exc.outcome)
-    return Lookup(candidates=tuple(found))
+async def look_up(client: TerminalClient, span: Window, now: Callable[[], float]) -> Sighting:
+    """Every row of the span (all pages), and the server's clock from the first page."""
+    rows: list[Transaction] = []
+    offset: float | None = None
+    measured_at = now()
+    cursor: str | None = None
+    while True:
+        sent = now()
+        outcome = await client.list_page(
+            from_=span.start, to=span.end, limit=PAGE_LIMIT, cursor=cursor
+        )
+        end = now()
+        if offset is None:
+            offset = offset_from(outcome.exchange.server_date, sent, end)
+            measured_at = end
+        if not isinstance(outcome, Page):
+            return Sighting(span, (), offset, measured_at, failure=outcome)
+        rows.extend(outcome.page.transactions)
+        if not outcome.page.next_cursor:
+            return Sighting(span, tuple(rows), offset, measured_at)
+        cursor = outcome.page.next_cursor

@@ -20,9 +20,14 @@ class RetryPolicy:
     * re-sending (same Idempotency-Key) stops after `max_sends` requests or
       `resend_horizon_s` after the first send, whichever comes first: the service's
       key retention is unknown, so past that only the history is consulted;
-    * a sale whose history shows nothing is declared not charged only once
-      `absent_after_s` have passed since the first send *and* `settle_s` since the
-      last request ended (a slow request may still commit late);
+    * a sale whose history shows nothing is declared not charged only once resending
+      stopped, `settle_s` passed since the last unclear request ended (a slow request may
+      still commit late), the look-up ran on a measured server clock, and either the
+      service answered this key (422, 409, another 4xx) or `absent_after_s` passed since
+      the first send (the ceiling for a service that never answers);
+    * without a trusted measurement of the server's clock a window widens by
+      `max_clock_skew_s`; a measurement taken within `clock_fresh_s` of a sale is trusted
+      for it;
     * backoff is exponential from `base_delay_s` to `max_delay_s` with full jitter; a
       429's `Retry-After` is honoured when longer.
     """
@@ -37,6 +42,10 @@ class RetryPolicy:
     window_margin_s: float = 5.0
     #: pause between history lookups that found nothing
     lookup_interval_s: float = 5.0
+    #: how far a Pi's clock may plausibly be off when nothing measured it yet
+    max_clock_skew_s: float = 900.0
+    #: a clock measurement this close to a sale is trusted for it
+    clock_fresh_s: float = 300.0
     #: False in tests: waits are skipped (the schedule is still computed and stored)
     sleep: bool = True
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Literal, TypedDict, Unpack
 
 from qrpos.ledger.states import IntentState, ReversalState, can_move
 from qrpos.redact import token_tail
@@ -21,6 +21,39 @@ OPEN_SQL = (
 
 class IllegalTransition(RuntimeError):
     """A bug tried a move the state machine forbids; the transaction is rolled back."""
+
+
+#: how an intent's transaction was proven (`qrpos.ledger.claims`)
+Proof = Literal["reply", "history", "review"]
+
+
+class IntentChanges(TypedDict, total=False):
+    """The columns a move may change, with their types: every transition is typed."""
+
+    token: str | None
+    state: IntentState
+    charged: int | None
+    first_sent_at: float | None
+    last_sent_at: float | None
+    last_end_at: float | None
+    attempts: int
+    in_flight: int
+    maybe_sent: int
+    may_resend: int
+    next_try_at: float | None
+    clock_skew_s: float | None
+    last_status: int | None
+    last_detail: str | None
+    decline_code: str | None
+    if_absent: str | None
+    lookups: int
+    last_lookup_at: float | None
+    tx_id: str | None
+    tx_json: str | None
+    watching: int
+    resolved_at: float | None
+    last_unclear_end_at: float | None
+    proof: Proof | None
 
 
 @dataclass(frozen=True)
@@ -55,6 +88,8 @@ class IntentRow:
     tx_json: str | None
     watching: int
     resolved_at: float | None
+    last_unclear_end_at: float | None
+    proof: Proof | None
 
     @property
     def is_open(self) -> bool:
@@ -166,7 +201,9 @@ def insert_intent(
     return cur.lastrowid
 
 
-def update_intent(conn: sqlite3.Connection, intent_id: int, **changes: Any) -> IntentRow:
+def update_intent(
+    conn: sqlite3.Connection, intent_id: int, **changes: Unpack[IntentChanges]
+) -> IntentRow:
     """Apply `changes` to one intent, refusing an illegal state move; returns the new row."""
     current = get_intent(conn, intent_id)
     if current is None:
@@ -297,7 +334,20 @@ def insert_reversal(
     return cur.lastrowid
 
 
-def update_reversal(conn: sqlite3.Connection, reversal_id: int, **changes: Any) -> ReversalRow:
+class ReversalChanges(TypedDict, total=False):
+    """The columns a reversal's move may change, with their types."""
+
+    state: ReversalState
+    attempts: int
+    next_try_at: float | None
+    last_status: int | None
+    message: str | None
+    resolved_at: float | None
+
+
+def update_reversal(
+    conn: sqlite3.Connection, reversal_id: int, **changes: Unpack[ReversalChanges]
+) -> ReversalRow:
     """Apply `changes` to one reversal; returns the new row."""
     unknown = set(changes) - set(_REVERSAL_FIELDS)
     if unknown:

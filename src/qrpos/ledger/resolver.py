@@ -7,22 +7,20 @@ point leaves a row the next process can continue from (same Idempotency-Key).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import logging
+import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 
-from qrpos.ledger import records
-from qrpos.ledger.history import look_up, matches, window_for
+from qrpos.ledger import clock, records, reviews
+from qrpos.ledger.claims import REPLY_MISMATCH, Candidate, check_reply
+from qrpos.ledger.context import Context
+from qrpos.ledger.lookup import check_history, may_send
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.records import IntentRow
+from qrpos.ledger.records import IntentChanges, IntentRow
 from qrpos.ledger.states import IntentState
-from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import Phase, SaleProgress
 from qrpos.service import (
     Approved,
@@ -30,109 +28,63 @@ from qrpos.service import (
     CredentialsRejected,
     Declined,
     RateLimited,
-    TerminalClient,
     TokenUsed,
     Unresolved,
 )
-from qrpos.service.outcomes import Exchange
+
+__all__ = ["Context", "ProgressCallback", "drive", "may_send", "send_once"]
 
 log = logging.getLogger("qrpos.ledger")
 
 ProgressCallback = Callable[[SaleProgress], None]
 
-#: what an intent ends as when the service answered definitively after an unclear attempt
-#: and the history then shows nothing
-_ABSENT_STATE = {
-    "declined": IntentState.DECLINED,
-    "refused": IntentState.REFUSED,
-    "not_charged": IntentState.NOT_CHARGED,
-}
-
-
-@dataclass
-class Context:
-    """What the resolver needs; shared with the reversal queue."""
-
-    ledger: Ledger
-    client: TerminalClient
-    policy: RetryPolicy
-    clock: Callable[[], datetime]
-
-    def now(self) -> float:
-        """The wall clock as UTC epoch seconds (what the outbox stores)."""
-        return self.clock().timestamp()
-
-    async def pause(self, seconds: float, deadline: float) -> bool:
-        """Wait `seconds` unless that passes the deadline; False when it would."""
-        if seconds <= 0:
-            await asyncio.sleep(0)  # let other tasks run even when nothing is to wait
-            return True
-        if time.monotonic() + seconds > deadline:
-            return False
-        if self.policy.sleep:
-            await asyncio.sleep(seconds)
-        return True
-
-
-def _skew(exchange: Exchange) -> float | None:
-    if exchange.server_date is None or exchange.sent_at is None:
-        return None
-    midpoint = exchange.sent_at.timestamp() + (exchange.elapsed_s or 0.0) / 2
-    return exchange.server_date.timestamp() - midpoint
-
-
-def may_send(row: IntentRow, policy: RetryPolicy, now: float) -> bool:
-    """True while re-sending with the same key is still allowed for this intent."""
-    first = row.first_sent_at if row.first_sent_at is not None else now
-    return (
-        row.state in (IntentState.PENDING, IntentState.UNRESOLVED)
-        and bool(row.may_resend)
-        and row.token is not None
-        and row.attempts < policy.max_sends
-        and now - first < policy.resend_horizon_s
-    )
-
 
 def _outcome_changes(
     row: IntentRow, outcome: ChargeOutcome, policy: RetryPolicy, now: float
-) -> dict[str, Any]:
+) -> IntentChanges:
     """The columns to write after a charge request came back with `outcome`."""
     ex = outcome.exchange
-    changes: dict[str, Any] = {"in_flight": 0, "last_end_at": now, "last_status": ex.status}
-    skew = _skew(ex)
-    if skew is not None:
-        changes["clock_skew_s"] = skew
+    changes: IntentChanges = {"in_flight": 0, "last_end_at": now, "last_status": ex.status}
     unclear_before = bool(row.maybe_sent)
     if isinstance(outcome, Approved):
         tx = outcome.transaction
         changes.update(
-            state=IntentState.APPROVED,
-            charged=1,
-            tx_id=tx.id,
-            token=None,
-            tx_json=json.dumps(tx.to_json(), sort_keys=True),
-            resolved_at=now,
-            last_detail=None,
+            {
+                "state": IntentState.APPROVED,
+                "charged": 1,
+                "proof": "reply",
+                "tx_id": tx.id,
+                "token": None,
+                "tx_json": json.dumps(tx.to_json(), sort_keys=True),
+                "resolved_at": now,
+                "last_detail": None,
+            }
         )
     elif isinstance(outcome, RateLimited | Unresolved):
         sent = isinstance(outcome, Unresolved) and outcome.sent
         detail = outcome.reason if isinstance(outcome, Unresolved) else "rate limited (429)"
         retry_after = outcome.retry_after_s if isinstance(outcome, RateLimited) else None
         changes.update(
-            state=IntentState.UNRESOLVED,
-            last_detail=detail,
-            maybe_sent=1 if (sent or unclear_before) else 0,
-            next_try_at=now + policy.backoff_s(row.attempts, retry_after),
+            {
+                "state": IntentState.UNRESOLVED,
+                "last_detail": detail,
+                "maybe_sent": 1 if (sent or unclear_before) else 0,
+                "next_try_at": now + policy.backoff_s(row.attempts, retry_after),
+            }
         )
+        if sent:
+            changes["last_unclear_end_at"] = now  # late commits are waited for from here
     elif isinstance(outcome, CredentialsRejected):
         changes.update(
-            state=IntentState.CREDENTIALS_REJECTED,
-            may_resend=0,
-            last_detail="credentials rejected (401): re-pair the terminal",
-            charged=None if unclear_before else 0,
+            {
+                "state": IntentState.CREDENTIALS_REJECTED,
+                "may_resend": 0,
+                "last_detail": "credentials rejected (401): re-pair the terminal",
+                "charged": None if unclear_before else 0,
+            }
         )
         if not unclear_before:
-            changes.update(token=None, resolved_at=now)
+            changes.update({"token": None, "resolved_at": now})
     else:
         if isinstance(outcome, Declined):
             final, detail = IntentState.DECLINED, f"declined ({outcome.code or 'no code'})"
@@ -143,21 +95,61 @@ def _outcome_changes(
             message = getattr(outcome, "message", "")
             final, detail = IntentState.REFUSED, f"refused (HTTP {ex.status}): {message}"
         if unclear_before:
-            # an earlier attempt may have charged: stop sending, let the history decide
+            # the service answered this key; the history confirms once late commits settled
             absent = (
                 "declined"
                 if final is IntentState.DECLINED
                 else ("refused" if final is IntentState.REFUSED else "not_charged")
             )
             changes.update(
-                state=IntentState.UNRESOLVED,
-                may_resend=0,
-                if_absent=absent,
-                last_detail=f"{detail} after an unclear attempt: checking the history",
+                {
+                    "state": IntentState.UNRESOLVED,
+                    "may_resend": 0,
+                    "if_absent": absent,
+                    "last_detail": f"{detail} after an unclear attempt: checking the history",
+                }
             )
         else:
-            changes.update(state=final, charged=0, token=None, resolved_at=now, last_detail=detail)
+            changes.update(
+                {
+                    "state": final,
+                    "charged": 0,
+                    "token": None,
+                    "resolved_at": now,
+                    "last_detail": detail,
+                }
+            )
     return changes
+
+
+def _checked_approval(
+    conn: sqlite3.Connection, row: IntentRow, outcome: Approved, changes: IntentChanges
+) -> None:
+    """A 201 is proof only when it matches the request and no other sale owns it."""
+    tx = outcome.transaction
+    why = check_reply(tx, row.amount_mnt, clock.terminal_id(conn))
+    holder = conn.execute(
+        "SELECT id FROM charge_intent WHERE tx_id = ? AND id != ?", (tx.id, row.id)
+    ).fetchone()
+    if why is None and holder is None:
+        clock.learn_terminal_id(conn, tx.terminal_id)
+        return
+    others: tuple[int, ...] = () if holder is None else (int(holder[0]),)
+    if why is None:
+        why = f"the reply's {tx.id} already belongs to sale #{others[0]}"
+    now = changes.get("last_end_at") or 0.0
+    reviews.open_review(conn, row.id, REPLY_MISMATCH, [Candidate(tx, others)], now)
+    changes.update(
+        {
+            "state": IntentState.NEEDS_REVIEW,
+            "charged": None,
+            "proof": None,
+            "tx_id": None,
+            "tx_json": None,
+            "may_resend": 0,
+            "last_detail": f"reply_mismatch: {why}; a person must decide",
+        }
+    )
 
 
 async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
@@ -181,17 +173,15 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
     outcome = await ctx.client.charge(token, row.amount_mnt, row.idem_key)
     now = ctx.now()
     changes = _outcome_changes(row, outcome, ctx.policy, now)
-    tx_id = changes.get("tx_id")
+    offset = clock.offset_from(outcome.exchange.server_date, sent_at, now)
+    if offset is not None:
+        changes["clock_skew_s"] = offset
 
-    def commit(conn: Any) -> IntentRow:
-        if tx_id is not None and tx_id in records.claimed_tx_ids(conn, row.id):
-            # the service handed us a transaction another sale already owns: a person decides
-            changes.update(
-                state=IntentState.NEEDS_REVIEW,
-                charged=None,
-                tx_id=None,
-                last_detail=f"approved as {tx_id}, which another sale already claims",
-            )
+    def commit(conn: sqlite3.Connection) -> IntentRow:
+        if offset is not None:
+            clock.observe(conn, offset, now, ctx.policy.window_margin_s)
+        if isinstance(outcome, Approved):
+            _checked_approval(conn, row, outcome, changes)
         records.log_exchange(
             conn,
             kind="charge",
@@ -204,115 +194,6 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
         return records.update_intent(conn, row.id, **changes)
 
     return await ctx.ledger.awrite(commit)
-
-
-async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
-    """One look at the history for `row`; commits what it concluded."""
-    claimed, rivals = await ctx.ledger.aread(
-        lambda c: (
-            records.claimed_tx_ids(c, row.id),
-            [r for r in records.watched_intents(c) if r.id != row.id and r.tx_id is None],
-        )
-    )
-    started = ctx.now()
-    found = await look_up(ctx.client, row, ctx.policy, claimed)
-    # a candidate an abandoned sale of the same amount could also own is not ours to take
-    contested = [
-        tx.id
-        for tx in found.candidates
-        for rival in rivals
-        if matches(tx, rival, window_for(rival, ctx.policy), claimed)
-    ]
-    now = ctx.now()
-    changes: dict[str, Any] = {"lookups": row.lookups + 1, "last_lookup_at": now}
-    watching = row.state is IntentState.ABANDONED
-    if found.failure is not None:
-        if isinstance(found.failure, CredentialsRejected) and not watching:
-            changes.update(
-                state=IntentState.CREDENTIALS_REJECTED,
-                last_detail="credentials rejected (401) while checking the history",
-            )
-        outcome_name = type(found.failure).__name__
-    elif contested:
-        changes.update(
-            state=IntentState.NEEDS_REVIEW,
-            token=None,
-            watching=0,
-            resolved_at=now,
-            last_detail=f"{contested[0]} matches this sale and an abandoned one: "
-            "a person must decide",
-        )
-        outcome_name = "contested_candidate"
-    elif len(found.candidates) == 1:
-        tx = found.candidates[0]
-        changes.update(tx_id=tx.id, tx_json=json.dumps(tx.to_json(), sort_keys=True), charged=1)
-        if watching:
-            changes.update(last_detail=f"found charged as {tx.id} after abandon: refunding")
-        else:
-            changes.update(
-                state=IntentState.CHARGED_PER_HISTORY,
-                token=None,
-                resolved_at=now,
-                last_detail=f"found in the history as {tx.id}",
-            )
-        outcome_name = "one_candidate"
-    elif len(found.candidates) > 1:
-        ids = ", ".join(tx.id for tx in found.candidates[:5])
-        changes.update(
-            state=IntentState.NEEDS_REVIEW,
-            token=None,
-            watching=0,
-            resolved_at=now,
-            last_detail=f"{len(found.candidates)} matching charges in the history ({ids}): "
-            "a person must decide which, if any, is this sale",
-        )
-        outcome_name = "several_candidates"
-    else:
-        outcome_name = "no_candidate"
-        if absent_is_final(ctx, row, now):
-            if watching:
-                changes.update(
-                    watching=0,
-                    charged=0,
-                    resolved_at=now,
-                    last_detail="abandoned; the history shows it was not charged",
-                )
-            else:
-                changes.update(
-                    state=_ABSENT_STATE.get(row.if_absent or "", IntentState.NOT_CHARGED),
-                    charged=0,
-                    token=None,
-                    resolved_at=now,
-                    last_detail="the history shows no such charge: not charged",
-                )
-
-    def commit(conn: Any) -> IntentRow:
-        records.log_attempt(
-            conn,
-            kind="lookup",
-            n=row.lookups + 1,
-            sent_at=started,
-            intent_id=row.id,
-            elapsed_s=now - started,
-            outcome=outcome_name,
-            detail=changes.get("last_detail"),
-        )
-        if "tx_id" in changes and changes["tx_id"] in records.claimed_tx_ids(conn, row.id):
-            changes.update(tx_id=None, tx_json=None, charged=None, state=row.state)
-        return records.update_intent(conn, row.id, **changes)
-
-    return await ctx.ledger.awrite(commit)
-
-
-def absent_is_final(ctx: Context, row: IntentRow, now: float) -> bool:
-    """Nothing found can be trusted only past the horizon and after late commits settled."""
-    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
-    last = max(row.last_end_at or 0.0, row.last_sent_at or 0.0)
-    return (
-        not may_send(row, ctx.policy, now)
-        and now - first >= ctx.policy.absent_after_s
-        and now - last >= ctx.policy.settle_s
-    )
 
 
 def _report(
@@ -344,6 +225,7 @@ async def drive(
                 maybe_sent=1,
                 state=state,
                 last_end_at=now,
+                last_unclear_end_at=now,
                 last_detail="interrupted during a request: outcome unknown",
             )
         )

@@ -10,11 +10,10 @@ from __future__ import annotations
 import functools
 import sqlite3
 import time
-from typing import Any
 
-from qrpos.ledger import records
-from qrpos.ledger.records import ReversalRow
-from qrpos.ledger.resolver import Context
+from qrpos.ledger import clock, records
+from qrpos.ledger.context import Context
+from qrpos.ledger.records import ReversalChanges, ReversalRow
 from qrpos.ledger.states import IntentState, ReversalState
 from qrpos.service import (
     AlreadyReversed,
@@ -26,31 +25,39 @@ from qrpos.service import (
 )
 
 
-def _changes(ctx: Context, row: ReversalRow, outcome: ReverseOutcome, now: float) -> dict[str, Any]:
-    changes: dict[str, Any] = {"last_status": outcome.exchange.status}
+def _changes(
+    ctx: Context, row: ReversalRow, outcome: ReverseOutcome, now: float
+) -> ReversalChanges:
+    changes: ReversalChanges = {"last_status": outcome.exchange.status}
     if isinstance(outcome, Refunded | AlreadyReversed):
         changes.update(
-            state=ReversalState.REFUNDED,
-            resolved_at=now,
-            message="refunded"
-            if isinstance(outcome, Refunded)
-            else "already reversed: the refund had landed",
+            {
+                "state": ReversalState.REFUNDED,
+                "resolved_at": now,
+                "message": "refunded"
+                if isinstance(outcome, Refunded)
+                else "already reversed: the refund had landed",
+            }
         )
     elif isinstance(outcome, CredentialsRejected):
         changes.update(
-            state=ReversalState.CREDENTIALS_REJECTED,
-            message="credentials rejected (401): re-pair the terminal",
+            {
+                "state": ReversalState.CREDENTIALS_REJECTED,
+                "message": "credentials rejected (401): re-pair the terminal",
+            }
         )
     elif isinstance(outcome, RateLimited | Unresolved):
         retry_after = outcome.retry_after_s if isinstance(outcome, RateLimited) else None
         reason = outcome.reason if isinstance(outcome, Unresolved) else "rate limited (429)"
         changes.update(
-            next_try_at=now + ctx.policy.backoff_s(row.attempts, retry_after),
-            message=f"{reason}: will retry",
+            {
+                "next_try_at": now + ctx.policy.backoff_s(row.attempts, retry_after),
+                "message": f"{reason}: will retry",
+            }
         )
     else:
         text = getattr(outcome, "message", "") or f"HTTP {outcome.exchange.status}"
-        changes.update(state=ReversalState.REFUSED, resolved_at=now, message=text)
+        changes.update({"state": ReversalState.REFUSED, "resolved_at": now, "message": text})
     return changes
 
 
@@ -60,9 +67,13 @@ def _commit(
     row: ReversalRow,
     sent_at: float,
     outcome: ReverseOutcome,
-    changes: dict[str, Any],
+    changes: ReversalChanges,
     now: float,
+    offset: float | None,
+    tolerance_s: float,
 ) -> ReversalRow:
+    if offset is not None:
+        clock.observe(conn, offset, now, tolerance_s)
     records.log_exchange(
         conn,
         kind="reverse",
@@ -104,7 +115,14 @@ async def drive_reversal(ctx: Context, row: ReversalRow, *, deadline: float) -> 
         changes = _changes(ctx, row, outcome, now)
         row = await ctx.ledger.awrite(
             functools.partial(
-                _commit, row=row, sent_at=sent_at, outcome=outcome, changes=changes, now=now
+                _commit,
+                row=row,
+                sent_at=sent_at,
+                outcome=outcome,
+                changes=changes,
+                now=now,
+                offset=clock.offset_from(outcome.exchange.server_date, sent_at, now),
+                tolerance_s=ctx.policy.window_margin_s,
             )
         )
         if time.monotonic() >= deadline:

@@ -79,6 +79,43 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     );
     CREATE INDEX reversal_tx ON reversal (tx_id);
     """,
+    # 2: the claims model (ledger/claims.py): measured server clock, reviews, foreign rows
+    """
+    -- end of the last request that got no clear answer (none, timeout, 5xx): late commits
+    -- of that request are waited for from here
+    ALTER TABLE charge_intent ADD COLUMN last_unclear_end_at REAL;
+    -- how the intent's transaction was proven: reply | history | review
+    ALTER TABLE charge_intent ADD COLUMN proof TEXT;
+    -- the server's clock as last measured from a response's Date (one row)
+    CREATE TABLE server_clock (
+        id           INTEGER PRIMARY KEY CHECK (id = 1),
+        offset_s     REAL,              -- server − local, seconds; NULL: never measured
+        measured_at  REAL,              -- local time of the measurement
+        -- local time since which every measurement agreed with this offset (a jump resets it)
+        stable_since REAL,
+        terminal_id  TEXT               -- this terminal's ter_ id, once a verified reply showed it
+    );
+    -- an intent a person must settle, with the rows that could be its charge
+    CREATE TABLE review (
+        intent_id   INTEGER PRIMARY KEY,
+        reason      TEXT NOT NULL,
+        candidates  TEXT NOT NULL,      -- JSON [{"transaction": wire, "others": [ids]}]
+        opened_at   REAL NOT NULL,
+        decided_at  REAL,
+        decision    TEXT,               -- charged | refund | not_charged
+        decided_tx  TEXT,
+        decided_by  TEXT
+    );
+    -- history rows no intent of this outbox could have sent: another install's charges
+    CREATE TABLE foreign_row (
+        tx_id       TEXT PRIMARY KEY,
+        amount_mnt  INTEGER NOT NULL,
+        created_at  TEXT NOT NULL,
+        seen_at     REAL NOT NULL,
+        intent_id   INTEGER,            -- the look-up that saw it
+        cleared_at  REAL                -- an owner cleared the warning
+    );
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

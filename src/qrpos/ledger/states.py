@@ -1,28 +1,38 @@
 """The states of a charge intent and of a reversal, and which moves between them are legal.
 
 A charge intent (one sale) moves through these states; every move is committed to the
-outbox before anything else happens::
+outbox before anything else happens. "Proof" and "review" are defined once, in
+`qrpos.ledger.claims`::
 
-    pending ──201──────────────────────────────▶ approved
+    pending ──201 that matches the request─────▶ approved
+       │    ──201 that does not match (amount,
+       │      type, status, terminal)──────────▶ needs_review   (reply_mismatch)
        │    ──422 (nothing unclear before)─────▶ declined
        │    ──other 4xx (nothing unclear)──────▶ refused
        │    ──409 on a clean first answer──────▶ token_used
        │    ──401──────────────────────────────▶ credentials_rejected
        │    ──no answer / timeout / 5xx / crash▶ unresolved
        │    ──cashier gives up─────────────────▶ abandoned
-    unresolved ──201 on a retry (same key)─────▶ approved
+    unresolved ──201 on a retry (same key)─────▶ approved (or needs_review if it mismatches)
        │    ──422/4xx/409 when no attempt was
        │      unclear (only 429s, refused
        │      connections) ────────────────────▶ declined / refused / token_used
-       │    ──history: exactly one candidate───▶ charged_per_history
-       │    ──history: two or more candidates──▶ needs_review
-       │    ──history: none after the horizon──▶ not_charged (or declined/refused when
-       │                                          the service said so after a lookup)
+       │    ──history: proof (unique both ways)▶ charged_per_history
+       │    ──history: contested or ambiguous,
+       │      or another install is active────▶ needs_review
+       │    ──history: nothing, on a measured
+       │      clock, after late commits settled
+       │      (and a same-key answer, or the
+       │      ceiling for a silent service)───▶ not_charged / declined / refused
        │    ──401──────────────────────────────▶ credentials_rejected
        │    ──cashier gives up─────────────────▶ abandoned
     credentials_rejected ──re-paired, resolve──▶ unresolved (history lookups only)
-    abandoned ──history shows it charged───────▶ reversed_after_abandon (refund queued)
-       │      ──two or more candidates─────────▶ needs_review
+    abandoned ──history: proof─────────────────▶ (refund queued) reversed_after_abandon
+       │      ──contested or ambiguous─────────▶ needs_review
+    needs_review ──owner: "this row is it"─────▶ charged_per_review
+       │      ──owner: "refund this row"───────▶ refunded_per_review (refund queued)
+       │      ──owner: "nothing was charged"───▶ not_charged
+       │      ──abandoned by a person──────────▶ abandoned
 
 `pending`, `unresolved` and an open `credentials_rejected` (one whose earlier attempt
 may have reached the service) block a new sale. Every other state is kept for audit.
@@ -61,6 +71,10 @@ class IntentState(StrEnum):
     ABANDONED = "abandoned"
     #: abandoned, later found charged in the history, and refunded automatically
     REVERSED_AFTER_ABANDON = "reversed_after_abandon"
+    #: a person settled the review: this history row is this sale (the customer paid)
+    CHARGED_PER_REVIEW = "charged_per_review"
+    #: a person settled the review: the row was charged wrongly and is refunded (queued)
+    REFUNDED_PER_REVIEW = "refunded_per_review"
 
 
 class ReversalState(StrEnum):
@@ -78,7 +92,13 @@ class ReversalState(StrEnum):
 
 #: states that mean the customer was charged
 CHARGED_STATES: Final = frozenset(
-    {IntentState.APPROVED, IntentState.CHARGED_PER_HISTORY, IntentState.REVERSED_AFTER_ABANDON}
+    {
+        IntentState.APPROVED,
+        IntentState.CHARGED_PER_HISTORY,
+        IntentState.REVERSED_AFTER_ABANDON,
+        IntentState.CHARGED_PER_REVIEW,
+        IntentState.REFUNDED_PER_REVIEW,
+    }
 )
 #: states after which nothing more happens automatically
 FINAL_STATES: Final = frozenset(
@@ -91,6 +111,8 @@ FINAL_STATES: Final = frozenset(
         IntentState.NOT_CHARGED,
         IntentState.NEEDS_REVIEW,
         IntentState.REVERSED_AFTER_ABANDON,
+        IntentState.CHARGED_PER_REVIEW,
+        IntentState.REFUNDED_PER_REVIEW,
     }
 )
 
@@ -107,6 +129,7 @@ TRANSITIONS: Final[dict[IntentState, frozenset[IntentState]]] = {
             IntentState.UNRESOLVED,
             IntentState.ABANDONED,
             IntentState.NOT_CHARGED,
+            IntentState.NEEDS_REVIEW,
         }
     ),
     IntentState.UNRESOLVED: frozenset(
@@ -130,7 +153,15 @@ TRANSITIONS: Final[dict[IntentState, frozenset[IntentState]]] = {
     IntentState.ABANDONED: frozenset(
         {IntentState.ABANDONED, IntentState.REVERSED_AFTER_ABANDON, IntentState.NEEDS_REVIEW}
     ),
-    IntentState.NEEDS_REVIEW: frozenset({IntentState.NEEDS_REVIEW, IntentState.ABANDONED}),
+    IntentState.NEEDS_REVIEW: frozenset(
+        {
+            IntentState.NEEDS_REVIEW,
+            IntentState.ABANDONED,
+            IntentState.CHARGED_PER_REVIEW,
+            IntentState.REFUNDED_PER_REVIEW,
+            IntentState.NOT_CHARGED,
+        }
+    ),
 }
 
 

@@ -1,0 +1,246 @@
+"""Claims between sales and history rows: when the kiosk may say "charged" without a person.
+
+Read this first if you are new to the ledger. Everything that decides whether money moved
+for a sale, without a person, is here; the resolver only gathers the facts and commits.
+
+The two sides
+-------------
+* An **intent** is one sale in the outbox (`charge_intent`): an amount, an Idempotency-Key,
+  the local times of its requests, and whether any request may have reached the service
+  without a clear answer (`maybe_sent`).
+* A **row** is a transaction in this terminal's history (`GET /v1/transactions`): an id,
+  an amount, a status and the server's `createdAt`. The service scopes the history to the
+  terminal's credentials, so every row was charged with *these* credentials, by this
+  kiosk or by anything else that holds them.
+
+Windows
+-------
+An intent's **window** is the span of server time in which its charge, if any, was
+committed: from its first request to its last one plus `settle_s` for late commits,
+shifted by the measured server clock offset and widened by a margin
+(`qrpos.ledger.history.window_for`). Without a trusted measurement of the server's clock
+(`qrpos.ledger.clock`) the window widens by `max_clock_skew_s` and is *unmeasured*.
+
+Who could own a row
+-------------------
+An intent **could own** a row when the row is a CHARGE of exactly its amount inside its
+window, the intent may have reached the service, it is not proven uncharged, and it does
+not already own a row by a reply or a person's decision (`could_claim`). An intent that
+holds a row through the history still could own that row: such a claim stays contestable.
+A row owned by a reply or by a person is never a candidate for any other intent.
+
+Proof (money moves automatically only on proof)
+-----------------------------------------------
+1. **Reply**: a 201 (or its replay) to this intent's key, checked against the request:
+   same amount, type CHARGE, status COMPLETED, a `tx_` id, and this terminal's id when
+   known (`check_reply`). A reply that does not match is never approved: a person decides.
+2. **History**: a row that matches uniquely *in both directions*: it is the only candidate
+   for this intent, and no other intent of this outbox (open, unresolved, abandoned, in
+   review, or holding a row through the history) could own it (`judge`).
+
+Everything else is a **review** (`Disputed`), with a stable reason code:
+`ambiguous_history` (two or more candidates), `contested_row` (another intent could own
+the only candidate), `reply_mismatch` (a 201 that does not fit the request or is owned by
+another sale), `reversed_row` (the only candidate was already reversed) and
+`foreign_activity` (another install uses these credentials, see below).
+
+Abandoned sales follow the same rules: an abandoned sale refunds a row only on proof, so it
+never refunds a row another intent could own.
+
+Absence
+-------
+No candidate proves nothing by itself. A sale is "not charged" only when resending has
+stopped, late commits have had `settle_s`, the look-up ran on a measured clock and its
+span covered the whole window, and either the service answered this key (422, 409, 4xx)
+or the ceiling `absent_after_s` for a service that never answers has passed
+(`qrpos.ledger.lookup.absent_is_final`).
+
+Another install with the same credentials
+-----------------------------------------
+Rows inside a window the ledger looked at that no intent of this outbox can account for
+(`foreign_rows`: not owned, not refunded by us, and left over after giving every intent
+that could own a row at most one) were charged by someone else holding these
+credentials. The kiosk's own earlier sales are owned rows; a reversal changes a row's
+status, never adds one; so neither sets it off. Once seen, it is recorded durably and no
+row proves anything by history until an owner clears the warning: reviews, not guesses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from qrpos import spec
+from qrpos.ledger.records import IntentRow, Proof
+from qrpos.ledger.states import IntentState
+from qrpos.service import Transaction
+
+#: the stable reason codes of a review (see the module docstring)
+AMBIGUOUS = "ambiguous_history"
+CONTESTED = "contested_row"
+REPLY_MISMATCH = "reply_mismatch"
+REVERSED_ROW = "reversed_row"
+FOREIGN = "foreign_activity"
+
+
+@dataclass(frozen=True)
+class Window:
+    """A span of server time, and whether a trusted clock measurement placed it."""
+
+    start: datetime
+    end: datetime
+    measured: bool = True
+
+    def contains(self, moment: datetime) -> bool:
+        """True when `moment` lies inside the window (both ends included)."""
+        return self.start <= moment <= self.end
+
+    def covers(self, other: Window) -> bool:
+        """True when `other` lies wholly inside this window."""
+        return self.start <= other.start and other.end <= self.end
+
+
+@dataclass(frozen=True)
+class Claimant:
+    """An intent that could own a row, with its window."""
+
+    intent_id: int
+    amount_mnt: int
+    window: Window
+    #: the row this intent holds through the history, if any (a contestable claim)
+    holds: str | None = None
+
+    def could_own(self, tx: Transaction) -> bool:
+        """True when `tx` could be this intent's charge."""
+        return (
+            tx.is_charge
+            and tx.amount_mnt == self.amount_mnt
+            and self.window.contains(tx.created_at)
+            and (self.holds is None or self.holds == tx.id)
+        )
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A row that could be the intent's charge, and the other intents that could own it."""
+
+    transaction: Transaction
+    others: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Proven:
+    """The row is this intent's charge: unique in both directions."""
+
+    transaction: Transaction
+
+
+@dataclass(frozen=True)
+class Disputed:
+    """No proof either way: a person decides."""
+
+    reason: str
+    candidates: tuple[Candidate, ...]
+
+
+@dataclass(frozen=True)
+class NoCandidate:
+    """No row could be this intent's charge (absence is judged separately)."""
+
+
+Verdict = Proven | Disputed | NoCandidate
+
+
+def proof_of(row: IntentRow) -> Proof | None:
+    """How the intent's transaction was proven (rows from before `proof` existed too)."""
+    if row.proof is not None or row.tx_id is None:
+        return row.proof
+    return "reply" if row.state is IntentState.APPROVED else "history"
+
+
+def could_claim(row: IntentRow) -> bool:
+    """May this intent own a row it does not already own by a reply or a person?"""
+    if proof_of(row) in ("reply", "review"):
+        return False
+    if row.charged == 0:
+        return False  # proven uncharged: a clean answer, or absence on a measured clock
+    return bool(row.maybe_sent or row.in_flight)
+
+
+def owns_for_good(row: IntentRow) -> bool:
+    """True when the intent's row can never be a candidate for another intent."""
+    return row.tx_id is not None and proof_of(row) in ("reply", "review")
+
+
+def judge(
+    me: Claimant,
+    rows: Iterable[Transaction],
+    others: Sequence[Claimant],
+    owned: Collection[str],
+    *,
+    foreign_active: bool,
+    abandoned: bool,
+) -> Verdict:
+    """What the rows prove for the intent `me` (see the module docstring)."""
+    found = [tx for tx in rows if tx.id not in owned and me.could_own(tx)]
+    if not found:
+        return NoCandidate()
+    rivals = [c for c in others if c.intent_id != me.intent_id]
+    candidates = tuple(
+        Candidate(tx, tuple(c.intent_id for c in rivals if c.could_own(tx))) for tx in found
+    )
+    if foreign_active:
+        return Disputed(FOREIGN, candidates)
+    if len(candidates) > 1:
+        return Disputed(AMBIGUOUS, candidates)
+    if candidates[0].others:
+        return Disputed(CONTESTED, candidates)
+    if not candidates[0].transaction.is_completed and not abandoned:
+        return Disputed(REVERSED_ROW, candidates)
+    return Proven(candidates[0].transaction)
+
+
+def check_reply(tx: Transaction, amount_mnt: int, terminal_id: str | None) -> str | None:
+    """Why a 201 does not fit the request, or None when it does."""
+    if not tx.id.startswith(spec.TX_PREFIX):
+        return f"the reply's id {tx.id[:40]!r} is not a transaction id"
+    if tx.amount_mnt != amount_mnt:
+        return f"the reply charged {tx.amount_mnt} MNT, the sale asked {amount_mnt} MNT"
+    if not tx.is_charge:
+        return f"the reply is a {tx.type.value}, not a CHARGE"
+    if not tx.is_completed:
+        return f"the reply's status is {tx.status.value}, not COMPLETED"
+    if terminal_id is not None and tx.terminal_id is not None and tx.terminal_id != terminal_id:
+        return f"the reply names terminal {tx.terminal_id}, this terminal is {terminal_id}"
+    return None
+
+
+def foreign_rows(
+    rows: Iterable[Transaction], claimants: Sequence[Claimant], known: Collection[str]
+) -> list[Transaction]:
+    """Rows no intent of this outbox could have sent.
+
+    `known` holds the rows the outbox already accounts for (owned by an intent, or refunded
+    through its queue). Each remaining row needs its own intent that could own it; the rows
+    left over after the largest such pairing (one row per intent) are foreign.
+    """
+    unknown = [tx for tx in rows if tx.is_charge and tx.id not in known]
+    free = [c for c in claimants if c.holds is None]
+    paired: dict[int, int] = {}  # claimant index -> row index
+
+    def pair(i: int, seen: set[int]) -> bool:
+        # augmenting path (Kuhn): a handful of rows and intents, so this stays tiny
+        for j, claimant in enumerate(free):
+            if j in seen or not claimant.could_own(unknown[i]):
+                continue
+            seen.add(j)
+            if j not in paired or pair(paired[j], seen):
+                paired[j] = i
+                return True
+        return False
+
+    for i in range(len(unknown)):
+        pair(i, set())
+    taken = set(paired.values())
+    return [tx for i, tx in enumerate(unknown) if i not in taken]

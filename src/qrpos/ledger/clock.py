@@ -1,0 +1,81 @@
+"""The server's clock as this kiosk measured it: the offset that puts look-up windows right.
+
+A Pi without a real-time clock can boot minutes (or days) off; the history's `createdAt`
+is the server's clock. Every response's `Date` (charges, refunds and history pages alike)
+measures `offset = server − local`; the latest measurement is kept in the outbox with
+when it was taken and since when the offset has held (a jump of either clock resets that).
+
+A measurement is trusted for a sale when it is the sale's own (a response to one of its
+requests) or was taken close to the sale, or the offset has held since before the sale.
+Without one the look-up window widens by `RetryPolicy.max_clock_skew_s`, and absence is
+never final (`qrpos.ledger.claims`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+
+#: the server's `Date` header has a resolution of one second (the true time is in [D, D+1))
+DATE_RESOLUTION_S = 1.0
+
+
+@dataclass(frozen=True)
+class ClockReading:
+    """The last measured offset of the server's clock (server − local, seconds)."""
+
+    offset_s: float
+    #: local time of the measurement (UTC epoch seconds)
+    measured_at: float
+    #: local time since which every measurement agreed with `offset_s`
+    stable_since: float
+
+
+def offset_from(server_date: datetime | None, sent_local: float, end_local: float) -> float | None:
+    """server − local from one response's `Date`, taken against the request's midpoint."""
+    if server_date is None:
+        return None
+    return server_date.timestamp() + DATE_RESOLUTION_S / 2 - (sent_local + end_local) / 2
+
+
+def read(conn: sqlite3.Connection) -> ClockReading | None:
+    """The stored reading, or None when the server's clock was never measured."""
+    row = conn.execute(
+        "SELECT offset_s, measured_at, stable_since FROM server_clock WHERE id = 1"
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    return ClockReading(float(row[0]), float(row[1]), float(row[2]))
+
+
+def observe(conn: sqlite3.Connection, offset_s: float, at: float, tolerance_s: float) -> None:
+    """Store a measurement; a change beyond `tolerance_s` (or time going back) is a jump."""
+    old = read(conn)
+    steady = (
+        old is not None and at >= old.measured_at and abs(offset_s - old.offset_s) <= tolerance_s
+    )
+    since = old.stable_since if steady and old is not None else at
+    conn.execute(
+        "INSERT INTO server_clock (id, offset_s, measured_at, stable_since) VALUES (1, ?, ?, ?)"
+        " ON CONFLICT (id) DO UPDATE SET offset_s = excluded.offset_s,"
+        " measured_at = excluded.measured_at, stable_since = excluded.stable_since",
+        (offset_s, at, since),
+    )
+
+
+def terminal_id(conn: sqlite3.Connection) -> str | None:
+    """This terminal's `ter_` id, once the history or a verified reply has shown it."""
+    row = conn.execute("SELECT terminal_id FROM server_clock WHERE id = 1").fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
+def learn_terminal_id(conn: sqlite3.Connection, value: str | None) -> None:
+    """Remember this terminal's id (the history is scoped to it by the service)."""
+    if not value or terminal_id(conn) is not None:
+        return
+    conn.execute(
+        "INSERT INTO server_clock (id, terminal_id) VALUES (1, ?)"
+        " ON CONFLICT (id) DO UPDATE SET terminal_id = excluded.terminal_id",
+        (value,),
+    )

@@ -1,0 +1,39 @@
+"""What the resolver, the look-ups and the reversal queue share: the outbox, the client,
+the limits and the clock."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from qrpos.ledger.policy import RetryPolicy
+from qrpos.ledger.store import Ledger
+from qrpos.service import TerminalClient
+
+
+@dataclass
+class Context:
+    """What the resolver needs; shared with the reversal queue."""
+
+    ledger: Ledger
+    client: TerminalClient
+    policy: RetryPolicy
+    clock: Callable[[], datetime]
+
+    def now(self) -> float:
+        """The wall clock as UTC epoch seconds (what the outbox stores)."""
+        return self.clock().timestamp()
+
+    async def pause(self, seconds: float, deadline: float) -> bool:
+        """Wait `seconds` unless that passes the deadline; False when it would."""
+        if seconds <= 0:
+            await asyncio.sleep(0)  # let other tasks run even when nothing is to wait
+            return True
+        if time.monotonic() + seconds > deadline:
+            return False
+        if self.policy.sleep:
+            await asyncio.sleep(seconds)
+        return True

@@ -1,0 +1,227 @@
+"""One look at the history for an intent, judged by the claims model and committed.
+
+The look-up reads the rows of the intent's window (widened while the server's clock is
+unmeasured); its `Date` measures the clock; `qrpos.ledger.claims` says what the rows
+prove; the conclusion, the clock and any foreign rows are committed in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from qrpos.ledger import clock, records, reviews
+from qrpos.ledger.claims import (
+    Claimant,
+    Disputed,
+    NoCandidate,
+    Proven,
+    Window,
+    could_claim,
+    foreign_rows,
+    judge,
+    owns_for_good,
+)
+from qrpos.ledger.context import Context
+from qrpos.ledger.history import Sighting, look_up, window_for
+from qrpos.ledger.policy import RetryPolicy
+from qrpos.ledger.records import IntentChanges, IntentRow
+from qrpos.ledger.states import IntentState
+from qrpos.service import CredentialsRejected
+
+#: what an intent ends as when the service answered its key and the history shows nothing
+_ABSENT_STATE = {
+    "declined": IntentState.DECLINED,
+    "refused": IntentState.REFUSED,
+    "not_charged": IntentState.NOT_CHARGED,
+}
+
+
+def may_send(row: IntentRow, policy: RetryPolicy, now: float) -> bool:
+    """True while re-sending with the same key is still allowed for this intent."""
+    first = row.first_sent_at if row.first_sent_at is not None else now
+    return (
+        row.state in (IntentState.PENDING, IntentState.UNRESOLVED)
+        and bool(row.may_resend)
+        and row.token is not None
+        and row.attempts < policy.max_sends
+        and now - first < policy.resend_horizon_s
+    )
+
+
+def absent_is_final(policy: RetryPolicy, row: IntentRow, looked_at: float, measured: bool) -> bool:
+    """Whether a look-up that found nothing proves the intent was not charged.
+
+    Only when resending stopped, the look-up ran on a measured clock over the whole
+    window, late commits had `settle_s` before it, and either the service answered this
+    key or the ceiling for a service that never answers has passed.
+    """
+    if not measured or may_send(row, policy, looked_at):
+        return False
+    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
+    unclear_end = row.last_unclear_end_at
+    if unclear_end is None:
+        unclear_end = max(row.last_end_at or first, row.last_sent_at or first)
+    settled = looked_at - unclear_end >= policy.settle_s
+    answered = row.if_absent is not None
+    return settled and (answered or looked_at - first >= policy.absent_after_s)
+
+
+def _neighbours(conn: sqlite3.Connection, span: Window, offset: float) -> list[IntentRow]:
+    """Intents that could matter to rows of `span`: every unsettled one, and those near it."""
+    slack = 3600.0  # local times of intents near the span, whatever their own offset was
+    lo = span.start.timestamp() - offset - slack
+    hi = span.end.timestamp() - offset + slack
+    rows = conn.execute(
+        "SELECT id FROM charge_intent WHERE charged IS NULL OR created_at BETWEEN ? AND ?",
+        (lo, hi),
+    ).fetchall()
+    found = [records.get_intent(conn, int(r[0])) for r in rows]
+    return [r for r in found if r is not None]
+
+
+def _known(conn: sqlite3.Connection, tx_ids: Sequence[str]) -> set[str]:
+    """Which of these rows the outbox accounts for: owned by an intent or refunded by us."""
+    if not tx_ids:
+        return set()
+    marks = ", ".join("?" for _ in tx_ids)
+    # the placeholders are ours; the ids go through parameters
+    owned = conn.execute(
+        f"SELECT tx_id FROM charge_intent WHERE tx_id IN ({marks})",  # noqa: S608
+        tuple(tx_ids),
+    ).fetchall()
+    refunded = conn.execute(
+        f"SELECT tx_id FROM reversal WHERE tx_id IN ({marks})",  # noqa: S608
+        tuple(tx_ids),
+    ).fetchall()
+    return {str(r[0]) for r in (*owned, *refunded)}
+
+
+def _conclude(
+    ctx: Context, conn: sqlite3.Connection, row: IntentRow, seen: Sighting, looked_at: float
+) -> tuple[IntentChanges, str]:
+    """Judge the sighting for `row` inside the commit; returns the changes and an audit word."""
+    policy, now = ctx.policy, ctx.now()
+    if seen.offset_s is not None:
+        clock.observe(conn, seen.offset_s, seen.measured_at, policy.window_margin_s)
+    reading = clock.read(conn)
+    window = window_for(row, policy, reading)
+    measured = window.measured and seen.span.covers(window)
+    if seen.rows:
+        clock.learn_terminal_id(conn, seen.rows[0].terminal_id)
+    neighbours = _neighbours(conn, seen.span, reading.offset_s if reading else 0.0)
+    claimants = [
+        Claimant(n.id, n.amount_mnt, window_for(n, policy, reading), n.tx_id)
+        for n in neighbours
+        if could_claim(n) and n.id != row.id
+    ]
+    owned = {n.tx_id for n in neighbours if n.tx_id and owns_for_good(n) and n.id != row.id}
+    me = Claimant(row.id, row.amount_mnt, window)
+    if measured:
+        in_window = [tx for tx in seen.rows if window.contains(tx.created_at)]
+        known = _known(conn, [tx.id for tx in in_window])
+        strangers = foreign_rows(in_window, [me, *claimants], known)
+        reviews.record_foreign(conn, strangers, row.id, now)
+    watching = row.state is IntentState.ABANDONED
+    verdict = judge(
+        me,
+        seen.rows,
+        claimants,
+        owned,
+        foreign_active=reviews.foreign_activity(conn) is not None,
+        abandoned=watching,
+    )
+    if isinstance(verdict, Proven):
+        tx = verdict.transaction
+        found: IntentChanges = {
+            "tx_id": tx.id,
+            "tx_json": json.dumps(tx.to_json(), sort_keys=True),
+            "charged": 1,
+            "proof": "history",
+        }
+        if watching:
+            found["last_detail"] = f"found charged as {tx.id} after abandon: refunding"
+        else:
+            found.update(
+                {
+                    "state": IntentState.CHARGED_PER_HISTORY,
+                    "token": None,
+                    "resolved_at": now,
+                    "last_detail": f"found in the history as {tx.id}",
+                }
+            )
+        return found, "proof"
+    if isinstance(verdict, Disputed):
+        reviews.open_review(conn, row.id, verdict.reason, verdict.candidates, now)
+        ids = ", ".join(c.transaction.id for c in verdict.candidates[:5])
+        count = len(verdict.candidates)
+        return {
+            "state": IntentState.NEEDS_REVIEW,
+            "token": None,
+            "watching": 0,
+            "may_resend": 0,
+            "resolved_at": now,
+            "last_detail": f"{verdict.reason}: {count} matching charge{'s' * (count > 1)} "
+            f"in the history ({ids}); a person must decide",
+        }, verdict.reason
+    assert isinstance(verdict, NoCandidate)
+    if not absent_is_final(policy, row, looked_at, measured):
+        return {}, "no_candidate" if measured else "no_candidate_unmeasured_clock"
+    if watching:
+        return {
+            "watching": 0,
+            "charged": 0,
+            "resolved_at": now,
+            "last_detail": "abandoned; the history shows it was not charged",
+        }, "absent"
+    return {
+        "state": _ABSENT_STATE.get(row.if_absent or "", IntentState.NOT_CHARGED),
+        "charged": 0,
+        "token": None,
+        "resolved_at": now,
+        "last_detail": "the history shows no such charge: not charged",
+    }, "absent"
+
+
+async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
+    """One look at the history for `row`; commits what the claims model concluded."""
+    reading = await ctx.ledger.aread(clock.read)
+    span = window_for(row, ctx.policy, reading)
+    looked_at = ctx.now()
+    seen = await look_up(ctx.client, span, ctx.now)
+
+    def commit(conn: sqlite3.Connection) -> IntentRow:
+        current = records.get_intent(conn, row.id)
+        assert current is not None
+        changes: IntentChanges = {"lookups": current.lookups + 1, "last_lookup_at": ctx.now()}
+        if seen.failure is not None:
+            if seen.offset_s is not None:
+                clock.observe(conn, seen.offset_s, seen.measured_at, ctx.policy.window_margin_s)
+            outcome = type(seen.failure).__name__
+            if isinstance(seen.failure, CredentialsRejected) and current.state is not (
+                IntentState.ABANDONED
+            ):
+                changes.update(
+                    {
+                        "state": IntentState.CREDENTIALS_REJECTED,
+                        "last_detail": "credentials rejected (401) while checking the history",
+                    }
+                )
+        else:
+            concluded, outcome = _conclude(ctx, conn, current, seen, looked_at)
+            changes.update(concluded)
+        records.log_attempt(
+            conn,
+            kind="lookup",
+            n=current.lookups + 1,
+            sent_at=looked_at,
+            intent_id=row.id,
+            elapsed_s=seen.measured_at - looked_at,
+            outcome=outcome,
+            detail=changes.get("last_detail"),
+            server_date=None if seen.offset_s is None else seen.measured_at + seen.offset_s,
+        )
+        return records.update_intent(conn, row.id, **changes)
+
+    return await ctx.ledger.awrite(commit)
