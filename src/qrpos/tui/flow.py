@@ -80,6 +80,7 @@ class SaleFlow:
         desk = self.app.services.desk
         count = len(desk.unresolved()) if desk is not None else 0
         self.app.status.unresolved = count
+        self.app.status.foreign = desk is not None and desk.foreign_activity() is not None
         self.app.refresh_status()
         return count
 

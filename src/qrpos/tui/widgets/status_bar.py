@@ -26,6 +26,8 @@ class KioskStatus:
     fps: float | None = None
     #: what is still starting (a `startup.<key>` locale key), None once sales can start
     starting: str | None = None
+    #: another install is using this terminal's credentials (`ChargeDesk.foreign_activity`)
+    foreign: bool = False
 
 
 class StatusBar(Widget):
@@ -54,6 +56,9 @@ class StatusBar(Widget):
             when = since(status.online_since, now) if status.online_since else "?"
             line.append(t("status.offline", since=when), style="bold red")
         line.append(" │ ")
+        if status.foreign:
+            line.append(t("status.foreign"), style="bold reverse red")
+            line.append(" │ ")
         line.append(
             t("status.unresolved", count=status.unresolved),
             style="bold yellow" if status.unresolved else "",

@@ -1,4 +1,4 @@
-"""The owner menu: history, reversal, end of day, language.
+"""The owner menu: history, reversal, end of day, payments to check, language.
 
 The VAT follow-up is the app's (`ReceiptFollower`, all day, in the kiosk); opening the
 menu only asks it for a fresh poll. A host app without one gets a follower for the
@@ -31,6 +31,7 @@ class OwnerMenuScreen(Screen[None]):
         Binding("1", "history", t("owner.history"), show=False),
         Binding("2", "reverse", t("owner.reverse"), show=False),
         Binding("3", "end_of_day", t("owner.end_of_day"), show=False),
+        Binding("4", "reviews", t("owner.reviews"), show=False),
         Binding("l", "language", "language", show=False),
         Binding("escape", "back", "back", show=False),
     ]
@@ -70,6 +71,7 @@ class OwnerMenuScreen(Screen[None]):
             yield Static(f"1  {t('owner.history')}", markup=False)
             yield Static(f"2  {t('owner.reverse')}", markup=False)
             yield Static(f"3  {t('owner.end_of_day')}", markup=False)
+            yield Static(f"4  {t('owner.reviews')}", markup=False)
             yield Static(f"L  {t('owner.language')}", markup=False)
             yield Static("", id="vat-status", markup=False)
         yield Static(t("owner.hint"), id="hint", markup=False)
@@ -117,6 +119,11 @@ class OwnerMenuScreen(Screen[None]):
         from qrpos.tui.screens.owner.endofday import EndOfDayScreen
 
         self.app.push_screen(EndOfDayScreen(self))
+
+    def action_reviews(self) -> None:
+        from qrpos.tui.screens.owner.reviews import ReviewsScreen
+
+        self.app.push_screen(ReviewsScreen(self))
 
     def action_language(self) -> None:
         set_language("en" if current_language() == "mn" else "mn")
