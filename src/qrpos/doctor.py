@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from qrpos import spec
 from qrpos.config import Config
 from qrpos.credentials import PROVISION_FIX, CredentialsMissing, find_password
 from qrpos.service import InsecureBaseURL, TerminalClient
@@ -145,6 +146,39 @@ def check_outbox(path: Path) -> Check:
     finally:
         ledger.close()
         hand_back_state_files(path.parent)
+
+
+#: what to do when another install charges with this terminal's credentials
+OTHER_INSTALL_FIX = (
+    "rotate the terminal's password in the merchant dashboard, re-pair only this kiosk "
+    "(qrpos pair), then clear the warning: qrpos outbox review --clear-foreign"
+)
+
+
+def check_other_install(path: Path) -> Check:
+    """Whether the outbox saw charges with these credentials that this kiosk never sent."""
+    from qrpos.ledger import Ledger, LedgerError, recorded_foreign_activity
+
+    try:
+        ledger = Ledger.open(path)
+    except LedgerError as exc:
+        return Check("other install", Status.SKIP, str(exc))
+    try:
+        seen = recorded_foreign_activity(ledger)
+    finally:
+        ledger.close()
+        hand_back_state_files(path.parent)
+    if seen is None:
+        return Check("other install", Status.OK, "no charges seen that this kiosk did not send")
+    since = (seen.first_seen + spec.LOCAL_UTC_OFFSET).strftime("%Y-%m-%d %H:%M")
+    return Check(
+        "other install",
+        Status.FAIL,
+        f"another install uses these credentials: {seen.count} charge(s) since {since} "
+        f"(UTC+8) not sent by this kiosk, e.g. {seen.tx_ids[0]}; sales are reviewed, "
+        "not matched by history",
+        OTHER_INSTALL_FIX,
+    )
 
 
 def hand_back_state_files(state_dir: Path) -> None:
@@ -300,6 +334,8 @@ async def run_checks(
     ]
     if checks[-1].status is Status.OK:
         checks.append(await asyncio.to_thread(check_outbox, config.ledger_path))
+        if checks[-1].status is Status.OK:
+            checks.append(await asyncio.to_thread(check_other_install, config.ledger_path))
     else:
         checks.append(Check("outbox", Status.SKIP, "state dir unusable", checks[-1].fix))
     checks.extend(await service_checks(config, env, client_factory))

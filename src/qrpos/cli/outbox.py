@@ -3,6 +3,8 @@
     qrpos outbox [list [--all] [--json]]   what needs attention (or everything)
     qrpos outbox resolve [ID] [--deadline S]  work on them; 0 nothing left, 3 some left
     qrpos outbox abandon ID                never send that sale again (history still watched)
+    qrpos outbox review [ID --charged TX | --refund TX | --not-charged]
+                                           sales a person must settle (see `review --help`)
 
 `--json` prints an array of {"id","kind","amountMNT","state","charged","transactionID",
 "token","createdAt"}; `token` is the last four characters only.
@@ -77,6 +79,9 @@ def register(sub: Any) -> None:
     ab = actions.add_parser("abandon", help="never send this sale again")
     ab.add_argument("id", type=int, help="the sale's id (see outbox list)")
     ab.set_defaults(func=run_abandon)
+    from qrpos.cli import review
+
+    review.register(actions)
 
 
 def _describe(view: IntentView) -> str:

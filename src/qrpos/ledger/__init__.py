@@ -16,6 +16,8 @@ from qrpos.ledger.reviews import (
     ReviewDecision,
     ReviewRefused,
     ReviewView,
+    recorded_foreign_activity,
+    review_views,
 )
 from qrpos.ledger.states import CHARGED_STATES, FINAL_STATES, IntentState, ReversalState
 from qrpos.ledger.store import Ledger, LedgerError
@@ -62,4 +64,6 @@ __all__ = [
     "UnknownIntent",
     "UnresolvedChargeExists",
     "outbox_views",
+    "recorded_foreign_activity",
+    "review_views",
 ]

@@ -301,6 +301,13 @@ class ChargeDesk:
                     await self._reverse_row(rev, deadline)
             return sale_result(await self._load(intent_id))
 
+    def refund_of(self, tx_id: str) -> ReversalResult | None:
+        """Where the latest refund of `tx_id` through the queue stands, or None."""
+        rev = self.ledger.read(lambda c: records.reversal_for_tx(c, tx_id))
+        if rev is None:
+            return None
+        return ReversalResult.from_state(rev.tx_id, rev.state, rev.message or "", rev.last_status)
+
     def foreign_activity(self) -> ForeignActivity | None:
         """Another install charging with these credentials (until an owner clears it)."""
         return self.ledger.read(reviews.foreign_activity)

@@ -19,6 +19,7 @@ from qrpos.ledger.claims import Candidate
 from qrpos.ledger.listing import intent_view
 from qrpos.ledger.records import IntentRow
 from qrpos.ledger.states import IntentState, ReversalState
+from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import IntentView
 from qrpos.service import Transaction, parse_transaction
 
@@ -272,3 +273,13 @@ def clear_foreign(conn: sqlite3.Connection, now: float) -> None:
     records.log_attempt(
         conn, kind="foreign", n=1, sent_at=now, outcome="cleared", detail="cleared by an owner"
     )
+
+
+def review_views(ledger: Ledger) -> list[ReviewView]:
+    """Open reviews read straight from the outbox (needs no client or password)."""
+    return ledger.read(open_reviews)
+
+
+def recorded_foreign_activity(ledger: Ledger) -> ForeignActivity | None:
+    """The other-install warning read straight from the outbox (for `qrpos doctor`)."""
+    return ledger.read(foreign_activity)

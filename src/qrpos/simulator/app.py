@@ -67,9 +67,12 @@ class DateHeader:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = scope.get("app")
+        sandbox = getattr(getattr(app, "state", None), "sandbox", None)
+        offset = sandbox.options.clock_offset_s if sandbox is not None else 0.0
+
         async def send_dated(message: Message) -> None:
             if message["type"] == "http.response.start":
-                offset = scope["app"].state.sandbox.options.clock_offset_s
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"date"]
                 headers.append((b"date", http_date(offset).encode("ascii")))
                 message = {**message, "headers": headers}

@@ -32,7 +32,7 @@ class ConnectionDropped(RuntimeError):
 
 
 def http_date(offset_s: float = 0.0) -> str:
-    """The current time, `offset_s` seconds ahead, as an HTTP `Date` header value."""
+    """The current time (shifted by the sandbox's clock offset) as an HTTP `Date` value."""
     return formatdate(time.time() + offset_s, usegmt=True)
 
 

@@ -46,10 +46,11 @@ class SimulatorOptions:
     reverse_pending_receipt: ReversePendingReceipt = "issue_then_void"
     ready_failed_dependency: str | None = None
     ready_failed_status: int = 503
+    #: seconds the service's clock runs ahead of true time (negative: behind); applies to
+    #: `createdAt`, the list's default window and the `Date` header alike
+    clock_offset_s: float = 0.0
     #: SQLite file that keeps the state across restarts; None = memory only
     db_path: Path | None = None
-    #: seconds the service's clock is ahead of real time (negative: behind)
-    clock_offset_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.same_key_new_body not in ("replay", "conflict", "unprocessable", "new_charge"):

@@ -77,8 +77,8 @@ class SandboxState:
     # --- time ---------------------------------------------------------------------------
 
     def now_us(self) -> int:
-        """The service's clock (with its offset) in microseconds since the epoch."""
-        return model.to_micros(self.clock()) + round(self.options.clock_offset_s * 1e6)
+        """The sandbox clock in microseconds since the epoch (with its configured offset)."""
+        return model.to_micros(self.clock()) + int(self.options.clock_offset_s * 1e6)
 
     def _next_created_us(self) -> int:
         # Commit times strictly increase, so "newest first" matches the order of commits.

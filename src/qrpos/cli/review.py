@@ -1,0 +1,205 @@
+"""`qrpos outbox review`: the sales a person must settle, and settling one headless.
+
+    qrpos outbox review [--json]              list open reviews with their candidate rows
+    qrpos outbox review ID --charged TX       this row is the sale: the customer paid
+    qrpos outbox review ID --refund TX        this row was charged wrongly: refund it
+    qrpos outbox review ID --not-charged      nothing was charged for this sale
+    qrpos outbox review --clear-foreign       clear the other-install warning
+
+Gating is the same as `qrpos reverse`: whoever can read the terminal's stored
+credentials (the qrpos service user, or root) may settle; the kiosk's owner screen asks
+for the manager PIN instead. Every decision is written to the audit trail with the
+local user's name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+from typing import Any
+
+from qrpos import spec
+from qrpos.cli.common import (
+    EXIT_CREDENTIALS,
+    EXIT_LOCAL_ERROR,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_UNRESOLVED,
+    EXIT_USAGE,
+    SETUP_ERRORS,
+    config_from_args,
+    fail,
+)
+from qrpos.ledger import (
+    ChargeRefusedLocally,
+    ForeignActivity,
+    Ledger,
+    LedgerError,
+    MarkCharged,
+    MarkNotCharged,
+    RefundRow,
+    ReviewDecision,
+    ReviewRefused,
+    ReviewView,
+    UnknownIntent,
+    recorded_foreign_activity,
+    review_views,
+)
+
+EPILOG = """exit codes:
+  listing:   0 no review open, 3 some reviews open, 1 local error
+  settling:  0 settled (a refund has landed), 2 refused (not in review, row not among
+             its candidates or owned by another sale: nothing changed), 3 settled but the
+             refund is still queued (qrpos outbox resolve retries it), 4 credentials
+             rejected while refunding, 1 local error
+  --clear-foreign: 0 cleared
+Gating: as for `qrpos reverse`, reading the stored terminal credentials is required."""
+
+REFUND_EXIT = {
+    "refunded": EXIT_OK,
+    "unresolved": EXIT_UNRESOLVED,
+    "credentials_rejected": EXIT_CREDENTIALS,
+    "refused": EXIT_REFUSED,
+}
+
+
+def register(actions: Any) -> None:
+    """Add `review` under `qrpos outbox`."""
+    rv: argparse.ArgumentParser = actions.add_parser(
+        "review",
+        help="sales a person must settle: list, or settle one",
+        description="List sales in review with the history rows that could be their "
+        "charge, or settle one. Tokens show their last 4 characters only.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rv.add_argument("id", nargs="?", type=int, help="the sale to settle (see the list)")
+    what = rv.add_mutually_exclusive_group()
+    what.add_argument("--charged", metavar="TX", help="this row is the sale (customer paid)")
+    what.add_argument("--refund", metavar="TX", help="this row was charged wrongly: refund it")
+    what.add_argument("--not-charged", action="store_true", help="nothing was charged")
+    what.add_argument(
+        "--clear-foreign",
+        action="store_true",
+        help="clear the warning that another install uses these credentials",
+    )
+    rv.add_argument("--json", action="store_true", help="print the open reviews as JSON")
+    rv.add_argument("--deadline", type=float, default=30.0, help="seconds to try a refund")
+    rv.set_defaults(func=run_review)
+
+
+def _local(moment: Any) -> str:
+    return str((moment + spec.LOCAL_UTC_OFFSET).strftime("%Y-%m-%d %H:%M:%S"))
+
+
+def _to_json(view: ReviewView) -> dict[str, Any]:
+    return {
+        "id": int(view.intent.id),
+        "amountMNT": view.intent.amount_mnt,
+        "token": view.intent.token,
+        "reason": view.reason,
+        "createdAt": view.intent.to_json()["createdAt"],
+        "candidates": [
+            {
+                "transactionID": c.transaction.id,
+                "amountMNT": c.transaction.amount_mnt,
+                "status": c.transaction.status.value,
+                "createdAt": c.transaction.to_json().get("createdAt"),
+                "otherSales": list(c.other_intents),
+            }
+            for c in view.candidates
+        ],
+    }
+
+
+def _print_views(views: list[ReviewView], foreign: ForeignActivity | None) -> None:
+    if foreign is not None:
+        print(
+            f"WARNING: another install uses these credentials: {foreign.count} charge(s) "
+            f"since {_local(foreign.first_seen)} not sent by this kiosk "
+            f"(e.g. {', '.join(foreign.tx_ids)}); history is not matched automatically"
+        )
+    if not views:
+        print("no sale waits for a review")
+    for view in views:
+        amount = f"{view.intent.amount_mnt or 0:,} MNT"
+        print(
+            f"sale #{view.intent.id}  {amount}  token {view.intent.token or '-'}  "
+            f"{_local(view.intent.created_at)}  reason: {view.reason}"
+        )
+        for c in view.candidates:
+            tx = c.transaction
+            others = ", ".join(f"#{i}" for i in c.other_intents) or "none"
+            print(
+                f"    {tx.id}  {tx.amount_mnt:,} MNT  {tx.status.value:<9} "
+                f"{_local(tx.created_at)}  other sales that could own it: {others}"
+            )
+        if not view.candidates:
+            print("    no candidate row")
+
+
+def _list(args: argparse.Namespace) -> int:
+    ledger = Ledger.open(config_from_args(args).ledger_path)
+    try:
+        views, foreign = review_views(ledger), recorded_foreign_activity(ledger)
+    finally:
+        ledger.close()
+    if args.json:
+        print(json.dumps([_to_json(v) for v in views], ensure_ascii=False, indent=2))
+    else:
+        _print_views(views, foreign)
+    return EXIT_UNRESOLVED if views else EXIT_OK
+
+
+def _decision(args: argparse.Namespace) -> ReviewDecision | None:
+    if args.charged:
+        return MarkCharged(args.charged)
+    if args.refund:
+        return RefundRow(args.refund)
+    if args.not_charged:
+        return MarkNotCharged()
+    return None
+
+
+async def _settle(args: argparse.Namespace, decision: ReviewDecision) -> int:
+    from qrpos.cli.outbox import open_desk, print_sale
+
+    actor = f"cli:{getpass.getuser()}"
+    async with open_desk(args) as desk:
+        result = await desk.settle_review(args.id, decision, actor=actor, deadline_s=args.deadline)
+        refund = desk.refund_of(decision.tx_id) if isinstance(decision, RefundRow) else None
+    print_sale(result)
+    if refund is None:
+        return EXIT_OK
+    print(f"refund of {refund.tx_id}: {refund.state} ({refund.message})")
+    return REFUND_EXIT.get(refund.state, EXIT_UNRESOLVED)
+
+
+async def _clear(args: argparse.Namespace) -> int:
+    from qrpos.cli.outbox import open_desk
+
+    async with open_desk(args) as desk:
+        desk.clear_foreign_activity()
+    print("the other-install warning is cleared; history matching resumes")
+    return EXIT_OK
+
+
+def run_review(args: argparse.Namespace) -> int:
+    """List open reviews, settle one, or clear the other-install warning."""
+    decision = _decision(args)
+    try:
+        if args.clear_foreign:
+            return asyncio.run(_clear(args))
+        if decision is None:
+            if args.id is not None:
+                return fail("say how: --charged TX, --refund TX or --not-charged", EXIT_USAGE)
+            return _list(args)
+        if args.id is None:
+            return fail("which sale? give its id (see qrpos outbox review)", EXIT_USAGE)
+        return asyncio.run(_settle(args, decision))
+    except ReviewRefused as exc:
+        return fail(str(exc), EXIT_REFUSED)
+    except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally, UnknownIntent) as exc:
+        return fail(str(exc).strip("'\""), EXIT_LOCAL_ERROR)

@@ -1,0 +1,301 @@
+"""Issue 10's ledger seams, each against the real sandbox: money moves only on proof.
+
+1. an abandoned sale never refunds a row another sale could own;
+2. a lost reply on a Pi whose clock is minutes off is found, not called "not charged";
+4. another install charging with the same credentials is noticed, and stops guessing;
+6. a 201 that does not match the request is never approved;
+7. a same-key answer after an unclear attempt ends the sale in seconds, not ten minutes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from qrpos import spec
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, records
+from qrpos.service import TerminalClient
+from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
+from qrpos.simulator.testing import asgi_transport
+
+ASGI_BASE_URL = "http://127.0.0.1"
+
+
+def charges_of(sandbox: Sandbox, wallet: WalletInfo) -> list[str]:
+    return [
+        tx.id
+        for tx in sandbox.transactions()
+        if tx.wallet_id == wallet.wallet_id and tx.type is spec.TxType.CHARGE
+    ]
+
+
+def shifted_clock(offset_s: float) -> Callable[[], datetime]:
+    """A kiosk clock `offset_s` ahead of the server's (negative: behind)."""
+    return lambda: datetime.now(UTC) + timedelta(seconds=offset_s)
+
+
+# --- 1: an abandoned sale never refunds another sale's charge ---------------------------
+
+
+async def test_abandoned_sale_does_not_refund_the_charge_of_a_later_same_amount_sale(
+    ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox
+) -> None:
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing(max_sends=2))
+    a_wallet, b_wallet = sandbox.create_wallet(10_000), sandbox.create_wallet(10_000)
+    # sale A never commits, but its outcome stays unclear (500s, history unreadable)
+    sandbox.arm_fault("error_before_commit", count=2, operation="charge")
+    sandbox.arm_fault("error_before_commit", count=1000, operation="list")
+    a = await desk.charge(700, a_wallet.qr_token, deadline_s=0.5)
+    assert a.state is IntentState.UNRESOLVED
+    sandbox.clear_faults()
+    await desk.abandon(a.intent_id)
+    # sale B of the same amount is charged, loses its reply, and its retry hears 409
+    sandbox.arm_fault("drop_after_commit", operation="charge")
+    sandbox.arm_fault("forget_idempotency", count=2, operation="charge")
+    b = await desk.charge(700, b_wallet.qr_token, deadline_s=5)
+    [b_tx] = charges_of(sandbox, b_wallet)
+    assert b.state is IntentState.NEEDS_REVIEW
+    await desk.recover()
+    # the abandoned sale could own B's row only as much as B could: a person decides
+    assert sandbox.transaction(b_tx).status is spec.TxStatus.COMPLETED
+    assert sandbox.wallet(b_wallet.wallet_id).balance_mnt == 10_000 - 700
+    assert ledger.read(records.open_reversals) == []
+    reviews = {int(r.intent.id): r for r in desk.reviews()}
+    assert set(reviews) == {a.intent_id, b.intent_id}
+    assert reviews[a.intent_id].reason == "contested_row"
+    [candidate] = reviews[a.intent_id].candidates
+    assert candidate.transaction.id == b_tx and candidate.other_intents == (b.intent_id,)
+
+
+# --- 2: the clock offset is measured from any response, the history's included ----------
+
+
+@pytest.mark.parametrize("kiosk_ahead_s", [-600.0, -180.0, 180.0, 600.0])
+async def test_lost_reply_on_an_offset_clock_is_found_not_called_not_charged(
+    ledger: Ledger,
+    asgi_client: TerminalClient,
+    sandbox: Sandbox,
+    wallet: WalletInfo,
+    kiosk_ahead_s: float,
+) -> None:
+    desk = ChargeDesk(
+        ledger,
+        asgi_client,
+        policy=RetryPolicy.testing(max_sends=3),
+        clock=shifted_clock(kiosk_ahead_s),
+    )
+    # the first request commits; no request ever gets an answer (so no charge reply's Date)
+    sandbox.arm_fault("drop_after_commit", count=3, operation="charge")
+    result = await desk.charge(450, wallet.qr_token, deadline_s=5)
+    [tx_id] = charges_of(sandbox, wallet)
+    assert result.state is IntentState.CHARGED_PER_HISTORY and result.charged is True
+    assert result.transaction is not None and result.transaction.id == tx_id
+
+
+@pytest.mark.parametrize("kiosk_ahead_s", [-600.0, 600.0])
+async def test_sale_that_never_committed_ends_not_charged_on_an_offset_clock(
+    ledger: Ledger,
+    asgi_client: TerminalClient,
+    sandbox: Sandbox,
+    wallet: WalletInfo,
+    kiosk_ahead_s: float,
+) -> None:
+    desk = ChargeDesk(
+        ledger,
+        asgi_client,
+        policy=RetryPolicy.testing(max_sends=2),
+        clock=shifted_clock(kiosk_ahead_s),
+    )
+    sandbox.arm_fault("error_before_commit", count=2, operation="charge")
+    result = await desk.charge(450, wallet.qr_token, deadline_s=5)
+    assert result.state is IntentState.NOT_CHARGED and result.charged is False
+    offset = ledger.read(lambda c: c.execute("SELECT offset_s FROM server_clock").fetchone()[0])
+    assert offset == pytest.approx(-kiosk_ahead_s, abs=2.0)
+
+
+# --- 4: another install with the same credentials ---------------------------------------
+
+
+@pytest.fixture
+async def second_install(
+    sim_app: Any, terminal: TerminalCredentials, tmp_path: Any
+) -> AsyncIterator[ChargeDesk]:
+    """A second kiosk paired with the same terminal credentials, with its own outbox."""
+    client = TerminalClient(
+        ASGI_BASE_URL, terminal.username, terminal.password, transport=asgi_transport(sim_app)
+    )
+    other = Ledger.open(tmp_path / "other" / "outbox.sqlite3")
+    yield ChargeDesk(other, client, policy=RetryPolicy.testing())
+    other.close()
+    await client.aclose()
+
+
+async def test_second_install_is_noticed_and_its_charge_is_not_claimed(
+    ledger: Ledger,
+    asgi_client: TerminalClient,
+    sandbox: Sandbox,
+    second_install: ChargeDesk,
+) -> None:
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing(max_sends=2, settle_s=5))
+    mine, theirs, theirs_too = (sandbox.create_wallet(10_000) for _ in range(3))
+    # this kiosk's sale never commits and its outcome stays unclear for now
+    sandbox.arm_fault("error_before_commit", count=2, operation="charge")
+    sandbox.arm_fault("error_before_commit", count=1000, operation="list")
+    sale = await desk.charge(300, mine.qr_token, deadline_s=0.3)
+    sandbox.clear_faults()
+    # meanwhile the other install sells the same amount and another one
+    assert (await second_install.charge(300, theirs.qr_token, deadline_s=5)).charged
+    assert (await second_install.charge(120, theirs_too.qr_token, deadline_s=5)).charged
+    [result] = await desk.recover()
+    [their_tx] = charges_of(sandbox, theirs)
+    assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
+    [review] = desk.reviews()
+    assert review.reason == "foreign_activity"
+    assert [c.transaction.id for c in review.candidates] == [their_tx]
+    seen = desk.foreign_activity()
+    assert seen is not None and seen.count == 1
+    assert seen.tx_ids == tuple(charges_of(sandbox, theirs_too))
+    assert sandbox.transaction(their_tx).status is spec.TxStatus.COMPLETED
+    assert sale.intent_id == result.intent_id
+
+
+async def test_after_foreign_activity_a_unique_row_goes_to_review_until_cleared(
+    desk: ChargeDesk, sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    sandbox.seed_charge(terminal.username, 999, datetime.now(UTC))  # not ours
+    first, second, third = (sandbox.create_wallet(10_000) for _ in range(3))
+    sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
+    noticed = await desk.charge(250, first.qr_token, deadline_s=5)
+    assert desk.foreign_activity() is not None
+    assert noticed.state is IntentState.NEEDS_REVIEW
+    sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
+    held = await desk.charge(260, second.qr_token, deadline_s=5)
+    assert held.state is IntentState.NEEDS_REVIEW
+    assert [r.reason for r in desk.reviews()] == ["foreign_activity", "foreign_activity"]
+    desk.clear_foreign_activity()
+    assert desk.foreign_activity() is None
+    sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
+    found = await desk.charge(270, third.qr_token, deadline_s=5)
+    assert found.state is IntentState.CHARGED_PER_HISTORY
+
+
+async def test_own_earlier_sales_and_refunds_are_not_foreign_activity(
+    desk: ChargeDesk, sandbox: Sandbox
+) -> None:
+    wallets = [sandbox.create_wallet(10_000) for _ in range(4)]
+    approved = await desk.charge(400, wallets[0].qr_token, deadline_s=5)
+    assert approved.transaction is not None
+    assert (await desk.reverse(approved.transaction.id)).state == "refunded"
+    assert (await desk.charge(410, wallets[1].qr_token, deadline_s=5)).charged
+    sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
+    found = await desk.charge(400, wallets[2].qr_token, deadline_s=5)
+    assert found.state is IntentState.CHARGED_PER_HISTORY
+    assert desk.foreign_activity() is None
+
+
+# --- 6: a 201 is checked against the request ---------------------------------------------
+
+
+def rewriting(inner: httpx.AsyncBaseTransport, change: dict[str, Any]) -> httpx.AsyncBaseTransport:
+    """A transport that alters the body of every 201 (the service misbehaving)."""
+
+    class Rewriting(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            response = await inner.handle_async_request(request)
+            if response.status_code != 201:
+                return response
+            body = json.loads(await response.aread())
+            body.update({k: v(body) if callable(v) else v for k, v in change.items()})
+            return httpx.Response(201, headers=response.headers, json=body)
+
+    return Rewriting()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {spec.FIELD_AMOUNT: lambda body: body[spec.FIELD_AMOUNT] + 1},
+        {"type": "CREDIT"},
+        {"status": "REVERSED"},
+        {"terminalID": "ter_someoneelse000"},
+    ],
+    ids=["amount", "type", "status", "terminal"],
+)
+async def test_a_201_that_does_not_match_the_request_goes_to_review(
+    ledger: Ledger,
+    sim_app: Any,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    change: dict[str, Any],
+) -> None:
+    honest = TerminalClient(
+        ASGI_BASE_URL, terminal.username, terminal.password, transport=asgi_transport(sim_app)
+    )
+    lying = TerminalClient(
+        ASGI_BASE_URL,
+        terminal.username,
+        terminal.password,
+        transport=rewriting(asgi_transport(sim_app), change),
+    )
+    try:
+        # an honest first sale teaches the ledger this terminal's id
+        first = sandbox.create_wallet(10_000)
+        await ChargeDesk(ledger, honest, policy=RetryPolicy.testing()).charge(
+            10, first.qr_token, deadline_s=5
+        )
+        wallet = sandbox.create_wallet(10_000)
+        desk = ChargeDesk(ledger, lying, policy=RetryPolicy.testing())
+        result = await desk.charge(500, wallet.qr_token, deadline_s=5)
+    finally:
+        await honest.aclose()
+        await lying.aclose()
+    assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
+    assert result.transaction is None
+    [review] = desk.reviews()
+    assert review.reason == "reply_mismatch"
+    assert [c.transaction.id for c in review.candidates] == charges_of(sandbox, wallet)
+
+
+# --- 7: a definite answer in seconds whenever the service answers -----------------------
+
+
+@pytest.mark.parametrize(
+    ("balance", "expected"),
+    [(100, IntentState.DECLINED), (None, IntentState.NOT_CHARGED)],
+    ids=["422-after-500", "409-after-500"],
+)
+async def test_same_key_answer_after_an_unclear_attempt_ends_the_sale_after_settling(
+    ledger: Ledger,
+    asgi_client: TerminalClient,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    balance: int | None,
+    expected: IntentState,
+) -> None:
+    # a ceiling of ten minutes for a silent service; a few seconds to settle late commits
+    policy = RetryPolicy.testing(
+        absent_after_s=600, settle_s=0.5, lookup_interval_s=0.2, sleep=True
+    )
+    desk = ChargeDesk(ledger, asgi_client, policy=policy)
+    wallet = sandbox.create_wallet(balance if balance is not None else 10_000)
+    if balance is None:
+        # the token is spent elsewhere between our two attempts: the retry hears 409
+        other = sandbox.terminal_record(sandbox.create_terminal("m_demo").username)
+        assert other is not None
+        sandbox.charge(other, _body(wallet, 5), "k-else")
+    sandbox.arm_fault("error_before_commit", operation="charge")
+    result = await desk.charge(500, wallet.qr_token, deadline_s=15)
+    assert result.state is expected and result.charged is False
+    ours = [tx for tx in sandbox.transactions() if tx.username == terminal.username]
+    assert ours == []
+    # the till is free for the next sale
+    assert desk.unresolved() == []
+
+
+def _body(wallet: WalletInfo, amount: int) -> bytes:
+    return json.dumps({spec.FIELD_QR_TOKEN: wallet.qr_token, spec.FIELD_AMOUNT: amount}).encode()
