@@ -42,7 +42,9 @@ Everything else is a **review** (`Disputed`), with a stable reason code:
 `ambiguous_history` (two or more candidates), `contested_row` (another intent could own
 the only candidate), `reply_mismatch` (a 201 that does not fit the request or is owned by
 another sale), `reversed_row` (the only candidate was already reversed) and
-`foreign_activity` (another install uses these credentials, see below).
+`foreign_activity` (another install uses these credentials, see below) and
+`unmeasured_clock` (nothing found, but the window could never be placed on the server's
+clock, so absence proves nothing; raised once the ceiling `absent_after_s` has passed).
 
 Abandoned sales follow the same rules: an abandoned sale refunds a row only on proof, so it
 never refunds a row another intent could own.
@@ -53,7 +55,7 @@ No candidate proves nothing by itself. A sale is "not charged" only when resendi
 stopped, late commits have had `settle_s`, the look-up ran on a measured clock and its
 span covered the whole window, and either the service answered this key (422, 409, 4xx)
 or the ceiling `absent_after_s` for a service that never answers has passed
-(`qrpos.ledger.lookup.absent_is_final`).
+(`qrpos.ledger.lookup.absence`).
 
 Another install with the same credentials
 -----------------------------------------
@@ -82,6 +84,7 @@ CONTESTED = "contested_row"
 REPLY_MISMATCH = "reply_mismatch"
 REVERSED_ROW = "reversed_row"
 FOREIGN = "foreign_activity"
+UNMEASURED = "unmeasured_clock"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,11 @@ measures `offset = server − local`; the latest measurement is kept in the outb
 when it was taken and since when the offset has held (a jump of either clock resets that).
 
 A measurement is trusted for a sale when it is the sale's own (a response to one of its
-requests) or was taken close to the sale, or the offset has held since before the sale.
+requests), or the offset has held since before the sale, or it is the first measurement
+ever and was taken close to the sale. After a jump, a sale from before it that has no
+measurement of its own gets a window that spans the offsets before and after the jump
+(the jump may have come before or after its requests); with two jumps since, it is
+unmeasured.
 Without one the look-up window widens by `RetryPolicy.max_clock_skew_s`, and absence is
 never final (`qrpos.ledger.claims`).
 """
@@ -19,6 +23,8 @@ from datetime import datetime
 
 #: the server's `Date` header has a resolution of one second (the true time is in [D, D+1))
 DATE_RESOLUTION_S = 1.0
+#: a slower exchange says too little about when the server stamped its `Date`
+MAX_ROUND_TRIP_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -30,11 +36,20 @@ class ClockReading:
     measured_at: float
     #: local time since which every measurement agreed with `offset_s`
     stable_since: float
+    #: True when an earlier measurement disagreed (a clock jumped at some point before
+    #: `stable_since`): then the offset is not known for anything before it
+    jumped: bool = False
+    #: the offset that held before the last jump, and since when (None: no jump known)
+    previous_s: float | None = None
+    previous_since: float | None = None
 
 
 def offset_from(server_date: datetime | None, sent_local: float, end_local: float) -> float | None:
-    """server − local from one response's `Date`, taken against the request's midpoint."""
-    if server_date is None:
+    """server − local from one response's `Date`, taken against the request's midpoint.
+
+    None without a `Date`, or when the round trip was too slow to place it within a second.
+    """
+    if server_date is None or not 0 <= end_local - sent_local <= MAX_ROUND_TRIP_S:
         return None
     return server_date.timestamp() + DATE_RESOLUTION_S / 2 - (sent_local + end_local) / 2
 
@@ -42,11 +57,19 @@ def offset_from(server_date: datetime | None, sent_local: float, end_local: floa
 def read(conn: sqlite3.Connection) -> ClockReading | None:
     """The stored reading, or None when the server's clock was never measured."""
     row = conn.execute(
-        "SELECT offset_s, measured_at, stable_since FROM server_clock WHERE id = 1"
+        "SELECT offset_s, measured_at, stable_since, jumped, previous_s, previous_since"
+        " FROM server_clock WHERE id = 1"
     ).fetchone()
     if row is None or row[0] is None:
         return None
-    return ClockReading(float(row[0]), float(row[1]), float(row[2]))
+    return ClockReading(
+        float(row[0]),
+        float(row[1]),
+        float(row[2]),
+        bool(row[3]),
+        None if row[4] is None else float(row[4]),
+        None if row[5] is None else float(row[5]),
+    )
 
 
 def observe(conn: sqlite3.Connection, offset_s: float, at: float, tolerance_s: float) -> None:
@@ -55,12 +78,20 @@ def observe(conn: sqlite3.Connection, offset_s: float, at: float, tolerance_s: f
     steady = (
         old is not None and at >= old.measured_at and abs(offset_s - old.offset_s) <= tolerance_s
     )
-    since = old.stable_since if steady and old is not None else at
+    if old is None:
+        since, jumped, previous, previous_since = at, False, None, None
+    elif steady:
+        since, jumped = old.stable_since, old.jumped
+        previous, previous_since = old.previous_s, old.previous_since
+    else:
+        since, jumped, previous, previous_since = at, True, old.offset_s, old.stable_since
     conn.execute(
-        "INSERT INTO server_clock (id, offset_s, measured_at, stable_since) VALUES (1, ?, ?, ?)"
-        " ON CONFLICT (id) DO UPDATE SET offset_s = excluded.offset_s,"
-        " measured_at = excluded.measured_at, stable_since = excluded.stable_since",
-        (offset_s, at, since),
+        "INSERT INTO server_clock (id, offset_s, measured_at, stable_since, jumped, previous_s,"
+        " previous_since) VALUES (1, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
+        " offset_s = excluded.offset_s, measured_at = excluded.measured_at,"
+        " stable_since = excluded.stable_since, jumped = excluded.jumped,"
+        " previous_s = excluded.previous_s, previous_since = excluded.previous_since",
+        (offset_s, at, since, int(jumped), previous, previous_since),
     )
 
 

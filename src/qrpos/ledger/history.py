@@ -34,18 +34,26 @@ class Sighting:
     failure: ListOutcome | None = None
 
 
-def offset_for(row: IntentRow, reading: ClockReading | None, policy: RetryPolicy) -> float | None:
-    """The server clock offset to trust for this intent, or None when none can be."""
+def offsets_for(
+    row: IntentRow, reading: ClockReading | None, policy: RetryPolicy
+) -> tuple[float, float] | None:
+    """The range of server clock offsets to trust for this intent, or None when unknown."""
     if row.clock_skew_s is not None:
-        return row.clock_skew_s  # measured by a response to one of its own requests
+        return row.clock_skew_s, row.clock_skew_s  # measured by one of its own requests
     if reading is None:
         return None
     first = row.first_sent_at if row.first_sent_at is not None else row.created_at
     last = max(row.last_end_at or first, row.last_sent_at or first)
+    now = reading.offset_s
     if reading.stable_since <= first:
-        return reading.offset_s  # the offset has held since before the sale
-    if first - policy.clock_fresh_s <= reading.measured_at <= last + policy.clock_fresh_s:
-        return reading.offset_s
+        return now, now  # the offset has held since before the sale
+    if not reading.jumped:
+        if first - policy.clock_fresh_s <= reading.measured_at <= last + policy.clock_fresh_s:
+            return now, now  # the first measurement ever, taken close to the sale
+        return None
+    before, since = reading.previous_s, reading.previous_since
+    if before is not None and since is not None and since <= first:
+        return min(before, now), max(before, now)  # the jump came before or after it
     return None
 
 
@@ -55,14 +63,15 @@ def window_for(row: IntentRow, policy: RetryPolicy, reading: ClockReading | None
     last_sent = row.last_sent_at if row.last_sent_at is not None else first
     end = max(row.last_end_at or last_sent, last_sent) + policy.settle_s
     margin = policy.window_margin_s + DATE_RESOLUTION_S
-    offset = offset_for(row, reading, policy)
-    measured = offset is not None
-    if offset is None:
-        offset, margin = 0.0, margin + policy.max_clock_skew_s
+    offsets = offsets_for(row, reading, policy)
+    if offsets is None:
+        low, high = -policy.max_clock_skew_s, policy.max_clock_skew_s
+    else:
+        low, high = offsets
     return Window(
-        start=datetime.fromtimestamp(first + offset - margin, UTC),
-        end=datetime.fromtimestamp(end + offset + margin, UTC),
-        measured=measured,
+        start=datetime.fromtimestamp(first + low - margin, UTC),
+        end=datetime.fromtimestamp(end + high + margin, UTC),
+        measured=offsets is not None,
     )
 
 

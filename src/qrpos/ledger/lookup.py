@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from typing import Literal
 
 from qrpos.ledger import clock, records, reviews
 from qrpos.ledger.claims import (
+    UNMEASURED,
     Claimant,
     Disputed,
     NoCandidate,
@@ -50,22 +52,29 @@ def may_send(row: IntentRow, policy: RetryPolicy, now: float) -> bool:
     )
 
 
-def absent_is_final(policy: RetryPolicy, row: IntentRow, looked_at: float, measured: bool) -> bool:
-    """Whether a look-up that found nothing proves the intent was not charged.
+Absence = Literal["final", "wait", "unmeasured"]
 
-    Only when resending stopped, the look-up ran on a measured clock over the whole
-    window, late commits had `settle_s` before it, and either the service answered this
-    key or the ceiling for a service that never answers has passed.
+
+def absence(policy: RetryPolicy, row: IntentRow, looked_at: float, window: Window) -> Absence:
+    """What a look-up that found nothing means for the intent.
+
+    "final" (not charged) only when resending stopped, late commits had `settle_s` before
+    the look-up, its window was placed on a measured clock, and either the service answered
+    this key or the ceiling for a service that never answers has passed. "unmeasured" when
+    the ceiling passed but the window never could be placed: a person decides. Else "wait".
     """
-    if not measured or may_send(row, policy, looked_at):
-        return False
+    if may_send(row, policy, looked_at):
+        return "wait"
     first = row.first_sent_at if row.first_sent_at is not None else row.created_at
     unclear_end = row.last_unclear_end_at
     if unclear_end is None:
         unclear_end = max(row.last_end_at or first, row.last_sent_at or first)
-    settled = looked_at - unclear_end >= policy.settle_s
-    answered = row.if_absent is not None
-    return settled and (answered or looked_at - first >= policy.absent_after_s)
+    if looked_at - unclear_end < policy.settle_s:
+        return "wait"
+    ceiling = looked_at - first >= policy.absent_after_s
+    if not window.measured:
+        return "unmeasured" if ceiling else "wait"
+    return "final" if ceiling or row.if_absent is not None else "wait"
 
 
 def _neighbours(conn: sqlite3.Connection, span: Window, offset: float) -> list[IntentRow]:
@@ -107,7 +116,9 @@ def _conclude(
         clock.observe(conn, seen.offset_s, seen.measured_at, policy.window_margin_s)
     reading = clock.read(conn)
     window = window_for(row, policy, reading)
-    measured = window.measured and seen.span.covers(window)
+    # the span was placed before this look-up measured the clock: it must cover the window
+    covered = seen.span.covers(window)
+    measured = window.measured and covered
     if seen.rows:
         clock.learn_terminal_id(conn, seen.rows[0].terminal_id)
     neighbours = _neighbours(conn, seen.span, reading.offset_s if reading else 0.0)
@@ -166,7 +177,19 @@ def _conclude(
             f"in the history ({ids}); a person must decide",
         }, verdict.reason
     assert isinstance(verdict, NoCandidate)
-    if not absent_is_final(policy, row, looked_at, measured):
+    verdict_on_absence = absence(policy, row, looked_at, window) if covered else "wait"
+    if verdict_on_absence == "unmeasured":
+        reviews.open_review(conn, row.id, UNMEASURED, (), now)
+        return {
+            "state": IntentState.NEEDS_REVIEW,
+            "token": None,
+            "watching": 0,
+            "may_resend": 0,
+            "resolved_at": now,
+            "last_detail": f"{UNMEASURED}: no matching charge, but the server's clock at the "
+            "time of the sale is unknown; a person must decide",
+        }, UNMEASURED
+    if verdict_on_absence == "wait":
         return {}, "no_candidate" if measured else "no_candidate_unmeasured_clock"
     if watching:
         return {

@@ -259,14 +259,17 @@ async def drive(
                 )
             )
         else:
+            watching = row.state is IntentState.ABANDONED
             if row.lookups and row.last_lookup_at is not None:
                 wait = row.last_lookup_at + ctx.policy.lookup_interval_s - now
+                if watching and wait > 0:
+                    return row  # not due yet; recovery goes on to the next one
                 if not await ctx.pause(wait, deadline):
                     return row
             _report(progress, row, "checking_history", started, row.last_detail or "")
             row = await check_history(ctx, row)
-            if row.state is IntentState.ABANDONED and row.tx_id is not None:
-                return row
+            if watching:
+                return row  # one look per pass, so one stuck sale never starves the others
         if time.monotonic() >= deadline:
             return row
     return row

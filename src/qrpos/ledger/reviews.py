@@ -42,7 +42,7 @@ class ReviewView:
 
     intent: IntentView
     #: stable code: ambiguous_history, contested_row, reply_mismatch, reversed_row,
-    #: foreign_activity
+    #: foreign_activity, unmeasured_clock
     reason: str
     candidates: tuple[ReviewCandidate, ...]
 

@@ -93,6 +93,10 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         measured_at  REAL,              -- local time of the measurement
         -- local time since which every measurement agreed with this offset (a jump resets it)
         stable_since REAL,
+        -- 1 when stable_since was set by a jump (an earlier measurement disagreed)
+        jumped       INTEGER NOT NULL DEFAULT 0,
+        previous_s   REAL,              -- the offset before the last jump
+        previous_since REAL,            -- since when that one had held
         terminal_id  TEXT               -- this terminal's ter_ id, once a verified reply showed it
     );
     -- an intent a person must settle, with the rows that could be its charge
