@@ -12,8 +12,8 @@ from installer.conftest import LiveSimulator, qrpos_env
 from qrpos.doctor import NTP_FIX, Status, check_clock, check_outbox
 from qrpos.service.outcomes import Exchange
 
-LINES = ("camera", "decoder", "state dir", "outbox", "credentials", "/health", "clock",
-         "/ready", "credentials live")  # fmt: skip
+LINES = ("camera", "decoder", "state dir", "outbox", "other install", "credentials", "/health",
+         "clock", "/ready", "credentials live")  # fmt: skip
 
 
 def doctor(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

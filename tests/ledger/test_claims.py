@@ -97,6 +97,44 @@ async def test_lost_reply_on_an_offset_clock_is_found_not_called_not_charged(
     assert result.transaction is not None and result.transaction.id == tx_id
 
 
+@pytest.mark.parametrize("server_ahead_s", [-900.0, 300.0])
+async def test_lost_reply_with_the_service_clock_off_is_found(
+    desk: ChargeDesk, sandbox: Sandbox, wallet: WalletInfo, server_ahead_s: float
+) -> None:
+    sandbox.configure(clock_offset_s=server_ahead_s)
+    sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
+    result = await desk.charge(460, wallet.qr_token, deadline_s=5)
+    assert result.state is IntentState.CHARGED_PER_HISTORY
+    assert result.transaction is not None
+    assert [result.transaction.id] == charges_of(sandbox, wallet)
+
+
+async def test_a_kiosk_clock_step_after_a_lost_reply_does_not_hide_the_charge(
+    ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox
+) -> None:
+    """A Pi boots two minutes slow, sells (reply lost), then NTP steps its clock: the
+    history's Date now shows a different offset than the one that held during the sale."""
+    kiosk_ahead = [-120.0]
+    desk = ChargeDesk(
+        ledger,
+        asgi_client,
+        policy=RetryPolicy.testing(max_sends=2),
+        clock=lambda: datetime.now(UTC) + timedelta(seconds=kiosk_ahead[0]),
+    )
+    earlier, wallet = sandbox.create_wallet(1000), sandbox.create_wallet(1000)
+    assert (await desk.charge(5, earlier.qr_token, deadline_s=5)).charged  # measures +120
+    sandbox.arm_fault("drop_after_commit", count=2, operation="charge")
+    sandbox.arm_fault("error_before_commit", count=1000, operation="list")
+    sale = await desk.charge(480, wallet.qr_token, deadline_s=0.3)
+    assert sale.state is IntentState.UNRESOLVED
+    sandbox.clear_faults()
+    kiosk_ahead[0] = 0.0  # NTP steps the clock by two minutes
+    [result] = await desk.recover()
+    assert result.charged is not False
+    assert result.state is IntentState.CHARGED_PER_HISTORY
+    assert result.transaction is not None and [result.transaction.id] == charges_of(sandbox, wallet)
+
+
 @pytest.mark.parametrize("kiosk_ahead_s", [-600.0, 600.0])
 async def test_sale_that_never_committed_ends_not_charged_on_an_offset_clock(
     ledger: Ledger,
@@ -299,3 +337,25 @@ async def test_same_key_answer_after_an_unclear_attempt_ends_the_sale_after_sett
 
 def _body(wallet: WalletInfo, amount: int) -> bytes:
     return json.dumps({spec.FIELD_QR_TOKEN: wallet.qr_token, spec.FIELD_AMOUNT: amount}).encode()
+
+
+async def test_a_replied_sale_from_before_a_day_long_clock_step_keeps_its_row(
+    ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox
+) -> None:
+    """A Pi boots a day behind and sells; NTP steps the clock; the next sale of the same
+    amount never commits. Its look-up sees the first sale's row and must not take it."""
+    kiosk_ahead = [-86_400.0]
+    desk = ChargeDesk(
+        ledger,
+        asgi_client,
+        policy=RetryPolicy.testing(max_sends=2),
+        clock=lambda: datetime.now(UTC) + timedelta(seconds=kiosk_ahead[0]),
+    )
+    first, second = sandbox.create_wallet(1000), sandbox.create_wallet(1000)
+    approved = await desk.charge(300, first.qr_token, deadline_s=5)
+    assert approved.state is IntentState.APPROVED
+    kiosk_ahead[0] = 0.0
+    sandbox.arm_fault("error_before_commit", count=2, operation="charge")
+    result = await desk.charge(300, second.qr_token, deadline_s=5)
+    assert result.state is IntentState.NOT_CHARGED and result.transaction is None
+    assert desk.foreign_activity() is None

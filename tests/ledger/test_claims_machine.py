@@ -198,7 +198,7 @@ class ClaimsMachine(RuleBasedStateMachine):
 
 
 ClaimsMachine.TestCase.settings = settings(
-    max_examples=15,
+    max_examples=10,
     stateful_step_count=10,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

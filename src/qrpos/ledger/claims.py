@@ -71,7 +71,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from qrpos import spec
 from qrpos.ledger.records import IntentRow, Proof
@@ -98,6 +98,11 @@ class Window:
     def contains(self, moment: datetime) -> bool:
         """True when `moment` lies inside the window (both ends included)."""
         return self.start <= moment <= self.end
+
+    def widened(self, seconds: float) -> Window:
+        """The same window, `seconds` longer on each side."""
+        pad = timedelta(seconds=seconds)
+        return Window(self.start - pad, self.end + pad, self.measured)
 
     def covers(self, other: Window) -> bool:
         """True when `other` lies wholly inside this window."""

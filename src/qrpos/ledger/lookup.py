@@ -77,15 +77,19 @@ def absence(policy: RetryPolicy, row: IntentRow, looked_at: float, window: Windo
     return "final" if ceiling or row.if_absent is not None else "wait"
 
 
-def _neighbours(conn: sqlite3.Connection, span: Window, offset: float) -> list[IntentRow]:
-    """Intents that could matter to rows of `span`: every unsettled one, and those near it."""
+def _neighbours(
+    conn: sqlite3.Connection, span: Window, offset: float, tx_ids: Sequence[str]
+) -> list[IntentRow]:
+    """Intents that could matter to rows of `span`: every unsettled one, those near it in
+    local time, and those that hold one of its rows (whatever their clock said then)."""
     slack = 3600.0  # local times of intents near the span, whatever their own offset was
     lo = span.start.timestamp() - offset - slack
     hi = span.end.timestamp() - offset + slack
-    rows = conn.execute(
-        "SELECT id FROM charge_intent WHERE charged IS NULL OR created_at BETWEEN ? AND ?",
-        (lo, hi),
-    ).fetchall()
+    marks = ", ".join("?" for _ in tx_ids) or "NULL"
+    # the placeholders are ours; the values go through parameters
+    where = f"charged IS NULL OR created_at BETWEEN ? AND ? OR tx_id IN ({marks})"
+    sql = f"SELECT id FROM charge_intent WHERE {where}"  # noqa: S608
+    rows = conn.execute(sql, (lo, hi, *tx_ids)).fetchall()
     found = [records.get_intent(conn, int(r[0])) for r in rows]
     return [r for r in found if r is not None]
 
@@ -116,12 +120,14 @@ def _conclude(
         clock.observe(conn, seen.offset_s, seen.measured_at, policy.window_margin_s)
     reading = clock.read(conn)
     window = window_for(row, policy, reading)
-    # the span was placed before this look-up measured the clock: it must cover the window
-    covered = seen.span.covers(window)
-    measured = window.measured and covered
+    if not seen.span.covers(window):
+        # the clock moved since the span was placed: part of the window went unseen, so
+        # neither proof nor absence can be had from this look; the next one uses the new clock
+        return {}, "clock_moved"
     if seen.rows:
         clock.learn_terminal_id(conn, seen.rows[0].terminal_id)
-    neighbours = _neighbours(conn, seen.span, reading.offset_s if reading else 0.0)
+    offset = reading.offset_s if reading else 0.0
+    neighbours = _neighbours(conn, seen.span, offset, [tx.id for tx in seen.rows])
     claimants = [
         Claimant(n.id, n.amount_mnt, window_for(n, policy, reading), n.tx_id)
         for n in neighbours
@@ -129,7 +135,7 @@ def _conclude(
     ]
     owned = {n.tx_id for n in neighbours if n.tx_id and owns_for_good(n) and n.id != row.id}
     me = Claimant(row.id, row.amount_mnt, window)
-    if measured:
+    if window.measured:
         in_window = [tx for tx in seen.rows if window.contains(tx.created_at)]
         known = _known(conn, [tx.id for tx in in_window])
         strangers = foreign_rows(in_window, [me, *claimants], known)
@@ -177,7 +183,7 @@ def _conclude(
             f"in the history ({ids}); a person must decide",
         }, verdict.reason
     assert isinstance(verdict, NoCandidate)
-    verdict_on_absence = absence(policy, row, looked_at, window) if covered else "wait"
+    verdict_on_absence = absence(policy, row, looked_at, window)
     if verdict_on_absence == "unmeasured":
         reviews.open_review(conn, row.id, UNMEASURED, (), now)
         return {
@@ -190,7 +196,7 @@ def _conclude(
             "time of the sale is unknown; a person must decide",
         }, UNMEASURED
     if verdict_on_absence == "wait":
-        return {}, "no_candidate" if measured else "no_candidate_unmeasured_clock"
+        return {}, "no_candidate" if window.measured else "no_candidate_unmeasured_clock"
     if watching:
         return {
             "watching": 0,
@@ -210,7 +216,8 @@ def _conclude(
 async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
     """One look at the history for `row`; commits what the claims model concluded."""
     reading = await ctx.ledger.aread(clock.read)
-    span = window_for(row, ctx.policy, reading)
+    # a little wider than the window: a fresh measurement's jitter must not uncover it
+    span = window_for(row, ctx.policy, reading).widened(ctx.policy.window_margin_s)
     looked_at = ctx.now()
     seen = await look_up(ctx.client, span, ctx.now)
 

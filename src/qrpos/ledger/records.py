@@ -225,14 +225,6 @@ def update_intent(
     return updated
 
 
-def claimed_tx_ids(conn: sqlite3.Connection, except_intent: int) -> set[str]:
-    """Transaction ids already claimed by any other intent."""
-    rows = conn.execute(
-        "SELECT tx_id FROM charge_intent WHERE tx_id IS NOT NULL AND id != ?", (except_intent,)
-    ).fetchall()
-    return {str(r[0]) for r in rows}
-
-
 def log_attempt(
     conn: sqlite3.Connection,
     *,

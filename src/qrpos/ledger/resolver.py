@@ -196,6 +196,17 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
     return await ctx.ledger.awrite(commit)
 
 
+def _next_lookup_at(row: IntentRow, policy: RetryPolicy) -> float:
+    """When to look again: every `lookup_interval_s`, and right when late commits settled
+    (so a same-key answer ends the sale as soon as it may, not up to an interval later)."""
+    last = row.last_lookup_at or 0.0
+    due = last + policy.lookup_interval_s
+    unclear_end = row.last_unclear_end_at
+    if unclear_end is not None and last < unclear_end + policy.settle_s < due:
+        return unclear_end + policy.settle_s
+    return due
+
+
 def _report(
     progress: ProgressCallback | None, row: IntentRow, phase: Phase, started: float, detail: str
 ) -> None:
@@ -261,7 +272,7 @@ async def drive(
         else:
             watching = row.state is IntentState.ABANDONED
             if row.lookups and row.last_lookup_at is not None:
-                wait = row.last_lookup_at + ctx.policy.lookup_interval_s - now
+                wait = _next_lookup_at(row, ctx.policy) - now
                 if watching and wait > 0:
                     return row  # not due yet; recovery goes on to the next one
                 if not await ctx.pause(wait, deadline):

@@ -86,6 +86,9 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     ALTER TABLE charge_intent ADD COLUMN last_unclear_end_at REAL;
     -- how the intent's transaction was proven: reply | history | review
     ALTER TABLE charge_intent ADD COLUMN proof TEXT;
+    -- a look-up reads the intents near its window, and every unsettled one
+    CREATE INDEX charge_intent_created ON charge_intent (created_at);
+    CREATE INDEX charge_intent_charged ON charge_intent (charged);
     -- the server's clock as last measured from a response's Date (one row)
     CREATE TABLE server_clock (
         id           INTEGER PRIMARY KEY CHECK (id = 1),
