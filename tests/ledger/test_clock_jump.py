@@ -20,7 +20,7 @@ from qrpos.simulator import Sandbox, TerminalCredentials
 
 @pytest.mark.xfail(
     strict=True,
-    reason="ledger (i10-ledger 5f3eae4): a fresh clock measurement is trusted over the "
+    reason="ledger (i10-ledger c21c290): a fresh clock measurement is trusted over the "
     "look-up's own Date after the service clock moved behind; remove when fixed",
 )
 @pytest.mark.parametrize("jump_s", [-150.0, -600.0])

@@ -74,7 +74,7 @@ def test_bounded_campaign_never_charges_twice_nor_refunds_or_claims_wrongly(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="ledger (i10-ledger 5f3eae4): after the service clock moves behind a fresh "
+    reason="ledger (i10-ledger c21c290): after the service clock moves behind a fresh "
     "measurement the look-up misses the sale's charge (false 'not charged', or an abandon "
     "never refunded); a sale whose key got only 5xx/timeouts before an outage waits "
     "absent_after_s for its answer. Remove when fixed.",
