@@ -121,7 +121,8 @@ class Figures:
             f"abandoned        {self.abandoned}",
             f"final states     {states}",
             f"needs review     {self.reviews} (settled by the owner from the sandbox's truth: "
-            f"{self.reviews_settled})",
+            f"{self.reviews_settled}; the sale's own row not offered: "
+            f"{self.reviews_without_truth})",
             f"second install   {'noticed' if self.foreign_noticed else 'NOT noticed'}",
             f"duplicates       {self.duplicates}",
             f"lost             {self.lost}",
