@@ -1,11 +1,28 @@
-"""The bounded fault campaign: random faults and SIGKILLs never charge twice or lose a sale."""
+"""The bounded fault campaign: random faults, service clock offsets, abandons followed by
+same-amount sales, a second install on the same credentials, trickled replies and
+SIGKILLs never charge twice, lose a sale, say "not charged" falsely or refund wrongly.
+
+The judge itself is tested too: each kind of damage, staged in a real sandbox and a real
+outbox, is counted (a judge that cannot count would let every campaign pass).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import sys
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+import pytest
+
+from qrpos.ledger import IntentState, Ledger, records
+from qrpos.service import Approved, TerminalClient
+from qrpos.simulator import Sandbox, SimulatorOptions, create_app
+from qrpos.simulator.testing import asgi_transport
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -19,14 +36,170 @@ def load(name: str) -> ModuleType:
     return module
 
 
-async def test_bounded_campaign_has_no_duplicate_and_no_lost_sale(tmp_path: Path) -> None:
+#: how long the slice's cashier waits for an answer (the full run waits 50 s)
+SLICE_PATIENCE_S = 6.0
+
+
+@pytest.fixture(scope="module")
+def slice_figures(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One bounded campaign (20 sales, every scenario, kills), shared by the tests below."""
     campaign = load("fault_campaign")
-    figures = await campaign.campaign(24, kills=True, seed=7, workdir=tmp_path)
+    workdir = tmp_path_factory.mktemp("campaign")
+    figures = asyncio.run(
+        campaign.campaign(20, kills=True, seed=7, workdir=workdir, patience_s=SLICE_PATIENCE_S)
+    )
     print(figures.report())
+    return figures
+
+
+@pytest.mark.timeout(300)
+def test_bounded_campaign_never_charges_twice_nor_refunds_or_claims_wrongly(
+    slice_figures: Any,
+) -> None:
+    figures = slice_figures
     assert figures.kills >= 1 and sum(figures.faults.values()) >= 10
+    # every fault kind of issue 10 ran and was timed
+    kinds = set(figures.latencies)
+    assert {"second_install", "abandon_then_same", "trickle", "outage"} <= kinds
+    assert any(kind.startswith("clock ") for kind in kinds)
+    assert figures.second_install_sales >= 1 and figures.foreign_noticed
     assert figures.duplicates == 0
-    assert figures.lost == 0
+    assert figures.wrong_refunds == 0
     assert figures.misattributed == 0
-    assert figures.unreported == 0
+    assert figures.unresolved_left == 0
+    assert figures.reviews_without_truth == 0
     assert figures.integrity == "ok"
     assert sum(figures.states.values()) >= figures.charges
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ledger (i10-ledger c21c290): after the service clock moves behind a fresh "
+    "measurement the look-up misses the sale's charge (false 'not charged', or an abandon "
+    "never refunded); a sale whose key got only 5xx/timeouts before an outage waits "
+    "absent_after_s for its answer. Remove when fixed.",
+)
+@pytest.mark.timeout(300)
+def test_bounded_campaign_says_not_charged_only_when_true_and_answers_in_time(
+    slice_figures: Any,
+) -> None:
+    figures = slice_figures
+    assert figures.false_not_charged == 0
+    assert figures.lost == 0
+    assert figures.slow_kinds() == []
+
+
+# --- the judge ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def judge_module() -> ModuleType:
+    return load("campaign_judge")
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[tuple[Sandbox, str, TerminalClient, Ledger]]:
+    sandbox = Sandbox(SimulatorOptions(rate_limit_enabled=False))
+    term = sandbox.create_terminal("m_demo")
+    client = TerminalClient(
+        "http://127.0.0.1",
+        term.username,
+        term.password,
+        transport=asgi_transport(create_app(sandbox)),
+    )
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    yield sandbox, term.username, client, ledger
+    ledger.close()
+
+
+async def _stage(
+    world: tuple[Sandbox, str, TerminalClient, Ledger],
+    judge_module: ModuleType,
+    *,
+    charges: int,
+    reverse: bool = False,
+    row: Callable[[list[str]], dict[str, Any]] | None,
+    abandoned: bool = False,
+) -> Any:
+    """One sale: `charges` real charges of its wallet, then its outbox row as staged."""
+    sandbox, username, client, ledger = world
+    wallet = sandbox.create_wallet(100_000)
+    token = wallet.qr_token
+    tx_ids: list[str] = []
+    for _ in range(charges):
+        outcome = await client.charge(
+            sandbox.wallet(wallet.wallet_id).qr_token, 700, "k" + uuid.uuid4().hex
+        )
+        assert isinstance(outcome, Approved)
+        tx_ids.append(outcome.transaction.id)
+    if reverse:
+        await client.reverse(tx_ids[0])
+    if row is not None:
+        changes = row(tx_ids)
+
+        def store(conn: Any) -> None:
+            new = records.insert_intent(
+                conn, idem_key="k" + uuid.uuid4().hex, token=token, amount_mnt=700, now=0.0
+            )
+            records.update_intent(conn, new, **changes)
+
+        ledger.write(store)
+    sale = judge_module.Sale(1, wallet.wallet_id, token, 700, "faults", abandoned=abandoned)
+    figures = judge_module.Figures()
+    judge_module.judge(sandbox, username, [sale], {1: ledger}, figures)
+    await client.aclose()
+    return figures
+
+
+def _approved(tx_ids: list[str]) -> dict[str, Any]:
+    return {"state": IntentState.APPROVED, "charged": 1, "tx_id": tx_ids[0], "in_flight": 0}
+
+
+DAMAGE: dict[str, dict[str, Any]] = {
+    "none": {"charges": 1, "row": _approved},
+    "false_not_charged": {
+        "charges": 1,
+        "row": lambda ids: {"state": IntentState.NOT_CHARGED, "charged": 0, "in_flight": 0},
+    },
+    "wrong_refunds": {"charges": 1, "reverse": True, "row": _approved},
+    "misattributed": {
+        "charges": 1,
+        "row": lambda ids: _approved(["tx_" + "0" * 20]),
+    },
+    "lost": {"charges": 1, "row": None},
+    "duplicates": {"charges": 2, "row": _approved},
+    "unresolved_left": {
+        "charges": 0,
+        "row": lambda ids: {"state": IntentState.UNRESOLVED, "in_flight": 0},
+    },
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+async def test_the_judge_counts_each_kind_of_damage_from_the_sandbox(
+    world: tuple[Sandbox, str, TerminalClient, Ledger], judge_module: ModuleType, damage: str
+) -> None:
+    figures = await _stage(world, judge_module, **DAMAGE[damage])
+    counted = {name: getattr(figures, name) for name in DAMAGE if name != "none"}
+    assert counted == {name: int(name == damage) for name in counted}
+
+
+async def test_an_abandoned_sale_charged_and_never_refunded_is_lost(
+    world: tuple[Sandbox, str, TerminalClient, Ledger], judge_module: ModuleType
+) -> None:
+    figures = await _stage(
+        world,
+        judge_module,
+        charges=1,
+        abandoned=True,
+        row=lambda ids: {"state": IntentState.ABANDONED, "in_flight": 0, "watching": 0},
+    )
+    assert figures.lost == 1 and figures.wrong_refunds == 0
+
+
+def test_a_kind_whose_p95_misses_the_target_fails_the_run(judge_module: ModuleType) -> None:
+    figures = judge_module.Figures(integrity="ok")
+    figures.latencies["trickle"] = [1.0] * 19 + [50.0]
+    assert figures.ok  # p95 of 20 values is the 19th
+    figures.latencies["clock +10 min"] = [1.0] * 18 + [50.0, float("inf")]
+    assert not figures.ok and figures.slow_kinds() == ["clock +10 min"]

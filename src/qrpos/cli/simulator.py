@@ -36,6 +36,13 @@ def register(sub: Any) -> None:
         help="seconds before a VAT receipt is issued, and before a reversed one is voided",
     )
     p.add_argument(
+        "--clock-offset",
+        type=usage.offset_seconds,
+        default=0.0,
+        metavar="S",
+        help="run the service's clock S seconds ahead of real time (negative: behind)",
+    )
+    p.add_argument(
         "--no-rate-limit",
         action="store_true",
         help="turn off the gateway ceiling (100 requests/s, burst 200)",
@@ -50,7 +57,11 @@ def run(args: argparse.Namespace) -> int:
     from qrpos.simulator import Sandbox, SimulatorOptions, create_app
     from qrpos.simulator.server import uvicorn_config
 
-    options = SimulatorOptions(db_path=args.db, rate_limit_enabled=not args.no_rate_limit)
+    options = SimulatorOptions(
+        db_path=args.db,
+        rate_limit_enabled=not args.no_rate_limit,
+        clock_offset_s=args.clock_offset,
+    )
     if args.vat_delay is not None:
         if args.vat_delay < 0:
             return fail("--vat-delay cannot be negative")

@@ -106,6 +106,17 @@ def seconds(value: str) -> float:
     return number
 
 
+def offset_seconds(value: str) -> float:
+    """A finite number of seconds, either sign (a clock ahead or behind)."""
+    try:
+        number = float(text(value))
+    except ValueError:
+        raise UsageError("not a number of seconds") from None
+    if not math.isfinite(number):
+        raise UsageError("seconds must be a finite number")
+    return number
+
+
 def bounded_int(low: int, high: int) -> Callable[[str], int]:
     """A `type=` for a plain integer in ``low..high``."""
 

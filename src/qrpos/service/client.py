@@ -3,20 +3,22 @@
 One request per call, no retries: what to do after an unclear outcome is the ledger's
 decision (it persists every attempt first). Every call returns an outcome value from
 `qrpos.service.outcomes`; only programming errors raise.
+
+Each request is bounded by one wall-clock deadline (`timeout_s`) from sending to the last
+byte of the body, however slowly the bytes arrive. A status code becomes an outcome
+through one table per operation (`qrpos.service.status`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
-import json
 import logging
-import math
 import time
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from types import TracebackType
-from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -28,33 +30,26 @@ from qrpos.service.contact import ContactLog
 from qrpos.service.limits import ResponseTooLarge, send_capped
 from qrpos.service.models import (
     ChargeRequest,
-    MalformedResponse,
     Transaction,
-    decode_page,
-    decode_transaction,
     encode,
     format_rfc3339,
 )
 from qrpos.service.outcomes import (
-    AlreadyReversed,
-    Approved,
-    BadRequest,
     ChargeOutcome,
-    CredentialsRejected,
-    Declined,
     Exchange,
-    Forbidden,
     ListOutcome,
-    NotFound,
     Page,
-    Probe,
     ProbeOutcome,
-    RateLimited,
-    Refunded,
-    Refused,
     ReverseOutcome,
-    TokenUsed,
     Unresolved,
+)
+from qrpos.service.status import (
+    CHARGE_STATUS,
+    LIST_STATUS,
+    PROBE_STATUS,
+    REVERSE_STATUS,
+    outcome_for,
+    retry_after_of,
 )
 
 log = logging.getLogger("qrpos.service")
@@ -111,47 +106,12 @@ def _server_date(response: httpx.Response) -> datetime | None:
     return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    raw = response.headers.get(spec.RETRY_AFTER_HEADER)
-    if not raw:
-        return None
-    try:
-        seconds = float(raw)
-    except ValueError:
-        pass
-    else:
-        # "inf" and "nan" parse as floats; a backoff cannot wait on either.
-        return max(0.0, seconds) if math.isfinite(seconds) else None
-    try:
-        when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
-def _text(response: httpx.Response) -> str:
-    """The plain-text error line without its trailing newline, bounded for display."""
-    try:
-        text = response.content.decode("utf-8", errors="replace")
-    except httpx.ResponseNotRead:  # pragma: no cover - we always read
-        return ""
-    return text.rstrip("\n")[:500]
-
-
-def _json(response: httpx.Response) -> Any:
-    try:
-        return json.loads(response.content)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise MalformedResponse(f"HTTP {response.status_code} body is not JSON") from None
-
-
 class TerminalClient:
     """A terminal's view of the service: charge, reverse, list, and the two probes.
 
     The password lives only inside the `httpx.BasicAuth` of the underlying client; it
-    is not an attribute, and `repr(client)` shows the username alone.
+    is not an attribute, and `repr(client)` shows the username alone. `timeout_s` bounds
+    each request as a whole (connect, send, every byte of the reply), not each read.
     """
 
     def __init__(
@@ -217,7 +177,9 @@ class TerminalClient:
             request = self._http.build_request(
                 method, path, content=content, headers=all_headers, params=params
             )
-            response = await send_capped(self._http, request, auth=auth)
+            # httpx's timeout is per read: a reply trickled byte by byte never trips it.
+            async with asyncio.timeout(self.timeout_s):
+                response = await send_capped(self._http, request, auth=auth)
         except ResponseTooLarge as exc:
             # like a garbled body: a charge may have committed, only the history can tell
             exchange = Exchange(
@@ -236,7 +198,7 @@ class TerminalClient:
                     reason=f"cannot connect ({type(exc).__name__})", sent=False, exchange=exchange
                 ),
             )
-        except httpx.TimeoutException as exc:
+        except (httpx.TimeoutException, TimeoutError) as exc:
             exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
             self.contact.no_answer()
             log.warning("%s %s: no answer in time (%s)", method, path, type(exc).__name__)
@@ -254,7 +216,7 @@ class TerminalClient:
                 exchange,
                 Unresolved(reason=f"connection lost ({type(exc).__name__})", exchange=exchange),
             )
-        self.contact.answered(response.status_code, _retry_after(response))
+        self.contact.answered(response.status_code, retry_after_of(response))
         exchange = Exchange(
             status=response.status_code,
             server_date=_server_date(response),
@@ -270,24 +232,6 @@ class TerminalClient:
             self.username,
         )
         return response, exchange, None
-
-    @staticmethod
-    def _common(response: httpx.Response, exchange: Exchange) -> ChargeOutcome | None:
-        """The rows of the status map that mean the same for every operation."""
-        status = response.status_code
-        if status == 401:
-            return CredentialsRejected(exchange=exchange)
-        if status == 429:
-            return RateLimited(retry_after_s=_retry_after(response), exchange=exchange)
-        if status >= 500:
-            return Unresolved(reason=f"service error HTTP {status}", exchange=exchange)
-        if status == 400:
-            return BadRequest(message=_text(response), exchange=exchange)
-        if status == 403:
-            return Forbidden(message=_text(response), exchange=exchange)
-        if status == 404:
-            return NotFound(message=_text(response), exchange=exchange)
-        return None
 
     # --- operations ---------------------------------------------------------------------
 
@@ -307,30 +251,7 @@ class TerminalClient:
         )
         if failure is not None or response is None:
             return failure or Unresolved(reason="no response", exchange=exchange)
-        status = response.status_code
-        if 200 <= status < 300:
-            try:
-                tx = decode_transaction(response.content, "charge response")
-            except MalformedResponse as exc:
-                # The charge may well have been applied: only the history can tell.
-                return Unresolved(reason=f"garbled response: {exc}", exchange=exchange)
-            return Approved(transaction=tx, exchange=exchange)
-        if status == 422:
-            try:
-                body = _json(response)
-            except MalformedResponse:
-                body = None
-            if isinstance(body, dict) and isinstance(body.get("code"), str):
-                return Declined(code=body["code"], body=body, exchange=exchange)
-            return Declined(code="", body={}, exchange=exchange)
-        if status == 409:
-            return TokenUsed(message=_text(response), exchange=exchange)
-        common = self._common(response, exchange)
-        if common is not None:
-            return common
-        if 400 <= status < 500:
-            return Refused(message=f"HTTP {status}: {_text(response)}", exchange=exchange)
-        return Unresolved(reason=f"unexpected HTTP {status}", exchange=exchange)
+        return outcome_for(CHARGE_STATUS, response, exchange)
 
     async def reverse(self, tx_id: str) -> ReverseOutcome:
         """POST reverse for a transaction id; 204 and 409 both mean refunded."""
@@ -340,19 +261,7 @@ class TerminalClient:
         )
         if failure is not None or response is None:
             return failure or Unresolved(reason="no response", exchange=exchange)
-        status = response.status_code
-        if 200 <= status < 300:
-            return Refunded(exchange=exchange)
-        if status == 409:
-            return AlreadyReversed(message=_text(response), exchange=exchange)
-        common = self._common(response, exchange)
-        if isinstance(common, BadRequest | CredentialsRejected | Forbidden | NotFound):
-            return common
-        if isinstance(common, RateLimited | Unresolved):
-            return common
-        if 400 <= status < 500:
-            return Refused(message=f"HTTP {status}: {_text(response)}", exchange=exchange)
-        return Unresolved(reason=f"unexpected HTTP {status}", exchange=exchange)
+        return outcome_for(REVERSE_STATUS, response, exchange)
 
     async def list_page(
         self,
@@ -375,19 +284,7 @@ class TerminalClient:
         response, exchange, failure = await self._send("GET", spec.LIST_PATH, params=params)
         if failure is not None or response is None:
             return failure or Unresolved(reason="no response", exchange=exchange)
-        status = response.status_code
-        if status == 200:
-            try:
-                page = decode_page(response.content)
-            except MalformedResponse as exc:
-                return Unresolved(reason=f"garbled response: {exc}", exchange=exchange)
-            return Page(page=page, exchange=exchange)
-        common = self._common(response, exchange)
-        if isinstance(common, BadRequest | CredentialsRejected | RateLimited | Unresolved):
-            return common
-        if 400 <= status < 500:
-            return Refused(message=f"HTTP {status}: {_text(response)}", exchange=exchange)
-        return Unresolved(reason=f"unexpected HTTP {status}", exchange=exchange)
+        return outcome_for(LIST_STATUS, response, exchange)
 
     async def iter_transactions(
         self,
@@ -420,19 +317,7 @@ class TerminalClient:
         response, exchange, failure = await self._send("GET", path, auth=False)
         if failure is not None or response is None:
             return failure or Unresolved(reason="no response", exchange=exchange)
-        if response.status_code == 200:
-            try:
-                body = _json(response)
-            except MalformedResponse as exc:
-                return Unresolved(reason=str(exc), exchange=exchange)
-            if isinstance(body, dict):
-                return Probe(body=body, exchange=exchange)
-            return Unresolved(reason="probe body is not a JSON object", exchange=exchange)
-        if response.status_code == 429:
-            return RateLimited(retry_after_s=_retry_after(response), exchange=exchange)
-        if response.status_code >= 500:
-            return Unresolved(reason=f"HTTP {response.status_code}", exchange=exchange)
-        return Refused(message=f"HTTP {response.status_code}", exchange=exchange)
+        return outcome_for(PROBE_STATUS, response, exchange)
 
     async def health(self) -> ProbeOutcome:
         """`GET /health` (no credentials): is the service up at all."""

@@ -129,17 +129,16 @@ async def settle_vat(request: Request) -> Response:
 
 
 async def arm_faults(request: Request) -> Response:
-    """`{"kind": K, "count": N, "operation": OP, "seconds": S, "retryAfter": R}` or
-    `{"faults": [...]}`; all are validated before any is armed."""
+    """`{"kind": K, "count": N, "operation": OP, "seconds": S, "retryAfter": R,
+    "bytesPerSecond": B}` or `{"faults": [...]}`; all are validated before any is armed."""
     body = await _json_object(request)
     specs = body.get("faults", [body])
     if not isinstance(specs, list) or not all(isinstance(s, dict) for s in specs):
         raise _BadInput("faults must be a list of objects")
     faults = []
     for item in specs:
-        params = {k: v for k, v in item.items() if k not in ("kind", "count", "retryAfter")}
-        if "retryAfter" in item:
-            params["retry_after"] = item["retryAfter"]
+        renamed = {"retryAfter": "retry_after", "bytesPerSecond": "bytes_per_s"}
+        params = {renamed.get(k, k): v for k, v in item.items() if k not in ("kind", "count")}
         faults.append(make_fault(str(item.get("kind")), item.get("count", 1), **params))
     sandbox = _sandbox(request)
     with sandbox.lock:
@@ -147,6 +146,16 @@ async def arm_faults(request: Request) -> Response:
             sandbox.faults.arm(fault)
         armed = [f.to_json() for f in sandbox.faults.armed()]
     return _json(201, {"armed": armed})
+
+
+async def set_clock(request: Request) -> Response:
+    """`{"offsetSeconds": N}`: the service's clock runs N seconds ahead (behind if < 0)."""
+    body = await _json_object(request)
+    offset = body.get("offsetSeconds")
+    if not isinstance(offset, int | float) or isinstance(offset, bool):
+        raise _BadInput("offsetSeconds must be a number")
+    _sandbox(request).set_clock_offset(float(offset))
+    return _json(200, {"offsetSeconds": _sandbox(request).options.clock_offset_s})
 
 
 async def clear_faults(request: Request) -> Response:
@@ -176,5 +185,6 @@ def admin_routes() -> list[Route]:
         Route("/_sim/vat/settle", _admin(settle_vat), methods=["POST"]),
         Route("/_sim/faults", _admin(arm_faults), methods=["POST"]),
         Route("/_sim/faults", _admin(clear_faults), methods=["DELETE"]),
+        Route("/_sim/clock", _admin(set_clock), methods=["POST"]),
         Route("/_sim/transactions", _admin(list_all_transactions), methods=["GET"]),
     ]

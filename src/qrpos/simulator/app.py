@@ -44,7 +44,7 @@ _REVERSE_RE = re.compile(r"^/v1/transactions/[^/]+/reverse$")
 OPENAPI_PATH = "/openapi.json"
 #: where the Gateway leaves the authenticated terminal for the route handlers
 TERMINAL_SCOPE_KEY = "qrpos.terminal"
-_AFTER_COMMIT = ("drop_after_commit", "error_after_commit")
+_AFTER_COMMIT = ("drop_after_commit", "error_after_commit", "trickle")
 _BEFORE_COMMIT = ("rate_limit", "delay", "error_before_commit")
 
 
@@ -142,6 +142,9 @@ class Gateway:
         if after is None:
             await self.app(scope, receive, send)
             return
+        if after.kind == "trickle":
+            await self.app(scope, receive, _trickling(send, receive, after.bytes_per_s))
+            return
 
         async def swallow(message: Message) -> None:
             """The committed answer goes nowhere: it is the one the client never gets."""
@@ -168,6 +171,37 @@ def _header(scope: Scope, name: bytes) -> str | None:
             text: str = value.decode("latin-1")
             return text
     return None
+
+
+def _trickling(send: Send, receive: Receive, bytes_per_s: float) -> Send:
+    """A `send` that passes the status and headers on at once, then the body a few bytes
+    at a time at `bytes_per_s`, until the body ends or the client hangs up."""
+    chunk = max(1, int(bytes_per_s / 10))  # ten writes a second at most
+    pause = chunk / bytes_per_s
+
+    async def hung_up() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass  # the rest of a request body the app did not read
+
+    async def send_slowly(message: Message) -> None:
+        if message["type"] != "http.response.body":
+            await send(message)
+            return
+        body: bytes = message.get("body", b"")
+        more = message.get("more_body", False)
+        hang_up = asyncio.ensure_future(hung_up())
+        try:
+            for start in range(0, len(body), chunk):
+                if hang_up.done():
+                    return
+                piece = body[start : start + chunk]
+                await send({**message, "body": piece, "more_body": True})
+                await asyncio.wait({hang_up}, timeout=pause)
+            await send({**message, "body": b"", "more_body": more})
+        finally:
+            hang_up.cancel()
+
+    return send_slowly
 
 
 async def _buffered(receive: Receive) -> Receive:

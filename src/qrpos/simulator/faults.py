@@ -1,4 +1,11 @@
-"""Fault injection and the gateway's request ceiling."""
+"""Fault injection and the gateway's request ceiling.
+
+Before commit: ``error_before_commit`` (500, nothing applied), ``delay`` (a slow server
+that still commits), ``rate_limit`` (429). After commit: ``drop_after_commit`` (the
+connection dies, no reply), ``error_after_commit`` (500 although applied), ``trickle``
+(the reply is sent ``bytes_per_s`` bytes a second, so each read arrives in time and only
+a deadline on the whole request notices). ``forget_idempotency`` treats the key as new.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ FaultKind = Literal[
     "delay",
     "rate_limit",
     "forget_idempotency",
+    "trickle",
 ]
 FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
 #: the service operations a fault can be aimed at; None = any `/v1` request
@@ -30,6 +38,8 @@ class Fault:
     operation: str | None = None
     seconds: float = 0.0
     retry_after: float | None = None
+    #: how fast a ``trickle`` fault sends the reply's body
+    bytes_per_s: float = 1.0
 
     def matches(self, operation: str) -> bool:
         if self.operation is None:
@@ -43,6 +53,7 @@ class Fault:
             "operation": self.operation,
             "seconds": self.seconds,
             "retryAfter": self.retry_after,
+            "bytesPerSecond": self.bytes_per_s,
         }
 
 
@@ -52,7 +63,7 @@ def make_fault(kind: str, count: int = 1, **params: Any) -> Fault:
         raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(FAULT_KINDS)}")
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise ValueError("count must be a positive integer")
-    unknown = set(params) - {"operation", "seconds", "retry_after"}
+    unknown = set(params) - {"operation", "seconds", "retry_after", "bytes_per_s"}
     if unknown:
         raise ValueError(f"unknown fault parameter(s): {', '.join(sorted(unknown))}")
     operation = params.get("operation")
@@ -68,7 +79,14 @@ def make_fault(kind: str, count: int = 1, **params: Any) -> Fault:
         not isinstance(retry_after, int | float) or isinstance(retry_after, bool) or retry_after < 0
     ):
         raise ValueError("retry_after must be a non-negative number or null")
-    return Fault(kind, count, operation, float(seconds), retry_after)
+    bytes_per_s = params.get("bytes_per_s", 1.0)
+    if (
+        not isinstance(bytes_per_s, int | float)
+        or isinstance(bytes_per_s, bool)
+        or not 0 < bytes_per_s < math.inf
+    ):
+        raise ValueError("bytes_per_s must be a positive number")
+    return Fault(kind, count, operation, float(seconds), retry_after, float(bytes_per_s))
 
 
 class FaultBook:

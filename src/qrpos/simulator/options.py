@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -27,6 +28,9 @@ class SimulatorOptions:
       the receipt is pending.
     - ``ready_failed_dependency``: the name of a dependency `/ready` reports as down (with
       ``ready_failed_status``), or None.
+    - ``clock_offset_s``: the service's clock runs this many seconds ahead of real time
+      (behind when negative): `createdAt`, the `Date` header, the list's default window,
+      key retention and VAT delays all read it.
     """
 
     vat_issue_delay_s: float = 10.0
@@ -61,3 +65,9 @@ class SimulatorOptions:
             raise ValueError("the rate limit needs a positive rate and a burst of at least 1")
         if self.vat_issue_delay_s < 0 or self.vat_void_delay_s < 0:
             raise ValueError("VAT delays cannot be negative")
+        if (
+            not isinstance(self.clock_offset_s, int | float)
+            or isinstance(self.clock_offset_s, bool)
+            or not math.isfinite(self.clock_offset_s)
+        ):
+            raise ValueError("clock_offset_s must be a finite number of seconds")

@@ -156,6 +156,11 @@ class Sandbox(ServiceOperations):
         with self.lock:
             self.faults.clear()
 
+    def set_clock_offset(self, seconds: float) -> None:
+        """Run the service's clock `seconds` ahead of real time (behind when negative)."""
+        with self.lock:
+            self.options = dataclasses.replace(self.options, clock_offset_s=seconds)
+
     def configure(self, **changes: Any) -> SimulatorOptions:
         """Change options in place (e.g. ``configure(rate_limit_enabled=True)``)."""
         with self.lock:

@@ -136,3 +136,5 @@ class StatusChanged(Message):
     #: the start-up step still running (`startup.<key>`), "" once sales can start
     starting: str | None = None
     username: str | None = None
+    #: another install uses this terminal's credentials (True) or the owner cleared it
+    foreign: bool | None = None

@@ -279,7 +279,8 @@ class Sale:
         """Count the open sales for the status bar."""
         desk = self._services().desk
         count = len(desk.unresolved()) if desk is not None else 0
-        self._post(StatusChanged(unresolved=count))
+        foreign = desk is not None and desk.foreign_activity() is not None
+        self._post(StatusChanged(unresolved=count, foreign=foreign))
         return count
 
     async def check_health(self) -> None:

@@ -138,6 +138,8 @@ class ScreenKeeper(App[None]):
             status = replace(status, starting=message.starting or None)
         if message.username is not None:
             status = replace(status, username=message.username)
+        if message.foreign is not None:
+            status = replace(status, foreign=message.foreign)
         self.status = status
 
     @on(CameraStats)

@@ -31,6 +31,8 @@ class KioskStatus:
     now: datetime | None = None
     #: the language the line is in (a switch redraws it)
     language: str = ""
+    #: another install is using this terminal's credentials (`ChargeDesk.foreign_activity`)
+    foreign: bool = False
 
 
 def camera_words(state: str) -> str:
@@ -55,6 +57,9 @@ def status_line(status: KioskStatus, width: int) -> Text:
         when = local_time(status.online_since, seconds=False) if status.online_since else "?"
         line.append(t("status.offline", since=when), style="bold red")
     line.append(" │ ")
+    if status.foreign:
+        line.append(t("status.foreign"), style="bold reverse red")
+        line.append(" │ ")
     line.append(
         t("status.unresolved", count=status.unresolved),
         style="bold yellow" if status.unresolved else "",

@@ -1,0 +1,183 @@
+"""Payments to check: the owner settles a review behind the manager PIN, in the real app,
+over a real outbox and the sandbox (in-process HTTP, faults armed on the sandbox)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from owner_harness import PIN, OwnerHost
+from textual.widgets import DataTable, Static
+
+from qrpos.ledger import IntentState
+from qrpos.simulator import Sandbox, TerminalCredentials
+from qrpos.tui.screens.owner.reviews import ReviewsScreen
+from qrpos.tui.services import KioskServices
+
+AMOUNT = 900
+
+
+async def until(pilot: Any, check: Callable[[], bool], what: str) -> None:
+    for _ in range(200):
+        await pilot.pause(0.02)
+        if check():
+            return
+    raise AssertionError(f"never happened: {what}")
+
+
+async def review_sale(
+    services: KioskServices, sandbox: Sandbox, terminal: TerminalCredentials, *, charged: bool
+) -> tuple[int, str, list[str]]:
+    """A sale the kiosk cannot prove either way: another device charged the same amount
+    with these credentials while this sale's reply was lost (charged) or every send
+    failed before commit (not charged). Returns (sale, wallet id, the other rows)."""
+    assert services.desk is not None
+    others = [
+        sandbox.seed_charge(terminal.username, AMOUNT, datetime.now(UTC))
+        for _ in range(1 if charged else 2)
+    ]
+    wallet = sandbox.create_wallet(10_000)
+    if charged:
+        sandbox.arm_fault("drop_after_commit", operation="charge")
+        sandbox.arm_fault("forget_idempotency", count=10)
+    else:
+        sandbox.arm_fault("error_before_commit", count=10, operation="charge")
+    result = await services.desk.charge(AMOUNT, wallet.qr_token, deadline_s=10)
+    sandbox.clear_faults()
+    assert result.state is IntentState.NEEDS_REVIEW
+    return result.intent_id, wallet.wallet_id, others
+
+
+def the_charge(sandbox: Sandbox, wallet_id: str) -> str:
+    (tx,) = [tx for tx in sandbox.transactions() if tx.wallet_id == wallet_id]
+    return tx.id
+
+
+async def open_reviews(pilot: Any) -> ReviewsScreen:
+    await pilot.press("4")
+    screen = pilot.app.screen
+    assert isinstance(screen, ReviewsScreen)
+    await until(pilot, lambda: screen.reviews != {}, "reviews loaded")
+    return screen
+
+
+async def choose_row(pilot: Any, screen: ReviewsScreen, tx_id: str) -> None:
+    rows: DataTable[str] = screen.query_one("#candidates", DataTable)
+    rows.focus()
+    for _ in range(rows.row_count):
+        if rows.coordinate_to_cell_key(rows.cursor_coordinate).row_key.value == tx_id:
+            return
+        await pilot.press("down")
+    raise AssertionError(f"{tx_id} is not offered")
+
+
+async def test_the_owner_marks_the_sales_own_row_after_a_wrong_pin(
+    host: Callable[..., OwnerHost],
+    services: KioskServices,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+) -> None:
+    sale, wallet_id, (other,) = await review_sale(services, sandbox, terminal, charged=True)
+    ours = the_charge(sandbox, wallet_id)
+    async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+        screen = await open_reviews(pilot)
+        reviews: DataTable[str] = screen.query_one("#reviews", DataTable)
+        assert reviews.row_count == 1 and reviews.get_row_at(0)[0] == f"#{sale}"
+        rows: DataTable[str] = screen.query_one("#candidates", DataTable)
+        offered = {rows.get_row_at(i)[2] for i in range(rows.row_count)}
+        assert offered == {ours, other}
+        assert "900" in rows.get_row_at(0)[0].replace(",", "").replace(" ", "")
+        assert "Another device" in str(screen.query_one("#foreign", Static).render())
+        await choose_row(pilot, screen, ours)
+        await pilot.press("c")
+        assert screen.outcome is not None and ours in screen.outcome
+        await pilot.press("1", "1", "1", "1", "enter")
+        await until(pilot, lambda: "Wrong PIN" in (screen.outcome or ""), "wrong PIN refused")
+        assert services.desk is not None and len(services.desk.reviews()) == 1
+        await pilot.press(*PIN, "enter")
+        await until(pilot, lambda: "marked as paid" in (screen.outcome or ""), "decided")
+        await until(pilot, lambda: reviews.row_count == 0, "list emptied")
+        # the other device was re-paired: the owner clears the warning, with the PIN
+        await pilot.press("f", *PIN, "enter")
+        await until(pilot, lambda: "Warning cleared" in (screen.outcome or ""), "cleared")
+        await until(pilot, lambda: not screen.foreign, "banner reloaded")
+        assert str(screen.query_one("#foreign", Static).render()) == ""
+    assert services.desk.foreign_activity() is None
+    view = services.desk.intents(include_final=True)
+    (mine,) = [v for v in view if v.id == str(sale)]
+    assert (mine.state, mine.transaction_id, mine.charged) == ("charged_per_review", ours, True)
+    assert sandbox.transaction(ours).status == "COMPLETED"
+
+
+async def test_the_owner_refunds_a_row_and_the_customer_gets_the_money_back(
+    host: Callable[..., OwnerHost],
+    services: KioskServices,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+) -> None:
+    sale, wallet_id, _ = await review_sale(services, sandbox, terminal, charged=True)
+    ours = the_charge(sandbox, wallet_id)
+    async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+        screen = await open_reviews(pilot)
+        await choose_row(pilot, screen, ours)
+        await pilot.press("r")
+        await pilot.press(*PIN, "enter")
+        await until(pilot, lambda: "refund" in (screen.outcome or ""), "refund sent")
+    assert sandbox.transaction(ours).status == "REVERSED"
+    assert sandbox.wallet(wallet_id).balance_mnt == 10_000
+    assert services.desk is not None
+    (mine,) = [v for v in services.desk.intents(include_final=True) if v.id == str(sale)]
+    assert (mine.state, mine.transaction_id) == ("refunded_per_review", ours)
+
+
+@pytest.mark.parametrize("language", ["en", "mn"])
+async def test_the_owner_marks_a_sale_not_charged(
+    host: Callable[..., OwnerHost],
+    services: KioskServices,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    language: str,
+) -> None:
+    from qrpos.tui.i18n import set_language, t
+
+    set_language(language)
+    sale, wallet_id, others = await review_sale(services, sandbox, terminal, charged=False)
+    async with host(first_poll_s=30).run_test(size=(80, 24)) as pilot:
+        screen = await open_reviews(pilot)
+        rows: DataTable[str] = screen.query_one("#candidates", DataTable)
+        assert rows.row_count == len(others) == 2
+        await pilot.press("n")
+        assert screen.outcome == t("review.confirm_not_charged", sale=sale)
+        await pilot.press(*PIN, "enter")
+        done = t("review.done_not_charged", sale=sale)
+        await until(pilot, lambda: screen.outcome == done, "decided")
+        await until(
+            pilot,
+            lambda: str(screen.query_one("#state", Static).render()) == t("review.empty"),
+            "nothing left to check",
+        )
+    assert services.desk is not None
+    (mine,) = [v for v in services.desk.intents(include_final=True) if v.id == str(sale)]
+    assert (mine.state, mine.charged) == ("not_charged", False)
+    assert all(sandbox.transaction(tx).status == "COMPLETED" for tx in others)
+    assert sandbox.wallet(wallet_id).balance_mnt == 10_000
+
+
+async def test_without_a_pin_nothing_is_decided_and_escape_cancels(
+    host: Callable[..., OwnerHost],
+    services: KioskServices,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+) -> None:
+    await review_sale(services, sandbox, terminal, charged=False)
+    async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+        screen = await open_reviews(pilot)
+        await pilot.press("n", "enter")
+        assert screen.outcome == "Enter the manager PIN"
+        await pilot.press("escape")
+        assert screen.pending is None and pilot.app.screen is screen
+        await pilot.press("escape")
+        assert pilot.app.screen is not screen
+    assert services.desk is not None and len(services.desk.reviews()) == 1
