@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from kiosk_harness import FAST, Kiosk, make_services
-from qrpos.tui.i18n import set_language, t
 
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
+from qrpos.present.i18n import set_language, t
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.tui.app import KioskApp
@@ -53,7 +53,7 @@ async def test_the_status_bar_warns_of_another_device_until_the_owner_clears_it(
             await kiosk.until(lambda: warning in kiosk.text("#status"))
             assert services.desk is not None
             services.desk.clear_foreign_activity()
-            await app.sale_flow.refresh_unresolved()
+            await app.sale.count_unresolved()
             await kiosk.until(lambda: warning not in kiosk.text("#status"))
     finally:
         set_language("mn")

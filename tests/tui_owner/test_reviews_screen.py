@@ -140,7 +140,7 @@ async def test_the_owner_marks_a_sale_not_charged(
     terminal: TerminalCredentials,
     language: str,
 ) -> None:
-    from qrpos.tui.i18n import set_language, t
+    from qrpos.present.i18n import set_language, t
 
     set_language(language)
     sale, wallet_id, others = await review_sale(services, sandbox, terminal, charged=False)
