@@ -16,6 +16,7 @@ from qrpos.present.i18n import set_language
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.tui.screens.owner.endofday import EndOfDayScreen
 from qrpos.tui.screens.owner.reversal import ReversalScreen
+from qrpos.tui.screens.owner.reviews import ReviewsScreen
 from screen_fit import overflows
 
 
@@ -63,4 +64,8 @@ async def test_every_owner_screen_fits_80x24(
         await pilot.press("e")
         await pilot.pause()
         problems["export"] = overflows(pilot.app.screen)
+        await pilot.press("escape", "escape", "4")
+        await settle(pilot, lambda: isinstance(pilot.app.screen, ReviewsScreen))
+        await pilot.pause(0.3)
+        problems["reviews"] = overflows(pilot.app.screen)
     assert {k: v for k, v in problems.items() if v} == {}
