@@ -9,6 +9,7 @@ from qrpos.present.format import format_mnt, group_thousands
 from qrpos.present.i18n import t
 from qrpos.redact import escape_text
 from qrpos.reports import EndOfDay
+from qrpos.reports.pin_gate import PinCheck
 from qrpos.service import Transaction
 
 if TYPE_CHECKING:
@@ -99,3 +100,15 @@ def result_text(result: ReversalResult) -> tuple[str, bool]:
     if plain is not None:
         return t(plain, tx=tx), False
     return t("reverse.refused", message=escape_text(result.message)), False
+
+
+def pin_refusal(check: PinCheck) -> str | None:
+    """Why the manager PIN did not open the door (no PIN set, paused, wrong), or None when
+    it did: one answer for every screen that asks for it."""
+    if check.result == "no_pin":
+        return t("reverse.no_pin")
+    if check.result == "locked":
+        return t("reverse.pin_locked", seconds=round(check.wait_s))
+    if check.result == "wrong":
+        return t("reverse.pin_wrong", left=check.attempts_left)
+    return None

@@ -16,7 +16,7 @@ from textual.widgets import Input, Static
 from qrpos import spec
 from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
-from qrpos.present.owner import result_text
+from qrpos.present.owner import pin_refusal, result_text
 from qrpos.service import Transaction
 from qrpos.tui.screens.base import LanguageChanged
 from qrpos.tui.screens.owner.context import OwnerContext
@@ -107,15 +107,9 @@ class ReversalScreen(ModalScreen[None]):
     async def reverse(self, tx_id: str, pin: str) -> None:
         """Check the PIN (slow hash, off the event loop), then queue and send."""
         try:
-            check = await asyncio.to_thread(self.ctx.pin_gate.check, pin)
-            if check.result == "no_pin":
-                self.say(t("reverse.no_pin"))
-                return
-            if check.result == "locked":
-                self.say(t("reverse.pin_locked", seconds=round(check.wait_s)))
-                return
-            if check.result == "wrong":
-                self.say(t("reverse.pin_wrong", left=check.attempts_left))
+            refusal = pin_refusal(await asyncio.to_thread(self.ctx.pin_gate.check, pin))
+            if refusal is not None:
+                self.say(refusal)
                 return
             desk = self.ctx.services.desk
             if desk is None:

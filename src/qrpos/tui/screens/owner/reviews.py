@@ -34,6 +34,7 @@ from qrpos.ledger import (
 )
 from qrpos.present.format import format_mnt, local_datetime
 from qrpos.present.i18n import t
+from qrpos.present.owner import pin_refusal
 from qrpos.redact import escape_text
 from qrpos.tui.screens.base import LanguageChanged
 from qrpos.tui.screens.owner.context import OwnerContext
@@ -265,15 +266,9 @@ class ReviewsScreen(Screen[None]):
     async def settle(self, pending: Pending, pin: str) -> None:
         """Check the PIN (slow hash, off the event loop), then store the decision."""
         try:
-            check = await asyncio.to_thread(self.ctx.pin_gate.check, pin)
-            if check.result == "no_pin":
-                self.say(t("reverse.no_pin"))
-                return
-            if check.result == "locked":
-                self.say(t("reverse.pin_locked", seconds=round(check.wait_s)))
-                return
-            if check.result == "wrong":
-                self.say(t("reverse.pin_wrong", left=check.attempts_left))
+            refusal = pin_refusal(await asyncio.to_thread(self.ctx.pin_gate.check, pin))
+            if refusal is not None:
+                self.say(refusal)
                 return
             desk = self.ctx.services.desk
             if desk is None:
