@@ -14,6 +14,7 @@ module that raises and catches them and are left off the map.
     ├── qrpos.scanner.frames.CameraUnavailable
     ├── qrpos.scanner.decoders.DecoderUnavailable
     ├── qrpos.service.models.MalformedResponse ... a reply that breaks the contract
+    ├── qrpos.service.limits.ResponseTooLarge .... a reply longer than the largest legal page
     ├── qrpos.service.client.ListingFailed ....... the history cannot be read (carries the outcome)
     ├── qrpos.ledger.store.LedgerError ........... the outbox file cannot be used
     ├── qrpos.ledger.views.ChargeRefusedLocally .. refused before anything is stored or sent
@@ -24,15 +25,21 @@ module that raises and catches them and are left off the map.
     │   └── OutboxBusy
     ├── qrpos.reports.history_cache.CacheError
     ├── qrpos.reports.csv_export.ExportError
+    ├── qrpos.reports.merge.MergeError .......... `report --merge` given mismatched days or tills
     ├── RuntimeError
     │   ├── qrpos.ledger.records.IllegalTransition .. a bug: a move states.py does not allow
     │   ├── ◆ IllegalSaleMove ........................ a bug: a move tui/sale.py does not allow
     │   └── qrpos.simulator.http.ConnectionDropped .. the sandbox's fault injection
+    ├── OSError
+    │   └── qrpos.statedir.UnsafeStateDir .... a link or a stranger's file where the state goes
     ├── LookupError
     │   └── qrpos.ledger.views.UnknownIntent
     └── ValueError
         ├── ◆ InsecureBaseURL ........... the base URL is not https (or loopback http)
         ├── qrpos.manager_pin.PinError
+        ├── qrpos.ledger.reviews.ReviewRefused .. a review decision the outbox cannot take
+        ├── argparse.ArgumentTypeError
+        │   └── qrpos.cli.usage.UsageError ..... a malformed option value (exit 64)
         └── qrpos.simulator.state.SandboxError
             └── UnknownRecord
 

@@ -24,7 +24,7 @@ from qrpos.cli.common import (
     SETUP_ERRORS,
     fail,
 )
-from qrpos.cli.outbox import DEFAULT_DEADLINE_S, open_desk, print_sale
+from qrpos.cli.desk import DEFAULT_DEADLINE_S, open_desk, print_sale
 from qrpos.ledger import (
     AmountOutOfRange,
     ChargeRefusedLocally,

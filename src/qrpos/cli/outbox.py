@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 from qrpos import spec
@@ -26,37 +24,18 @@ from qrpos.cli.common import (
     EXIT_OK,
     EXIT_UNRESOLVED,
     SETUP_ERRORS,
-    client_from_config,
     config_from_args,
     fail,
 )
+from qrpos.cli.desk import DEFAULT_DEADLINE_S, open_desk, print_sale
 from qrpos.ledger import (
-    ChargeDesk,
     ChargeRefusedLocally,
     IntentView,
     Ledger,
     LedgerError,
-    SaleResult,
     UnknownIntent,
     outbox_views,
 )
-
-DEFAULT_DEADLINE_S = 60.0
-
-
-@contextlib.asynccontextmanager
-async def open_desk(args: argparse.Namespace) -> AsyncIterator[ChargeDesk]:
-    """The configured desk (client + outbox); raises SETUP_ERRORS or LedgerError."""
-    config = config_from_args(args)
-    client = client_from_config(config)
-    try:
-        ledger = Ledger.open(config.ledger_path)
-        try:
-            yield ChargeDesk(ledger, client)
-        finally:
-            ledger.close()
-    finally:
-        await client.aclose()
 
 
 def register(sub: Any) -> None:
@@ -119,14 +98,6 @@ def run_list(args: argparse.Namespace) -> int:
         for view in views:
             print(_describe(view))
     return EXIT_OK
-
-
-def print_sale(result: SaleResult) -> None:
-    """One line about a sale for a person reading stderr."""
-    charged = {True: "charged", False: "not charged", None: "not yet known"}[result.charged]
-    tx = f" as {result.transaction.id}" if result.transaction else ""
-    note = f" ({result.message})" if result.message else ""
-    print(f"sale #{result.intent_id}: {result.state} — {charged}{tx}{note}")
 
 
 async def _resolve(args: argparse.Namespace) -> int:

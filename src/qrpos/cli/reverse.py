@@ -21,7 +21,7 @@ from qrpos.cli.common import (
     SETUP_ERRORS,
     fail,
 )
-from qrpos.cli.outbox import DEFAULT_DEADLINE_S, open_desk
+from qrpos.cli.desk import DEFAULT_DEADLINE_S, open_desk
 from qrpos.ledger import ChargeRefusedLocally, LedgerError, ReversalResult
 
 _CODES = {

@@ -164,7 +164,7 @@ def _decision(args: argparse.Namespace) -> ReviewDecision | None:
 
 
 async def _settle(args: argparse.Namespace, decision: ReviewDecision) -> int:
-    from qrpos.cli.outbox import open_desk, print_sale
+    from qrpos.cli.desk import open_desk, print_sale
 
     actor = f"cli:{getpass.getuser()}"
     async with open_desk(args) as desk:
@@ -178,7 +178,7 @@ async def _settle(args: argparse.Namespace, decision: ReviewDecision) -> int:
 
 
 async def _clear(args: argparse.Namespace) -> int:
-    from qrpos.cli.outbox import open_desk
+    from qrpos.cli.desk import open_desk
 
     async with open_desk(args) as desk:
         desk.clear_foreign_activity()
