@@ -42,6 +42,7 @@ from qrpos.scanner import ScanLoop, TokenRead, VirtualPhone, make_decoder
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, SimulatorOptions, create_app, serve_in_thread
 from qrpos.tui.app import KioskApp
+from qrpos.tui.sale import SaleState
 from qrpos.tui.services import KioskServices, ScanEventRelay
 
 FPS = 30.0
@@ -180,7 +181,10 @@ async def run_sales(count: int, state_dir: Path) -> list[dict[str, float]]:
             for n in range(count):
                 await _until(
                     pilot,
-                    lambda: app.sales_ready and type(app.screen).__name__ == "AmountScreen",
+                    lambda: (
+                        app.sale.state is SaleState.READY
+                        and type(app.screen).__name__ == "AmountScreen"
+                    ),
                     "the amount screen",
                 )
                 await pilot.press(*AMOUNT, "enter")

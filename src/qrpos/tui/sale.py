@@ -9,6 +9,8 @@ screen. Everything it has to say goes out as a message (`qrpos.tui.messages`): t
 puts up the screen of each `Sale.Moved`, relays progress to the screen on top, and keeps
 the status bar's reactive status. The screens post what the cashier did (`PresentCancelled`,
 `AbandonAsked`, `NextSale`, ...) and the app hands it to the matching method here.
+A read card makes the sale CHARGING at once (no Esc or timeout cancels a charge under
+way); its screen is announced a moment later, after the POST (`SaleTimings`).
 The ledger and the client are imported where used: the first screen is drawn before
 they load (see `qrpos.tui.startup`).
 """
@@ -86,6 +88,9 @@ class SaleTimings:
 
     charge_deadline_s: float = 20.0
     resolve_every_s: float = 3.0
+    #: the Charging screen is announced this long after the card is read (or once the charge
+    #: settles): drawn first, it held the commit and POST back ~20 ms (scan_to_send.py)
+    charging_screen_after_s: float = 0.1
 
 
 class Sale:
@@ -117,6 +122,8 @@ class Sale:
         self.amount: int | None = None
         #: the ledger's intent while charging
         self.intent_id: int | None = None
+        #: progress reported before the Charging screen was announced, posted after it
+        self._early_progress: list[SaleProgress] | None = None
 
     # --- moves --------------------------------------------------------------------------
 
@@ -130,6 +137,10 @@ class Sale:
         **fields: str,
     ) -> None:
         """Enter `to` (if legal) and tell the app, which shows that state's screen."""
+        self._enter(to)
+        self._post(Sale.Moved(to, self.amount, result, notice, dict(fields), error))
+
+    def _enter(self, to: SaleState) -> None:
         if to not in MOVES[self.state]:
             raise IllegalSaleMove(self.state.value, to.value)
         log.debug("sale %s -> %s", self.state.value, to.value)
@@ -138,7 +149,7 @@ class Sale:
             self.amount = None
         if to is not S.CHARGING:
             self.intent_id = None
-        self._post(Sale.Moved(to, self.amount, result, notice, dict(fields), error))
+        self._early_progress = None
 
     @property
     def under_way(self) -> bool:
@@ -195,10 +206,13 @@ class Sale:
             scanner.accept_held()
 
     def token_read(self, token: str) -> bool:
-        """A token arrived: True when it starts the charge (only while presenting)."""
+        """A token arrived: True when it starts the charge (only while presenting). The
+        sale is CHARGING from here on; its screen follows (`charge` announces it)."""
         if self.state is not S.PRESENTING or self.amount is None:
             return False
         self._disarm()
+        self._enter(S.CHARGING)  # announced by `charge`, once the request is out
+        self._early_progress = []
         demo = self._services().demo
         if demo is not None:
             demo.token_read()
@@ -209,20 +223,35 @@ class Sale:
         from qrpos.ledger import ChargeRefusedLocally
 
         desk = self._services().desk
-        assert desk is not None and self.amount is not None
-        self.move(S.CHARGING)
-        try:
-            result = await desk.charge(
+        assert desk is not None and self.amount is not None and self.state is S.CHARGING
+        sending = asyncio.ensure_future(
+            desk.charge(
                 self.amount,
                 token,
                 deadline_s=self.timings.charge_deadline_s,
                 on_progress=self._progress,
             )
+        )
+        try:
+            await asyncio.wait({sending}, timeout=self.timings.charging_screen_after_s)
+            self._announce_charging()
+            result = await sending
+        except asyncio.CancelledError:
+            sending.cancel()
+            raise
         except ChargeRefusedLocally as exc:
             self.next_sale("amount.refused_locally", error=True, message=str(exc))
             return
         self.intent_id = result.intent_id
         await self._settle(result)
+
+    def _announce_charging(self) -> None:
+        """Put up the Charging screen, then the steps reported before it was up."""
+        early, self._early_progress = self._early_progress, None
+        if self.state is S.CHARGING and early is not None:
+            self._post(Sale.Moved(S.CHARGING, self.amount))
+            for progress in early:
+                self._post(ChargeProgressed(progress))
 
     async def _settle(self, result: SaleResult) -> None:
         from qrpos.ledger import IntentState
@@ -266,7 +295,10 @@ class Sale:
         self.move(S.RESULT, result=result)
 
     def _progress(self, progress: SaleProgress) -> None:
-        self._post(ChargeProgressed(progress))
+        if self._early_progress is not None:
+            self._early_progress.append(progress)
+        else:
+            self._post(ChargeProgressed(progress))
 
     def _disarm(self) -> None:
         scanner = self._services().scanner

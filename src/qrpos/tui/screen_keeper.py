@@ -7,11 +7,12 @@ screen on top, and keeps the one reactive `status` that every `StatusBar` watche
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from typing import Any
 
 from textual import on
-from textual.app import App
+from textual.app import App, ScreenStackError
 from textual.reactive import var
 from textual.screen import Screen
 
@@ -37,6 +38,8 @@ from qrpos.tui.screens.recovery import RecoveryScreen
 from qrpos.tui.screens.result import ResultScreen
 from qrpos.tui.services import KioskServices
 from qrpos.tui.widgets.status_bar import KioskStatus
+
+log = logging.getLogger("qrpos.tui")
 
 
 class ScreenKeeper(App[None]):
@@ -144,9 +147,14 @@ class ScreenKeeper(App[None]):
 
     @on(CameraStats)
     def _camera_stats(self, message: CameraStats) -> None:
-        self.status = replace(self.status, camera_state=message.camera_state, fps=message.fps)
-        if message.last_error and isinstance(self.screen, PresentCardScreen):
-            self.screen.show_camera_error(message.last_error)
+        if not self.screen_stack:
+            return  # the app is closing: the camera thread's last stats come too late
+        try:
+            self.status = replace(self.status, camera_state=message.camera_state, fps=message.fps)
+            if message.last_error and isinstance(self.screen, PresentCardScreen):
+                self.screen.show_camera_error(message.last_error)
+        except ScreenStackError:
+            log.debug("camera stats while the app closes")
 
     @on(ScanRefusedMessage)
     def _scan_refused(self, message: ScanRefusedMessage) -> None:
