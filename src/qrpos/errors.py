@@ -24,14 +24,19 @@ module that raises and catches them and are left off the map.
     │   └── OutboxBusy
     ├── qrpos.reports.history_cache.CacheError
     ├── qrpos.reports.csv_export.ExportError
+    ├── qrpos.reports.merge.MergeError ........... reports that cannot be merged (names the file)
+    ├── qrpos.service.limits.ResponseTooLarge .... a reply past RESPONSE_MAX_BYTES, not read on
     ├── RuntimeError
     │   ├── qrpos.ledger.records.IllegalTransition .. a bug: a move states.py does not allow
     │   ├── ◆ IllegalSaleMove ........................ a bug: a move tui/sale.py does not allow
     │   └── qrpos.simulator.http.ConnectionDropped .. the sandbox's fault injection
     ├── LookupError
     │   └── qrpos.ledger.views.UnknownIntent
+    ├── OSError
+    │   └── qrpos.statedir.UnsafeStateDir ........ the state dir is not safe to write to
     └── ValueError
         ├── ◆ InsecureBaseURL ........... the base URL is not https (or loopback http)
+        ├── qrpos.cli.usage.UsageError .. a malformed option value (argparse's ArgumentTypeError)
         ├── qrpos.manager_pin.PinError
         └── qrpos.simulator.state.SandboxError
             └── UnknownRecord
