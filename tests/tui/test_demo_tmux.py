@@ -4,6 +4,7 @@ the demo phone, then a sale whose reply is lost, approved and charged exactly on
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,11 +27,17 @@ def _screen(session: str) -> str:
     return _tmux("capture-pane", "-p", "-t", session)
 
 
-def _wait_for(session: str, text: str, timeout: float = 10.0) -> str:
-    give_up = time.monotonic() + timeout
+#: a bound, not a wait: each poll returns as soon as the text is on screen, and a kiosk
+#: started on a machine shared with other work may take many seconds to draw a step
+PATIENCE_S = 90.0
+
+
+def _wait_for(session: str, text: str, *, pattern: bool = False) -> str:
+    """Poll the pane until `text` (a regular expression if `pattern`) is on it."""
+    give_up = time.monotonic() + PATIENCE_S
     while time.monotonic() < give_up:
         shown = _screen(session)
-        if text in shown:
+        if re.search(text, shown) if pattern else text in shown:
             return shown
         time.sleep(0.1)
     raise AssertionError(f"{text!r} never appeared; the screen shows:\n{_screen(session)}")
@@ -46,14 +53,14 @@ def test_demo_in_tmux_approves_a_sale_and_recovers_a_lost_reply_once(tmp_path: P
         env=env,
     )
     try:
-        _wait_for(session, "Enter the amount", timeout=15)
+        _wait_for(session, "Enter the amount")
         _tmux("send-keys", "-t", session, "1", "2", "5", "0", "0")
         _wait_for(session, "██████")
         # after the amount: Enter, then the customer shows the phone: two keypresses
         _tmux("send-keys", "-t", session, "Enter")
         _wait_for(session, "show the wallet pass")
         _tmux("send-keys", "-t", session, "p")
-        shown = _wait_for(session, "APPROVED", timeout=10)
+        shown = _wait_for(session, "APPROVED")
         assert "tx_" in shown
         # a sale whose reply is lost after the charge committed
         _tmux("send-keys", "-t", session, "x")
@@ -61,7 +68,7 @@ def test_demo_in_tmux_approves_a_sale_and_recovers_a_lost_reply_once(tmp_path: P
         _tmux("send-keys", "-t", session, "5", "0", "0", "0", "Enter")
         _wait_for(session, "show the wallet pass")
         _tmux("send-keys", "-t", session, "d", "p")
-        _wait_for(session, "APPROVED", timeout=15)
+        _wait_for(session, "APPROVED")
         _tmux("send-keys", "-t", session, "x")
         _wait_for(session, "Enter the amount")
         # customer #2 paid 5,000 of 120,000: cycle the demo phones back to #2 to see it
@@ -89,22 +96,22 @@ def test_demo_in_tmux_in_mongolian_holds_the_phone_left_in_view_and_switches_lan
         env=env,
     )
     try:
-        _wait_for(session, "Дүнгээ оруулна уу", timeout=15)
-        _wait_for(session, "камер 15 fps", timeout=15)
+        _wait_for(session, "Дүнгээ оруулна уу")
+        _wait_for(session, r"камер \d+ fps", pattern=True)
         _tmux("send-keys", "-t", session, "2", "0", "0", "0", "Enter")
         _wait_for(session, "QR кодоо")
         _tmux("send-keys", "-t", session, "h", "p")  # the customer will leave the phone
-        shown = _wait_for(session, "ЗӨВШӨӨРӨГДЛӨӨ", timeout=15)
+        shown = _wait_for(session, "ЗӨВШӨӨРӨГДЛӨӨ")
         assert shown.count("ЗӨВШӨӨРӨГДЛӨӨ") == 1, shown
         _tmux("send-keys", "-t", session, "x")
         _wait_for(session, "Дүнгээ оруулна уу")
         _tmux("send-keys", "-t", session, "3", "0", "0", "Enter")
-        shown = _wait_for(session, "Enter дарж төлүүлнэ үү", timeout=15)
+        shown = _wait_for(session, "Enter дарж төлүүлнэ үү")
         assert "шийдээгүй 0" in shown
         _tmux("send-keys", "-t", session, "L")
         _wait_for(session, "press Enter to charge it")
         _tmux("send-keys", "-t", session, "Enter")
-        shown = _wait_for(session, "APPROVED", timeout=15)
+        shown = _wait_for(session, "APPROVED")
         assert shown.count("APPROVED") == 1 and "Result" in shown, shown
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
