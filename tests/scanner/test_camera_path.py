@@ -141,7 +141,11 @@ def test_numpy_warp_matches_opencv_within_rounding() -> None:
     image = np.random.default_rng(0).integers(0, 256, (200, 100)).astype(np.float32)
     ours, cover = warp_perspective(image, matrix, (640, 480))
     theirs = cv2.warpPerspective(image, matrix, (640, 480), flags=cv2.INTER_LINEAR)
-    assert np.abs(ours - theirs).max() < 0.05
+    # OpenCV 4.x interpolates on a 1/32-pixel grid (INTER_TAB_SIZE), so a pixel may differ by
+    # up to a 32nd of the largest neighbour step (255 here); a wrong warp differs by far more
+    difference = np.abs(ours - theirs)
+    assert difference.max() < 255 / 32 + 0.05
+    assert difference.mean() < 1.0
     assert cover.max() == 1.0 and cover[0, 639] == 0.0
 
 

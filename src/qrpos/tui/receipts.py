@@ -62,11 +62,13 @@ class ReceiptFollower:
         self.last_poll: PollResult | None = None
         # after a 429: no poll before this (monotonic), whoever asks for one
         self._not_before = 0.0
+        # set by stop(): nothing may reopen the cache or poll after the kiosk closes
+        self._stopped = False
 
     @property
     def cache(self) -> HistoryCache | None:
         """The history cache in the state dir (None if it cannot be opened)."""
-        if self._cache is None and not self._cache_failed:
+        if self._cache is None and not self._cache_failed and not self._stopped:
             from qrpos.reports.history_cache import CacheError, HistoryCache
 
             try:
@@ -83,7 +85,7 @@ class ReceiptFollower:
 
         services = self._services()
         client, cache = services.client, self.cache
-        if client is None or cache is None:
+        if client is None or cache is None or self._stopped:
             return None
         if self._vat is None or self._vat.client is not client:
             self._vat = VatFollowUp(client, cache, services.clock, interval_s=self.interval_s)
@@ -143,6 +145,8 @@ class ReceiptFollower:
 
     def stop(self) -> None:
         """No more polls; close the cache."""
+        self._stopped = True
+        self._vat = None
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
@@ -154,6 +158,8 @@ class ReceiptFollower:
 
     def _due(self) -> None:
         self._timer = None
+        if self._stopped:
+            return  # a timer that fired as the kiosk closed
         if self._busy():
             self.schedule(self.busy_retry_s)
             return
@@ -169,7 +175,14 @@ class ReceiptFollower:
         if vat is None:
             return
         self.polls += 1
-        result = await vat.poll_once()
+        try:
+            result = await vat.poll_once()
+        except Exception:
+            if self._stopped:
+                return  # the cache was closed under this poll as the kiosk shut down
+            raise
+        if self._stopped:
+            return
         self.last_poll = result
         if result.error:
             log.info("VAT follow-up: %s", result.error)
