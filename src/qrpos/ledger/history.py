@@ -46,8 +46,18 @@ def offsets_for(
     own = own_offsets(row)
     shared = _shared_offsets(row, reading, policy)
     if own is None or shared is None:
-        return own or shared
-    return min(own[0], shared[0]), max(own[1], shared[1])
+        known = own or shared
+    else:
+        known = min(own[0], shared[0]), max(own[1], shared[1])
+    if known is None or reading is None or reading.high_s is None or reading.high_at is None:
+        return known
+    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
+    lo, hi = known
+    if reading.high_s > hi and first - reading.high_at <= reading.high_s - hi + policy.settle_s:
+        # a service clock that went back stamps commits at its old high-water mark (commit
+        # times never go back) until it has caught up: the window reaches that far meanwhile
+        return lo, reading.high_s
+    return known
 
 
 def own_offsets(row: IntentRow) -> tuple[float, float] | None:

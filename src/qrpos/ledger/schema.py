@@ -130,6 +130,9 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     UPDATE charge_intent SET skew_lo_s = clock_skew_s, skew_hi_s = clock_skew_s;
     -- look-ups the service answered: each allows one more send with the same key
     ALTER TABLE charge_intent ADD COLUMN answered_lookups INTEGER NOT NULL DEFAULT 0;
+    -- the highest offset the service's stamps may still be catching up with (clock.py)
+    ALTER TABLE server_clock ADD COLUMN high_s REAL;
+    ALTER TABLE server_clock ADD COLUMN high_at REAL;
     """,
 )
 
