@@ -178,6 +178,8 @@ def _judged(
         if could_claim(n) and n.id != row.id
     ]
     owned = {n.tx_id for n in neighbours if n.tx_id and owns_for_good(n) and n.id != row.id}
+    # another install's rows stay its own after the owner cleared the warning
+    owned |= reviews.foreign_ids(conn, [tx.id for tx in seen.rows])
     me = Claimant(row.id, row.amount_mnt, window)
     if window.measured:
         in_window = [tx for tx in seen.rows if window.contains(tx.created_at)]
