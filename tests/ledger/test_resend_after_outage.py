@@ -23,21 +23,19 @@ def _policy() -> RetryPolicy:
     return RetryPolicy.testing(max_sends=2, absent_after_s=600.0)
 
 
-@pytest.mark.parametrize("first", ["error_before_commit", "error_after_commit"])
-@pytest.mark.parametrize("sends_in_outage", [2, 5])
+@pytest.mark.parametrize("sends_in_outage", [1, 2, 5])
 async def test_the_same_key_is_resent_once_the_service_answers_again(
     tmp_path: Path,
     asgi_client: TerminalClient,
     sandbox: Sandbox,
     terminal: TerminalCredentials,
-    first: str,
     sends_in_outage: int,
 ) -> None:
     ledger = Ledger.open(tmp_path / "outbox.sqlite3")
     desk = ChargeDesk(ledger, asgi_client, policy=_policy())
     wallet = sandbox.create_wallet(10_000)
-    sandbox.arm_fault(first, operation="charge")
-    sandbox.arm_fault("error_before_commit", count=sends_in_outage, operation="charge")
+    # only 500s: the burst of sends (and more) meets them, and the history is unreadable
+    sandbox.arm_fault("error_before_commit", count=1 + sends_in_outage, operation="charge")
     sandbox.arm_fault("error_before_commit", count=1000, operation="list")
     sale = await desk.charge(700, wallet.qr_token, deadline_s=0.5)
     assert sale.is_open  # only 5xx: nothing known yet
