@@ -131,7 +131,8 @@ async def test_a_kiosk_clock_step_after_a_lost_reply_does_not_hide_the_charge(
     kiosk_ahead[0] = 0.0  # NTP steps the clock by two minutes
     [result] = await desk.recover()
     assert result.charged is not False
-    assert result.state is IntentState.CHARGED_PER_HISTORY
+    # proven by the history, or by the same key's replay once the service answers again
+    assert result.state in (IntentState.CHARGED_PER_HISTORY, IntentState.APPROVED)
     assert result.transaction is not None and [result.transaction.id] == charges_of(sandbox, wallet)
 
 
@@ -304,7 +305,7 @@ async def test_a_201_that_does_not_match_the_request_goes_to_review(
 
 @pytest.mark.parametrize(
     ("balance", "expected"),
-    [(100, IntentState.DECLINED), (None, IntentState.NOT_CHARGED)],
+    [(100, IntentState.DECLINED), (None, IntentState.NEEDS_REVIEW)],
     ids=["422-after-500", "409-after-500"],
 )
 async def test_same_key_answer_after_an_unclear_attempt_ends_the_sale_after_settling(
@@ -328,11 +329,14 @@ async def test_same_key_answer_after_an_unclear_attempt_ends_the_sale_after_sett
         sandbox.charge(other, _body(wallet, 5), "k-else")
     sandbox.arm_fault("error_before_commit", operation="charge")
     result = await desk.charge(500, wallet.qr_token, deadline_s=15)
-    assert result.state is expected and result.charged is False
+    # a 422 evaluated the key afresh: declined; a 409 may be a duplicate: a person verifies
+    assert result.state is expected
+    assert result.charged is (False if expected is IntentState.DECLINED else None)
     ours = [tx for tx in sandbox.transactions() if tx.username == terminal.username]
     assert ours == []
-    # the till is free for the next sale
-    assert desk.unresolved() == []
+    # the till is free for the next sale (a review waits for the owner, not the cashier)
+    assert not result.is_open
+    assert [v.state for v in desk.unresolved()] == [s for s in ["needs_review"] if balance is None]
 
 
 def _body(wallet: WalletInfo, amount: int) -> bytes:

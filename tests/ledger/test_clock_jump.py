@@ -18,11 +18,6 @@ from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ledger (i10-ledger c21c290): a fresh clock measurement is trusted over the "
-    "look-up's own Date after the service clock moved behind; remove when fixed",
-)
 @pytest.mark.parametrize("jump_s", [-150.0, -600.0])
 async def test_a_clock_jump_after_a_measurement_never_ends_in_a_false_not_charged(
     tmp_path: Path,

@@ -72,13 +72,6 @@ def test_bounded_campaign_never_charges_twice_nor_refunds_or_claims_wrongly(
     assert sum(figures.states.values()) >= figures.charges
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ledger (i10-ledger c21c290): after the service clock moves behind a fresh "
-    "measurement the look-up misses the sale's charge (false 'not charged', or an abandon "
-    "never refunded); a sale whose key got only 5xx/timeouts before an outage waits "
-    "absent_after_s for its answer. Remove when fixed.",
-)
 @pytest.mark.timeout(300)
 def test_bounded_campaign_says_not_charged_only_when_true_and_answers_in_time(
     slice_figures: Any,

@@ -44,7 +44,9 @@ the only candidate), `reply_mismatch` (a 201 that does not fit the request or is
 another sale), `reversed_row` (the only candidate was already reversed) and
 `foreign_activity` (another install uses these credentials, see below) and
 `unmeasured_clock` (nothing found, but the window could never be placed on the server's
-clock, so absence proves nothing; raised once the ceiling `absent_after_s` has passed).
+clock, so absence proves nothing; raised once the ceiling `absent_after_s` has passed) and
+`unverified_conflict` (a same-key retry after an unclear attempt got 409, which may be the
+duplicate of a charge that committed, and the history shows no row that proves it).
 
 Abandoned sales follow the same rules: an abandoned sale refunds a row only on proof, so it
 never refunds a row another intent could own.
@@ -53,9 +55,15 @@ Absence
 -------
 No candidate proves nothing by itself. A sale is "not charged" only when resending has
 stopped, late commits have had `settle_s`, the look-up ran on a measured clock and its
-span covered the whole window, and either the service answered this key (422, 409, 4xx)
-or the ceiling `absent_after_s` for a service that never answers has passed
-(`qrpos.ledger.lookup.absence`).
+span covered the whole window, the look-up's own `Date` agreed with the clock the window
+was placed on, and either the service answered this key (422, another 4xx) or the ceiling
+`absent_after_s` for a service that never answers has passed
+(`qrpos.ledger.lookup.absence`). A 409 to a same-key retry is no such answer: it may be the
+duplicate of a charge that committed, so without a row it is a review, never "not charged".
+
+The window spans every clock offset measured around the intent's own requests (their
+responses' `Date`, a 409's or 5xx's included, and its look-ups'), and the reading trusted
+when it was sent: when a clock jumped the measurements disagree and the window covers them.
 
 Another install with the same credentials
 -----------------------------------------
@@ -85,6 +93,7 @@ REPLY_MISMATCH = "reply_mismatch"
 REVERSED_ROW = "reversed_row"
 FOREIGN = "foreign_activity"
 UNMEASURED = "unmeasured_clock"
+UNVERIFIED_CONFLICT = "unverified_conflict"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,10 @@ requests), or the offset has held since before the sale, or it is the first meas
 ever and was taken close to the sale. After a jump, a sale from before it that has no
 measurement of its own gets a window that spans the offsets before and after the jump
 (the jump may have come before or after its requests); with two jumps since, it is
-unmeasured.
+unmeasured. A sale's window also spans every offset its own responses measured (a 409's
+and a 5xx's `Date` too, and its look-ups'): `qrpos.ledger.history.offsets_for`. And since a
+service's commit times never go back when its clock does, the highest offset seen
+(`high_s`) stays in every window until the service's clock has had time to catch up with it.
 Without one the look-up window widens by `RetryPolicy.max_clock_skew_s`, and absence is
 never final (`qrpos.ledger.claims`).
 """
@@ -42,6 +45,10 @@ class ClockReading:
     #: the offset that held before the last jump, and since when (None: no jump known)
     previous_s: float | None = None
     previous_since: float | None = None
+    #: the highest offset measured while the service's stamps may still be catching up with
+    #: it (its commit times never go back when its clock does), and when it was last seen
+    high_s: float | None = None
+    high_at: float | None = None
 
 
 def offset_from(server_date: datetime | None, sent_local: float, end_local: float) -> float | None:
@@ -57,8 +64,8 @@ def offset_from(server_date: datetime | None, sent_local: float, end_local: floa
 def read(conn: sqlite3.Connection) -> ClockReading | None:
     """The stored reading, or None when the server's clock was never measured."""
     row = conn.execute(
-        "SELECT offset_s, measured_at, stable_since, jumped, previous_s, previous_since"
-        " FROM server_clock WHERE id = 1"
+        "SELECT offset_s, measured_at, stable_since, jumped, previous_s, previous_since,"
+        " high_s, high_at FROM server_clock WHERE id = 1"
     ).fetchone()
     if row is None or row[0] is None:
         return None
@@ -69,6 +76,8 @@ def read(conn: sqlite3.Connection) -> ClockReading | None:
         bool(row[3]),
         None if row[4] is None else float(row[4]),
         None if row[5] is None else float(row[5]),
+        None if row[6] is None else float(row[6]),
+        None if row[7] is None else float(row[7]),
     )
 
 
@@ -85,13 +94,20 @@ def observe(conn: sqlite3.Connection, offset_s: float, at: float, tolerance_s: f
         previous, previous_since = old.previous_s, old.previous_since
     else:
         since, jumped, previous, previous_since = at, True, old.offset_s, old.stable_since
+    high, high_at = offset_s, at
+    if old is not None and old.high_s is not None and old.high_at is not None:
+        catching_up = at - old.high_at <= old.high_s - offset_s
+        if old.high_s > offset_s + tolerance_s and catching_up:
+            high, high_at = old.high_s, old.high_at
     conn.execute(
         "INSERT INTO server_clock (id, offset_s, measured_at, stable_since, jumped, previous_s,"
-        " previous_since) VALUES (1, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
+        " previous_since, high_s, high_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (id) DO UPDATE SET"
         " offset_s = excluded.offset_s, measured_at = excluded.measured_at,"
         " stable_since = excluded.stable_since, jumped = excluded.jumped,"
-        " previous_s = excluded.previous_s, previous_since = excluded.previous_since",
-        (offset_s, at, since, int(jumped), previous, previous_since),
+        " previous_s = excluded.previous_s, previous_since = excluded.previous_since,"
+        " high_s = excluded.high_s, high_at = excluded.high_at",
+        (offset_s, at, since, int(jumped), previous, previous_since, high, high_at),
     )
 
 

@@ -37,9 +37,52 @@ class Sighting:
 def offsets_for(
     row: IntentRow, reading: ClockReading | None, policy: RetryPolicy
 ) -> tuple[float, float] | None:
-    """The range of server clock offsets to trust for this intent, or None when unknown."""
+    """The range of server clock offsets to trust for this intent, or None when unknown.
+
+    The range spans every offset the intent's own exchanges measured and, when trusted for
+    it, the kiosk's reading: after a jump the measurements disagree, and the charge may
+    carry either clock (a service's commit times never go back when its clock does).
+    """
+    own = own_offsets(row)
+    shared = _shared_offsets(row, reading, policy)
+    if own is None or shared is None:
+        known = own or shared
+    else:
+        known = min(own[0], shared[0]), max(own[1], shared[1])
+    if known is None or reading is None or reading.high_s is None or reading.high_at is None:
+        return known
+    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
+    lo, hi = known
+    if reading.high_s > hi and first - reading.high_at <= reading.high_s - hi + policy.settle_s:
+        # a service clock that went back stamps commits at its old high-water mark (commit
+        # times never go back) until it has caught up: the window reaches that far meanwhile
+        return lo, reading.high_s
+    return known
+
+
+def own_offsets(row: IntentRow) -> tuple[float, float] | None:
+    """The offsets measured by the `Date` of this intent's own responses, if any."""
+    if row.skew_lo_s is not None and row.skew_hi_s is not None:
+        return row.skew_lo_s, row.skew_hi_s
     if row.clock_skew_s is not None:
-        return row.clock_skew_s, row.clock_skew_s  # measured by one of its own requests
+        return row.clock_skew_s, row.clock_skew_s
+    return None
+
+
+def spanning(
+    row: IntentRow, reading: ClockReading | None, policy: RetryPolicy, offset_s: float
+) -> tuple[float, float]:
+    """The intent's offset range once a new measurement of its own (`offset_s`) is added."""
+    known = offsets_for(row, reading, policy)
+    if known is None:
+        return offset_s, offset_s
+    return min(known[0], offset_s), max(known[1], offset_s)
+
+
+def _shared_offsets(
+    row: IntentRow, reading: ClockReading | None, policy: RetryPolicy
+) -> tuple[float, float] | None:
+    """The offsets the kiosk's stored reading vouches for during this intent, if any."""
     if reading is None:
         return None
     first = row.first_sent_at if row.first_sent_at is not None else row.created_at

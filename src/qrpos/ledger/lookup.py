@@ -7,6 +7,7 @@ prove; the conclusion, the clock and any foreign rows are committed in one trans
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from typing import Literal
 from qrpos.ledger import clock, records, reviews
 from qrpos.ledger.claims import (
     UNMEASURED,
+    UNVERIFIED_CONFLICT,
     Claimant,
     Disputed,
     NoCandidate,
@@ -26,7 +28,14 @@ from qrpos.ledger.claims import (
     owns_for_good,
 )
 from qrpos.ledger.context import Context
-from qrpos.ledger.history import Sighting, look_up, window_for
+from qrpos.ledger.history import (
+    Sighting,
+    look_up,
+    offsets_for,
+    own_offsets,
+    spanning,
+    window_for,
+)
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import IntentChanges, IntentRow
 from qrpos.ledger.states import IntentState
@@ -36,8 +45,9 @@ from qrpos.service import CredentialsRejected
 _ABSENT_STATE = {
     "declined": IntentState.DECLINED,
     "refused": IntentState.REFUSED,
-    "not_charged": IntentState.NOT_CHARGED,
 }
+#: a 409 to a same-key retry ("not_charged" is how older outboxes stored it): a review
+_VERIFY = ("review", "not_charged")
 
 
 def may_send(row: IntentRow, policy: RetryPolicy, now: float) -> bool:
@@ -47,7 +57,9 @@ def may_send(row: IntentRow, policy: RetryPolicy, now: float) -> bool:
         row.state in (IntentState.PENDING, IntentState.UNRESOLVED)
         and bool(row.may_resend)
         and row.token is not None
-        and row.attempts < policy.max_sends
+        # a burst of `max_sends`, then one more after each look-up the service answered:
+        # the same key is the fastest proof then (it replays the 201 or charges once)
+        and row.attempts < policy.max_sends + row.answered_lookups
         and now - first < policy.resend_horizon_s
     )
 
@@ -55,15 +67,18 @@ def may_send(row: IntentRow, policy: RetryPolicy, now: float) -> bool:
 Absence = Literal["final", "wait", "unmeasured"]
 
 
-def absence(policy: RetryPolicy, row: IntentRow, looked_at: float, window: Window) -> Absence:
+def absence(
+    policy: RetryPolicy, row: IntentRow, looked_at: float, window: Window, *, agreed: bool = True
+) -> Absence:
     """What a look-up that found nothing means for the intent.
 
     "final" (not charged) only when resending stopped, late commits had `settle_s` before
     the look-up, its window was placed on a measured clock, and either the service answered
     this key or the ceiling for a service that never answers has passed. "unmeasured" when
-    the ceiling passed but the window never could be placed: a person decides. Else "wait".
+    the ceiling passed but the window never could be placed: a person decides. Else "wait";
+    also when the look-up's own `Date` disagreed with the clock its window was placed on.
     """
-    if may_send(row, policy, looked_at):
+    if may_send(row, policy, looked_at) or not agreed:
         return "wait"
     first = row.first_sent_at if row.first_sent_at is not None else row.created_at
     unclear_end = row.last_unclear_end_at
@@ -115,15 +130,44 @@ def _conclude(
     ctx: Context, conn: sqlite3.Connection, row: IntentRow, seen: Sighting, looked_at: float
 ) -> tuple[IntentChanges, str]:
     """Judge the sighting for `row` inside the commit; returns the changes and an audit word."""
-    policy, now = ctx.policy, ctx.now()
+    policy = ctx.policy
+    before = clock.read(conn)
+    agreed = True
+    skew: IntentChanges = {}
     if seen.offset_s is not None:
+        placed = window_for(row, policy, before)
+        if placed.measured:
+            # the look-up's own Date must agree with the clock its window was placed on
+            lo, hi = offsets_for(row, before, policy) or (0.0, 0.0)
+            tolerance = policy.window_margin_s
+            agreed = lo - tolerance <= seen.offset_s <= hi + tolerance
+        if own_offsets(row) is not None:
+            lo, hi = spanning(row, before, policy, seen.offset_s)
+            skew = {"skew_lo_s": lo, "skew_hi_s": hi}
+            row = dataclasses.replace(row, skew_lo_s=lo, skew_hi_s=hi)
         clock.observe(conn, seen.offset_s, seen.measured_at, policy.window_margin_s)
     reading = clock.read(conn)
     window = window_for(row, policy, reading)
     if not seen.span.covers(window):
         # the clock moved since the span was placed: part of the window went unseen, so
         # neither proof nor absence can be had from this look; the next one uses the new clock
-        return {}, "clock_moved"
+        return skew, "clock_moved"
+    changes, word = _judged(ctx, conn, row, seen, looked_at, reading, window, agreed)
+    return {**skew, **changes}, word
+
+
+def _judged(
+    ctx: Context,
+    conn: sqlite3.Connection,
+    row: IntentRow,
+    seen: Sighting,
+    looked_at: float,
+    reading: clock.ClockReading | None,
+    window: Window,
+    agreed: bool,
+) -> tuple[IntentChanges, str]:
+    """What the rows of a look-up that saw the whole window prove for `row`."""
+    policy, now = ctx.policy, ctx.now()
     if seen.rows:
         clock.learn_terminal_id(conn, seen.rows[0].terminal_id)
     offset = reading.offset_s if reading else 0.0
@@ -134,6 +178,8 @@ def _conclude(
         if could_claim(n) and n.id != row.id
     ]
     owned = {n.tx_id for n in neighbours if n.tx_id and owns_for_good(n) and n.id != row.id}
+    # another install's rows stay its own after the owner cleared the warning
+    owned |= reviews.foreign_ids(conn, [tx.id for tx in seen.rows])
     me = Claimant(row.id, row.amount_mnt, window)
     if window.measured:
         in_window = [tx for tx in seen.rows if window.contains(tx.created_at)]
@@ -183,7 +229,19 @@ def _conclude(
             f"in the history ({ids}); a person must decide",
         }, verdict.reason
     assert isinstance(verdict, NoCandidate)
-    verdict_on_absence = absence(policy, row, looked_at, window)
+    verdict_on_absence = absence(policy, row, looked_at, window, agreed=agreed)
+    if verdict_on_absence == "final" and row.if_absent in _VERIFY:
+        reviews.open_review(conn, row.id, UNVERIFIED_CONFLICT, (), now)
+        return {
+            "state": IntentState.NEEDS_REVIEW,
+            "token": None,
+            "watching": 0,
+            "may_resend": 0,
+            "resolved_at": now,
+            "last_detail": f"{UNVERIFIED_CONFLICT}: a retry with the same key got 409 after "
+            "an unclear attempt and the history shows no matching charge; a person must "
+            "decide",
+        }, UNVERIFIED_CONFLICT
     if verdict_on_absence == "unmeasured":
         reviews.open_review(conn, row.id, UNMEASURED, (), now)
         return {
@@ -239,6 +297,7 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
                     }
                 )
         else:
+            changes["answered_lookups"] = current.answered_lookups + 1
             concluded, outcome = _conclude(ctx, conn, current, seen, looked_at)
             changes.update(concluded)
         records.log_attempt(

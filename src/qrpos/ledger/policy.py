@@ -18,9 +18,11 @@ from qrpos.service.limits import bounded_retry_after
 class RetryPolicy:
     """Limits of the resolver. All times in seconds.
 
-    * re-sending (same Idempotency-Key) stops after `max_sends` requests or
-      `resend_horizon_s` after the first send, whichever comes first: the service's
-      key retention is unknown, so past that only the history is consulted;
+    * re-sending (same Idempotency-Key) goes in a burst of `max_sends` requests, then one
+      more after each look-up the service answered (the same key replays the 201 or
+      charges once: the fastest proof once the service answers again), until
+      `resend_horizon_s` after the first send: the service's key retention is unknown, so
+      past that only the history is consulted. Abandoned sales are never resent;
     * a sale whose history shows nothing is declared not charged only once resending
       stopped, `settle_s` passed since the last unclear request ended (a slow request may
       still commit late), the look-up ran on a measured server clock, and either the

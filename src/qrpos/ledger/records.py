@@ -54,6 +54,9 @@ class IntentChanges(TypedDict, total=False):
     resolved_at: float | None
     last_unclear_end_at: float | None
     proof: Proof | None
+    skew_lo_s: float | None
+    skew_hi_s: float | None
+    answered_lookups: int
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,9 @@ class IntentRow:
     resolved_at: float | None
     last_unclear_end_at: float | None
     proof: Proof | None
+    skew_lo_s: float | None
+    skew_hi_s: float | None
+    answered_lookups: int
 
     @property
     def is_open(self) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from qrpos.ledger import clock, records, reviews
 from qrpos.ledger.claims import REPLY_MISMATCH, Candidate, check_reply
 from qrpos.ledger.context import Context
+from qrpos.ledger.history import spanning
 from qrpos.ledger.lookup import check_history, may_send
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import IntentChanges, IntentRow
@@ -96,11 +97,12 @@ def _outcome_changes(
             final, detail = IntentState.REFUSED, f"refused (HTTP {ex.status}): {message}"
         if unclear_before:
             # the service answered this key; the history confirms once late commits settled
-            absent = (
-                "declined"
-                if final is IntentState.DECLINED
-                else ("refused" if final is IntentState.REFUSED else "not_charged")
-            )
+            # a 422 evaluated the key afresh (nothing committed); a 409 may be the duplicate
+            # of a charge that did commit ("verify before recharging"): without a row, review
+            absent = {
+                IntentState.DECLINED: "declined",
+                IntentState.REFUSED: "refused",
+            }.get(final, "review")
             changes.update(
                 {
                     "state": IntentState.UNRESOLVED,
@@ -179,6 +181,9 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
 
     def commit(conn: sqlite3.Connection) -> IntentRow:
         if offset is not None:
+            # the window spans this measurement and every earlier one trusted for the sale
+            lo, hi = spanning(row, clock.read(conn), ctx.policy, offset)
+            changes.update({"skew_lo_s": lo, "skew_hi_s": hi})
             clock.observe(conn, offset, now, ctx.policy.window_margin_s)
         if isinstance(outcome, Approved):
             _checked_approval(conn, row, outcome, changes)

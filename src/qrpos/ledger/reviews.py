@@ -253,6 +253,16 @@ def record_foreign(
     return new
 
 
+def foreign_ids(conn: sqlite3.Connection, tx_ids: Sequence[str]) -> set[str]:
+    """Which of these rows were seen as another install's (a cleared warning included)."""
+    if not tx_ids:
+        return set()
+    marks = ", ".join("?" for _ in tx_ids)
+    # the placeholders are ours; the ids go through parameters
+    sql = f"SELECT tx_id FROM foreign_row WHERE tx_id IN ({marks})"  # noqa: S608
+    return {str(r[0]) for r in conn.execute(sql, tuple(tx_ids)).fetchall()}
+
+
 def foreign_activity(conn: sqlite3.Connection) -> ForeignActivity | None:
     """The warning while it is not cleared, or None."""
     rows = conn.execute(

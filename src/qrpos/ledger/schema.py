@@ -123,6 +123,17 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         cleared_at  REAL                -- an owner cleared the warning
     );
     """,
+    # 3: every offset this intent's own exchanges measured (its window spans them all)
+    """
+    ALTER TABLE charge_intent ADD COLUMN skew_lo_s REAL;
+    ALTER TABLE charge_intent ADD COLUMN skew_hi_s REAL;
+    UPDATE charge_intent SET skew_lo_s = clock_skew_s, skew_hi_s = clock_skew_s;
+    -- look-ups the service answered: each allows one more send with the same key
+    ALTER TABLE charge_intent ADD COLUMN answered_lookups INTEGER NOT NULL DEFAULT 0;
+    -- the highest offset the service's stamps may still be catching up with (clock.py)
+    ALTER TABLE server_clock ADD COLUMN high_s REAL;
+    ALTER TABLE server_clock ADD COLUMN high_at REAL;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
