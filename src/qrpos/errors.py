@@ -25,6 +25,8 @@ module that raises and catches them and are left off the map.
     │   └── OutboxBusy
     ├── qrpos.reports.history_cache.CacheError
     ├── qrpos.reports.csv_export.ExportError
+    ├── qrpos.ledger.reviews.ReviewRefused .. a review decision the outbox cannot take (not a
+    │                                          ValueError: the store reads those as damage)
     ├── qrpos.reports.merge.MergeError .......... `report --merge` given mismatched days or tills
     ├── RuntimeError
     │   ├── qrpos.ledger.records.IllegalTransition .. a bug: a move states.py does not allow
@@ -37,7 +39,6 @@ module that raises and catches them and are left off the map.
     └── ValueError
         ├── ◆ InsecureBaseURL ........... the base URL is not https (or loopback http)
         ├── qrpos.manager_pin.PinError
-        ├── qrpos.ledger.reviews.ReviewRefused .. a review decision the outbox cannot take
         ├── argparse.ArgumentTypeError
         │   └── qrpos.cli.usage.UsageError ..... a malformed option value (exit 64)
         └── qrpos.simulator.state.SandboxError

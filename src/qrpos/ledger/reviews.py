@@ -82,7 +82,7 @@ class ForeignActivity:
     tx_ids: tuple[str, ...]
 
 
-class ReviewRefused(ValueError):
+class ReviewRefused(Exception):
     """A decision the review cannot take; the message says why (nothing was changed)."""
 
 
