@@ -36,7 +36,7 @@ from typing import Any
 
 from qrpos import spec
 from qrpos.config import Config
-from qrpos.kiosk.demo import SandboxDemo
+from qrpos.kiosk.demo import SWAP_GAP_S, SandboxDemo
 from qrpos.ledger import ChargeDesk, Ledger
 from qrpos.scanner import ScanLoop, TokenRead, VirtualPhone, make_decoder
 from qrpos.service import TerminalClient
@@ -178,6 +178,7 @@ async def run_sales(count: int, state_dir: Path) -> list[dict[str, float]]:
         async with app.run_test(size=(80, 24)) as pilot:
             scanner = services.scanner
             assert scanner is not None
+            phone_gone_at = -SWAP_GAP_S
             for n in range(count):
                 await _until(
                     pilot,
@@ -189,6 +190,10 @@ async def run_sales(count: int, state_dir: Path) -> list[dict[str, float]]:
                 )
                 await pilot.press(*AMOUNT, "enter")
                 await _until(pilot, lambda: scanner.armed, "the camera to arm")
+                # the next customer's phone comes up a moment after the last one went, as
+                # hands do (the demo's gap): sooner, the scan loop rightly takes it for the
+                # last customer's phone still in view and asks the cashier (issue 12)
+                await asyncio.sleep(max(0.0, phone_gone_at + SWAP_GAP_S - time.monotonic()))
                 # the customer's phone is not the kiosk: it lights up on its own time
                 token = sandbox.wallet(wallets[n % len(wallets)]).qr_token
                 await asyncio.to_thread(phone.present, token)
@@ -206,6 +211,7 @@ async def run_sales(count: int, state_dir: Path) -> list[dict[str, float]]:
                     }
                 )
                 await _until(pilot, lambda: not phone.showing, "the phone to go")
+                phone_gone_at = time.monotonic()
             # no camera events into an app that is closing its screens
             services.scan_events.connect(None)
             scanner.stop()

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.passes import DEFAULT_PASSES, PassPlan, half
+from qrpos.scanner.passes import DEFAULT_PASSES, PASS_BUDGET_MS, PassPlan, half
 
 #: the engine `make_decoder()` picks when none is configured: zxing-cpp measured about 4x
 #: faster than zbar on the generated set with a higher detection rate (benchmarks/decode.py);
@@ -143,7 +143,7 @@ class ZxingDecoder:
     name = "zxing"
 
     def __init__(
-        self, *, passes: Sequence[str] = DEFAULT_PASSES, budget_ms: float | None = 8.0
+        self, *, passes: Sequence[str] = DEFAULT_PASSES, budget_ms: float | None = PASS_BUDGET_MS
     ) -> None:
         try:
             import zxingcpp
