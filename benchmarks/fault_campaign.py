@@ -342,6 +342,17 @@ async def scenario_kill(run: Run) -> None:
     arm_random_faults(run)
     run.figures.kills += 1
     await asyncio.to_thread(killed_sale, run.env, sale.amount, sale.token, run.rng)
+    # the resumed command may run out of time with the sale still open (a fault is still
+    # armed): the till shows it, and the cashier waits for its answer or abandons it
+    # before the next sale can start, as `sell` does
+    for row in run.desk.ledger.read(records.open_intents):
+        result = await run.desk.resolve(row.id, deadline_s=2.0)
+        while result.is_open and time.monotonic() - sale.started < run.patience_s:
+            result = await run.desk.resolve(row.id, deadline_s=2.0)
+        if result.is_open:
+            sale.gave_up = sale.abandoned = True
+            run.figures.abandoned += 1
+            await run.desk.abandon(row.id)
 
 
 SCENARIO_RUNS = {

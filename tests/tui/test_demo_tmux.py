@@ -82,12 +82,6 @@ def test_demo_in_tmux_approves_a_sale_and_recovers_a_lost_reply_once(tmp_path: P
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
 
 
-@pytest.mark.xfail(
-    reason="after the merge of the scan-loop passes with the held-card rule, Enter after "
-    "switching language on the held-card question does not charge in the demo (the Pilot "
-    "tests of tests/tui/test_phone_left_in_view.py pass); open on issue 12",
-    strict=False,
-)
 def test_demo_in_tmux_in_mongolian_holds_the_phone_left_in_view_and_switches_language(
     tmp_path: Path,
 ) -> None:

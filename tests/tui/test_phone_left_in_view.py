@@ -17,6 +17,7 @@ from kiosk_harness import Kiosk, demo_kiosk
 from textual.message import Message
 
 from qrpos.kiosk.demo import SandboxDemo
+from qrpos.ledger import IntentState
 from qrpos.scanner import RefusalCode, ScanEvent, ScanLoop, ScanRefused, TokenRead, make_decoder
 from qrpos.scanner.frames import Frame
 from qrpos.tui.messages import HeldCardAccepted, ScanRefusedMessage
@@ -94,6 +95,89 @@ def test_the_cashier_may_accept_the_card_in_view() -> None:
     loop.accept_held()
     loop.handle_codes([FRESH])
     assert _read(events) == [FRESH.decode()]
+
+
+def test_a_spent_token_still_in_view_is_refused_and_cannot_be_accepted() -> None:
+    """The phone stays in view but its pass has not refreshed yet: it still shows the token
+    that just paid. The service retires a token at its first charge, so handing it over
+    again could only end in "already used"; the cashier's confirmation does not change it."""
+    loop, events, clock = _loop()
+    loop.arm(allow_repeat=True)
+    loop.handle_codes([OLD])
+    loop.mark_sale_ended(charged=True)
+    loop.arm(allow_repeat=True)  # the next sale, at once
+    for _ in range(3):
+        clock.now += 0.1
+        loop.handle_codes([OLD])
+        loop.accept_held()
+    # it leaves the view and comes back: still spent
+    clock.now += 2.0
+    for _ in range(3):
+        loop.handle_codes([])
+    clock.now += 5.0
+    loop.handle_codes([OLD])
+    assert _read(events) == [OLD.decode()]
+    refusals = [e.code for e in events if isinstance(e, ScanRefused)]
+    assert set(refusals) == {RefusalCode.SPENT}
+    # the pass refreshes while in view: the held-card question, then the fresh token
+    loop.handle_codes([FRESH])
+    assert [e.code for e in events if isinstance(e, ScanRefused)][-1] is RefusalCode.SPENT
+    clock.now += 1.0
+    loop.handle_codes([FRESH])
+    loop.accept_held()
+    loop.handle_codes([FRESH])
+    assert _read(events) == [OLD.decode(), FRESH.decode()]
+
+
+def test_a_declined_sales_card_may_pay_for_the_next_sale() -> None:
+    """A decline retires nothing: the customer may show the same pass again (a smaller
+    amount, a topped-up wallet) once it has left the view or the cashier confirms it."""
+    loop, events, clock = _loop()
+    loop.arm(allow_repeat=True)
+    loop.handle_codes([OLD])
+    loop.mark_sale_ended(charged=False)
+    loop.arm(allow_repeat=True)
+    clock.now += 0.1
+    loop.handle_codes([OLD])
+    loop.accept_held()
+    loop.handle_codes([OLD])
+    assert _read(events) == [OLD.decode(), OLD.decode()]
+
+
+# a frame's code (or none), the gap before it, and what the cashier or the sale does then
+actions = st.lists(
+    st.tuples(
+        st.sampled_from([None, OLD, FRESH, OTHER]),
+        st.floats(min_value=0.01, max_value=2.0),
+        st.sampled_from(["", "charged", "declined", "accept"]),
+    ),
+    max_size=30,
+)
+
+
+@given(actions)
+def test_no_token_that_paid_is_ever_handed_over_again(
+    story: list[tuple[bytes | None, float, str]],
+) -> None:
+    loop, events, clock = _loop()
+    loop.arm(allow_repeat=True)
+    spent: set[str] = set()
+    sale_token: str | None = None
+    for code, gap, action in story:
+        clock.now += gap
+        before = len(_read(events))
+        loop.handle_codes([code] if code else [])
+        if len(_read(events)) > before:
+            sale_token = _read(events)[-1]
+            assert sale_token not in spent
+        if action == "accept":
+            loop.accept_held()
+        elif action:
+            loop.mark_sale_ended(charged=action == "charged")
+            if action == "charged" and sale_token is not None:
+                spent.add(sale_token)
+            sale_token = None
+            loop.arm(allow_repeat=True)
 
 
 # one step of the story: a decoded frame with a code (or none) after `gap` seconds, maybe
@@ -177,6 +261,53 @@ async def test_the_phone_left_in_view_is_not_charged_for_the_next_sale(tmp_path:
         await _sale_moves(kiosk, posted, SaleState.RESULT, 2)
         assert any(isinstance(m, HeldCardAccepted) for m in posted)
         assert world.sandbox.wallet(first).balance_mnt == 250_000 - 12_500 - 5_000
+
+
+async def test_a_pass_not_yet_refreshed_is_not_charged_and_the_refreshed_one_is(
+    tmp_path: Path,
+) -> None:
+    """The cashier starts the next sale before the phone left in view shows its new token:
+    the spent one is refused (not offered for confirmation), the refreshed one is asked
+    about, and only the cashier's Enter charges it, once."""
+    posted: list[Message] = []
+    async with demo_kiosk(tmp_path, "en", posted) as (kiosk, world):
+        app, pilot = kiosk.app, kiosk.pilot
+        first = world.wallet_ids[0]
+        demo: SandboxDemo = world.services.demo  # type: ignore[assignment]
+        demo.refresh_after_s = 60.0  # this wallet app is slow to notice the payment
+        await kiosk.key_amount("12500")
+        await kiosk.on_screen("PresentCardScreen")
+        spent = world.sandbox.wallet(first).qr_token
+        await pilot.press("h", "p")
+        await _sale_moves(kiosk, posted, SaleState.RESULT, 1)
+        await kiosk.on_screen("ResultScreen")
+        await pilot.press("x")
+        await kiosk.key_amount("5000")
+        await kiosk.until(
+            lambda: any(
+                isinstance(m, ScanRefusedMessage) and m.code == RefusalCode.SPENT for m in posted
+            ),
+            timeout=15,
+        )
+        assert demo.shown == spent
+        assert "just paid" in kiosk.text("#scan-status")
+        await pilot.press("enter")  # nothing to confirm: the spent code is not charged
+        await pilot.pause(0.5)
+        assert app.sale.state is SaleState.PRESENTING
+        assert not any(isinstance(m, HeldCardAccepted) for m in posted)
+        # the pass refreshes: now the held-card question, and Enter charges the new token
+        demo._show(world.sandbox.wallet(first).qr_token)
+        await kiosk.until(
+            lambda: any(
+                isinstance(m, ScanRefusedMessage) and m.code == RefusalCode.HELD for m in posted
+            ),
+            timeout=15,
+        )
+        await pilot.press("enter")
+        await _sale_moves(kiosk, posted, SaleState.RESULT, 2)
+        assert world.sandbox.wallet(first).balance_mnt == 250_000 - 12_500 - 5_000
+        results = [m.result for m in posted if isinstance(m, Sale.Moved) and m.result]
+        assert [r.state for r in results] == [IntentState.APPROVED, IntentState.APPROVED]
 
 
 async def test_a_new_phone_after_the_old_one_left_is_charged_without_asking(

@@ -56,6 +56,9 @@ class SandboxDemo:
         #: the token the phone shows now (None: no phone in view); never displayed
         self.shown: str | None = None
         self._removed_at = -SWAP_GAP_S
+        #: how long a phone left in view takes to notice its pass was charged and show
+        #: the refreshed token (a real wallet app: from a moment to several seconds)
+        self.refresh_after_s = 0.25
 
     def present_next_customer(self) -> str:
         """The next customer shows the pass with its *current* token (it rotates after
@@ -97,7 +100,7 @@ class SandboxDemo:
             elif tries:
                 self._later(0.25, lambda: refresh(tries - 1))
 
-        self._later(0.25, refresh)
+        self._later(self.refresh_after_s, refresh)
 
     def _remove(self) -> None:
         self.phone.remove()

@@ -14,6 +14,7 @@ import logging
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -71,6 +72,9 @@ ScanEvent = TokenRead | ScanRefused | ScanStats
 #: a code has left the view once this many decoded frames in a row showed none (and
 #: `gone_after_s` passed): a decoder starved of CPU has not seen it leave
 GONE_FRAMES = 3
+#: how many spent tokens the loop remembers (a phone that has not refreshed is the last
+#: sale's; a few more cover a queue of customers re-showing old passes)
+SPENT_KEPT = 32
 
 
 class ScanLoop:
@@ -113,6 +117,11 @@ class ScanLoop:
         # ended: a code in view since before then is not handed over unless accepted
         self._in_view: tuple[float, float] | None = None
         self._sale_ended_at: float | None = None
+        # tokens that paid for a sale: retired by the service (spec: "each token is retired
+        # by the first successful charge"), never handed over again, however a sale arms
+        self._spent: deque[str] = deque(maxlen=SPENT_KEPT)
+        # the token handed over for the sale under way (however long it has been gone)
+        self._sale_token: str | None = None
         # decoded frames in a row without a wallet code: a starved decoder is not "gone"
         self._absent_frames = 0
         self._fps = 0.0
@@ -156,12 +165,17 @@ class ScanLoop:
             self._refused = None
             self._armed = True
 
-    def mark_sale_ended(self) -> None:
+    def mark_sale_ended(self, *, charged: bool = False) -> None:
         """A sale's result is on screen: a card still in view from now on (the customer's
         phone, showing its refreshed pass) must leave the view or be accepted before the
-        next sale may charge it."""
+        next sale may charge it. `charged`: the sale was charged (on proof), so the token
+        handed over for it is spent and is refused from now on, even when the next sale
+        arms with `allow_repeat` (a phone whose pass has not refreshed yet)."""
         with self._state_lock:
             self._sale_ended_at = self._clock()
+            if charged and self._sale_token is not None:
+                self._spent.append(self._sale_token)
+            self._sale_token = None
 
     def accept_held(self) -> None:
         """The cashier confirmed on screen: the card in view may be handed over."""
@@ -322,15 +336,19 @@ class ScanLoop:
                 self._handed = None
             if not self._armed or not distinct:
                 return
-            fresh = tokens - {self._handed[0]} if self._handed else tokens
+            live = tokens.difference(self._spent)
+            fresh = live - {self._handed[0]} if self._handed else live
             if len(tokens) > 1:
                 event = self._refuse_once(distinct, now, refusal(RefusalCode.SEVERAL_CARDS))
+            elif tokens and not live:
+                event = self._refuse_once(distinct, now, refusal(RefusalCode.SPENT))
             elif fresh and self._held_since_last_sale():
                 event = self._refuse_once(distinct, now, refusal(RefusalCode.HELD))
             elif fresh:
                 token = next(iter(fresh))
                 self._armed = False
                 self._handed = (token, now)
+                self._sale_token = token
                 self._refused = None
                 event = TokenRead(token)
             elif not tokens:

@@ -26,6 +26,7 @@ class RefusalCode(StrEnum):
     INVALID_UTF8 = "invalid_utf8"
     SEVERAL_CARDS = "several_cards"
     HELD = "held"
+    SPENT = "spent"
 
 
 REFUSAL_TEXT: dict[RefusalCode, str] = {
@@ -36,6 +37,7 @@ REFUSAL_TEXT: dict[RefusalCode, str] = {
     RefusalCode.SEVERAL_CARDS: "Several cards are in view: show one card.",
     RefusalCode.HELD: "This card was in view before the last sale ended: take it away and "
     "show it again, or confirm it on screen.",
+    RefusalCode.SPENT: "This card's code has just paid: wait for the pass to show a new code.",
 }
 
 

@@ -290,7 +290,7 @@ class Sale:
         scanner = self._services().scanner
         if scanner is not None:
             # a card still in view now must leave (or be confirmed) before it is charged
-            scanner.mark_sale_ended()
+            scanner.mark_sale_ended(charged=charged)
         self.amount = result.amount_mnt
         self.move(S.RESULT, result=result)
 
