@@ -30,8 +30,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("qrpos.tui.receipts")
 
-#: a poll that finds a sale under way tries again this much later
+#: a poll that finds a sale under way tries again this much later (unless the sale ends
+#: first: then the policy plans it afresh, see `sale_over`)
 BUSY_RETRY_S = 5.0
+#: the shortest timer planned: a poll due "now" still goes through the event loop once
+MIN_DELAY_S = 0.05
 
 
 class ReceiptFollower:
@@ -64,6 +67,8 @@ class ReceiptFollower:
         self._not_before = 0.0
         # set by stop(): nothing may reopen the cache or poll after the kiosk closes
         self._stopped = False
+        # a poll fell due (or was cut short) during a sale: plan it again when it ends
+        self._deferred = False
 
     @property
     def cache(self) -> HistoryCache | None:
@@ -130,7 +135,9 @@ class ReceiptFollower:
 
     def schedule(self, delay_s: float) -> None:
         """Poll after `delay_s` (replacing any earlier plan), never inside a 429 backoff."""
-        delay_s = max(delay_s, self._not_before - time.monotonic())
+        if self._stopped:
+            return
+        delay_s = max(delay_s, self._not_before - time.monotonic(), MIN_DELAY_S)
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.app.set_timer(delay_s, self._due)
@@ -141,7 +148,15 @@ class ReceiptFollower:
         if self._worker is not None and self._worker.is_running:
             self._worker.cancel()
             self._worker = None
+            self._deferred = True
             self.schedule(self.busy_retry_s)
+
+    def sale_over(self) -> None:
+        """The sale ended (a result, or back to the amount): a poll it held back is
+        planned afresh by the policy, not left waiting out `busy_retry_s`."""
+        if self._deferred and not self._stopped:
+            self._deferred = False
+            self._plan()
 
     def stop(self) -> None:
         """No more polls; close the cache."""
@@ -161,8 +176,10 @@ class ReceiptFollower:
         if self._stopped:
             return  # a timer that fired as the kiosk closed
         if self._busy():
+            self._deferred = True
             self.schedule(self.busy_retry_s)
             return
+        self._deferred = False
         if (vat := self.vat) is not None and (held := vat.held_s()) > 0:
             self.schedule(held)  # a 429 (a charge's too) still holds the polls back
             return

@@ -72,6 +72,8 @@ class ScreenKeeper(App[None]):
     @on(Sale.Moved)
     def _sale_moved(self, message: Sale.Moved) -> None:
         state, services = message.state, self.services
+        if state in (SaleState.RESULT, SaleState.READY):
+            self.receipts.sale_over()
         if state is SaleState.READY:
             top = self.screen
             if isinstance(top, AmountScreen) and not message.notice:
