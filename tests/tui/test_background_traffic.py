@@ -98,3 +98,14 @@ async def test_a_poll_due_during_a_sale_waits_until_the_sale_is_over(
     assert ("GET", LIST_PATH) not in transport.requests[presenting:charge_at]
     # the sale is over: the poll it held back is planned again by the policy, at once
     await k.until(lambda: ("GET", LIST_PATH) in transport.requests[charge_at:], timeout=30)
+
+
+async def test_receipts_are_followed_on_the_services_measured_clock(
+    kiosk: tuple[Kiosk, CountingTransport],
+) -> None:
+    """The follow-up's windows and schedule use the service's clock as the desk measured
+    it, not the Pi's (tests/reports/test_follow_clock_skew.py shows why)."""
+    k, _ = kiosk
+    vat = k.app.receipts.vat
+    assert vat is not None and k.services.desk is not None
+    assert vat.clock == k.services.desk.service_now

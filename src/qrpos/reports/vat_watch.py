@@ -298,7 +298,9 @@ class VatFollowUp:
                 older.append((at, at + timedelta(seconds=1)))
             else:
                 starts.append(cached.created_at)
-        main = [(min(starts) - WINDOW_MARGIN, now)] if starts else []
+        # open-ended: the service ends the window at its own "now" (a kiosk clock behind
+        # the service's would end it before the very charges it follows, or before `from`)
+        main = [(min(starts) - WINDOW_MARGIN, None)] if starts else []
         return list(dict.fromkeys(main + older))
 
     async def poll_once(self) -> PollResult:

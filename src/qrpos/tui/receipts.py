@@ -93,7 +93,9 @@ class ReceiptFollower:
         if client is None or cache is None or self._stopped:
             return None
         if self._vat is None or self._vat.client is not client:
-            self._vat = VatFollowUp(client, cache, services.clock, interval_s=self.interval_s)
+            # on the service's clock as measured (receipts are stamped by it), not the Pi's
+            clock = services.desk.service_now if services.desk is not None else services.clock
+            self._vat = VatFollowUp(client, cache, clock, interval_s=self.interval_s)
         return self._vat
 
     @property
