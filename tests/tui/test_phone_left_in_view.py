@@ -10,6 +10,7 @@ the sandbox; the test reads the messages the app posts.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -144,15 +145,16 @@ def test_a_declined_sales_card_may_pay_for_the_next_sale() -> None:
     assert _read(events) == [OLD.decode(), OLD.decode()]
 
 
-# a frame's code (or none), the gap before it, and what the cashier or the sale does then
-actions = st.lists(
-    st.tuples(
-        st.sampled_from([None, OLD, FRESH, OTHER]),
-        st.floats(min_value=0.01, max_value=2.0),
-        st.sampled_from(["", "charged", "declined", "accept"]),
-    ),
-    max_size=30,
-)
+def stories(then: st.SearchStrategy[Any], size: int) -> st.SearchStrategy[list[Any]]:
+    """Steps of a story: a decoded frame's code (or none) after a gap in seconds, then
+    what happens (`then`); a code has left the view after 0.8 s and three frames without."""
+    codes = st.sampled_from([None, OLD, FRESH, OTHER])
+    gaps = st.floats(min_value=0.01, max_value=2.0)
+    return st.lists(st.tuples(codes, gaps, then), max_size=size)
+
+
+# what the cashier or the sale does after each frame
+actions = stories(st.sampled_from(["", "charged", "declined", "accept"]), 30)
 
 
 @given(actions)
@@ -180,16 +182,8 @@ def test_no_token_that_paid_is_ever_handed_over_again(
             loop.arm(allow_repeat=True)
 
 
-# one step of the story: a decoded frame with a code (or none) after `gap` seconds, maybe
-# a sale ending; a code has left the view after 0.8 s and three frames without one
-steps = st.lists(
-    st.tuples(
-        st.sampled_from([None, OLD, FRESH, OTHER]),
-        st.floats(min_value=0.01, max_value=2.0),
-        st.booleans(),
-    ),
-    max_size=25,
-)
+# after each frame, maybe a sale ends
+steps = stories(st.booleans(), 25)
 
 
 @given(steps)
@@ -229,6 +223,13 @@ async def _sale_moves(kiosk: Kiosk, posted: list[Message], state: SaleState, cou
     )
 
 
+async def _refused(kiosk: Kiosk, posted: list[Message], code: RefusalCode) -> None:
+    await kiosk.until(
+        lambda: any(isinstance(m, ScanRefusedMessage) and m.code == code for m in posted),
+        timeout=15,
+    )
+
+
 async def test_the_phone_left_in_view_is_not_charged_for_the_next_sale(tmp_path: Path) -> None:
     posted: list[Message] = []
     async with demo_kiosk(tmp_path, "en", posted) as (kiosk, world):
@@ -247,12 +248,7 @@ async def test_the_phone_left_in_view_is_not_charged_for_the_next_sale(tmp_path:
         await pilot.press("x")
         # the next sale: the phone still in view must not pay for it
         await kiosk.key_amount("5000")
-        await kiosk.until(
-            lambda: any(
-                isinstance(m, ScanRefusedMessage) and m.code == RefusalCode.HELD for m in posted
-            ),
-            timeout=15,
-        )
+        await _refused(kiosk, posted, RefusalCode.HELD)
         assert world.sandbox.wallet(first).balance_mnt == 250_000 - 12_500
         assert app.sale.state is SaleState.PRESENTING
         assert "before the last sale ended" in kiosk.text("#scan-status")
@@ -283,12 +279,7 @@ async def test_a_pass_not_yet_refreshed_is_not_charged_and_the_refreshed_one_is(
         await kiosk.on_screen("ResultScreen")
         await pilot.press("x")
         await kiosk.key_amount("5000")
-        await kiosk.until(
-            lambda: any(
-                isinstance(m, ScanRefusedMessage) and m.code == RefusalCode.SPENT for m in posted
-            ),
-            timeout=15,
-        )
+        await _refused(kiosk, posted, RefusalCode.SPENT)
         assert demo.shown == spent
         assert "just paid" in kiosk.text("#scan-status")
         await pilot.press("enter")  # nothing to confirm: the spent code is not charged
@@ -297,12 +288,7 @@ async def test_a_pass_not_yet_refreshed_is_not_charged_and_the_refreshed_one_is(
         assert not any(isinstance(m, HeldCardAccepted) for m in posted)
         # the pass refreshes: now the held-card question, and Enter charges the new token
         demo._show(world.sandbox.wallet(first).qr_token)
-        await kiosk.until(
-            lambda: any(
-                isinstance(m, ScanRefusedMessage) and m.code == RefusalCode.HELD for m in posted
-            ),
-            timeout=15,
-        )
+        await _refused(kiosk, posted, RefusalCode.HELD)
         await pilot.press("enter")
         await _sale_moves(kiosk, posted, SaleState.RESULT, 2)
         assert world.sandbox.wallet(first).balance_mnt == 250_000 - 12_500 - 5_000
