@@ -48,6 +48,9 @@ class Config:
     state_dir: Path = field(default_factory=lambda: default_state_dir({}))
     request_timeout_s: float = spec.CLIENT_TIMEOUT_S
     language: str = "mn"
+    #: the language was asked for on this command line (`--language`): it wins over the
+    #: one last chosen on screen with `L` (which otherwise wins over the file and the env)
+    language_pinned: bool = False
     #: the `[scanner]` table of the TOML file, as read (defaults live in qrpos.scanner)
     scanner: Mapping[str, Any] = field(default_factory=dict)
     #: where the values came from, for `qrpos doctor`

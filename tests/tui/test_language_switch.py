@@ -8,6 +8,8 @@ from pathlib import Path
 from kiosk_harness import fixed_clock
 from test_snapshots import _app, _unpaired_start_done
 
+from qrpos.cli import build_parser
+from qrpos.cli.common import config_from_args
 from qrpos.config import Config
 from qrpos.present.i18n import current_language
 from qrpos.present.language import SETTINGS_FILE, remember_language, remembered_language
@@ -52,6 +54,16 @@ async def test_L_switches_every_screen_live_and_is_remembered(tmp_path: Path) ->
     async with again.run_test(size=(80, 24)) as pilot:
         await _unpaired_start_done(pilot)
         assert "Pair this terminal" in str(again.screen.query_one("#title").render())
+    # but `--language mn` on the command line is obeyed, whatever was chosen last
+    args = build_parser().parse_args(["demo", "--language", "mn", "--state-dir", str(tmp_path)])
+    config = config_from_args(args)
+    assert config.language_pinned
+    pinned = KioskApp(KioskServices(config=config, clock=fixed_clock), live_preview=False)
+    async with pinned.run_test(size=(80, 24)) as pilot:
+        await _unpaired_start_done(pilot)
+        assert current_language() == "mn"
+    assert remembered_language(tmp_path) == "en"  # the choice on screen is kept for later
+    assert not config_from_args(build_parser().parse_args(["demo"])).language_pinned
 
 
 def test_an_unreadable_or_unknown_setting_falls_back_to_the_configuration(tmp_path: Path) -> None:

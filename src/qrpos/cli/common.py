@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -66,7 +67,10 @@ def config_from_args(args: argparse.Namespace) -> Config:
         "request_timeout": getattr(args, "request_timeout", None),
         "language": getattr(args, "language", None),
     }
-    return load_config(config_path=getattr(args, "config", None), options=options)
+    config = load_config(config_path=getattr(args, "config", None), options=options)
+    if options["language"] is not None:
+        config = dataclasses.replace(config, language_pinned=True)
+    return config
 
 
 def client_from_config(config: Config) -> TerminalClient:

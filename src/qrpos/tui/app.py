@@ -105,7 +105,9 @@ class KioskApp(ScreenKeeper):
         self.receipts = ReceiptFollower(
             self, lambda: self.services, interval_s=receipts_every_s, busy=self.sale_under_way
         )
-        language = remembered_language(services.config.state_dir) or services.config.language
+        config = services.config
+        remembered = None if config.language_pinned else remembered_language(config.state_dir)
+        language = remembered or config.language
         set_language(language)
         known = services.client.username if services.client else None
         self.set_reactive(
