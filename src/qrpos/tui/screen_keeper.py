@@ -42,6 +42,10 @@ from qrpos.tui.widgets.status_bar import KioskStatus
 log = logging.getLogger("qrpos.tui")
 
 
+#: camera states the card screen tells the cashier about (in the catalogue's words)
+CAMERA_TROUBLE = frozenset({"error", "unavailable", "no_frames"})
+
+
 class ScreenKeeper(App[None]):
     """Screens and status of the kiosk (the app's settings are set by `KioskApp`)."""
 
@@ -153,8 +157,9 @@ class ScreenKeeper(App[None]):
             return  # the app is closing: the camera thread's last stats come too late
         try:
             self.status = replace(self.status, camera_state=message.camera_state, fps=message.fps)
-            if message.last_error and isinstance(self.screen, PresentCardScreen):
-                self.screen.show_camera_error(message.last_error)
+            if isinstance(self.screen, PresentCardScreen):
+                trouble = message.camera_state in CAMERA_TROUBLE
+                self.screen.show_camera_trouble(message.camera_state if trouble else None)
         except ScreenStackError:
             log.debug("camera stats while the app closes")
 

@@ -48,6 +48,7 @@ class PresentCardScreen(KioskScreen):
         self.preview = preview
         #: the last scan refusal shown (code, reason), redrawn after a language switch
         self.refusal: tuple[str | None, str] | None = None
+        #: the camera's trouble state shown (None: none), redrawn after a language switch
         self.camera_error: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -69,7 +70,7 @@ class PresentCardScreen(KioskScreen):
         if self.refusal is not None:
             self.show_refusal(*self.refusal)
         elif self.camera_error is not None:
-            self.show_camera_error(self.camera_error)
+            self.show_camera_trouble(self.camera_error)
         if self.preview is not None:
             self.update_preview()
 
@@ -92,15 +93,17 @@ class PresentCardScreen(KioskScreen):
         self._update("#scan-status", Text(refusal_words(code, reason), style="bold yellow"))
         self._update("#hint", t("present.hint_held") if code == HELD else t("present.hint"))
 
-    def show_camera_error(self, message: str) -> None:
-        """The camera failed; what it said, escaped. A held card's question stays: it
-        waits for the cashier."""
-        self.camera_error = message
+    def show_camera_trouble(self, state: str | None) -> None:
+        """The camera is in trouble (`state`: error, unavailable or no_frames), in the
+        catalogue's words; None when frames flow again. A held card's question stays: it
+        waits for the cashier. (The scanner's own English detail goes to the log.)"""
+        was, self.camera_error = self.camera_error, state
         if self.refusal is not None and self.refusal[0] == HELD:
             return
-        self._update(
-            "#scan-status", Text(t("present.camera_failed", message=shown_text(message, 120)))
-        )
+        if state is not None:
+            self._update("#scan-status", Text(t(f"present.camera_{state}"), style="bold yellow"))
+        elif was is not None:
+            self._update("#scan-status", Text(t("present.waiting")))
 
     def _update(self, selector: str, content: Text | str) -> None:
         # while composed again for a new language there is nothing yet: after_recompose redraws
