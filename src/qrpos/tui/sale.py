@@ -1,8 +1,5 @@
-"""The one owner of the sale: its states, its legal moves, and the work of each move.
-
-    STARTING ──► RECOVERING ──► READY ──► PRESENTING ──► CHARGING ──► RESULT ──► READY
-        │  └──────────────────►  ▲ │          │              │           │
-        └─► PAIRING ◄── LOCKED ◄─┴─┴──────────┴──────────────┴───────────┘ (any 401)
+"""The one owner of the sale: the work of each move. Its states and legal moves, with
+their drawing, are the table of `qrpos.tui.sale_states` (re-exported here).
 
 `Sale` holds the state and runs each move inside the app's workers; it never touches a
 screen. Everything it has to say goes out as a message (`qrpos.tui.messages`): the app

@@ -1,6 +1,12 @@
-"""The sale's states and their legal moves (the diagram is in `qrpos.tui.sale`, which
-owns the sale and does the work of each move), the timings it waits by, and which open
-sales keep a new one from starting. Textual-free, and no I/O.
+"""The sale's states and their legal moves, the timings it waits by, and which open
+sales keep a new one from starting. Textual-free, and no I/O; `qrpos.tui.sale` owns the
+sale and does the work of each move.
+
+    STARTING ──► RECOVERING ──► READY ──► PRESENTING ──► CHARGING ──► RESULT ──► READY
+        │  └──────────────────►  ▲ │          │              │           │
+        └─► PAIRING ◄── LOCKED ◄─┴─┴──────────┴──────────────┴───────────┘ (any 401)
+
+`MOVES` is the whole table; `Sale.move` refuses any other move (`IllegalSaleMove`).
 """
 
 from __future__ import annotations
