@@ -19,6 +19,7 @@ module that raises and catches them and are left off the map.
     ├── qrpos.ledger.store.LedgerError ........... the outbox file cannot be used
     ├── qrpos.ledger.views.ChargeRefusedLocally .. refused before anything is stored or sent
     │   ├── UnresolvedChargeExists
+    │   ├── TokenAlreadyPaid ........ the code already paid for a sale of this outbox
     │   ├── AmountOutOfRange
     │   ├── InvalidToken
     │   ├── LedgerUnhealthy

@@ -13,7 +13,7 @@ from qrpos.ledger import (
     RetryPolicy,
     UnresolvedChargeExists,
 )
-from qrpos.service import TerminalClient
+from qrpos.service import Approved, TerminalClient
 from qrpos.simulator import Sandbox, WalletInfo
 
 
@@ -81,11 +81,12 @@ async def test_forgotten_key_after_drop_is_found_in_history(
 
 
 async def test_stale_token_on_first_attempt_is_token_used(
-    desk: ChargeDesk, sandbox: Sandbox, wallet: WalletInfo
+    desk: ChargeDesk, asgi_client: TerminalClient, sandbox: Sandbox, wallet: WalletInfo
 ) -> None:
-    first = await desk.charge(100, wallet.qr_token, deadline_s=5)
+    # the code was spent elsewhere (another till, another app): this outbox never saw it
+    elsewhere = await asgi_client.charge(wallet.qr_token, 100, "spent-elsewhere")
+    assert isinstance(elsewhere, Approved)
     again = await desk.charge(100, wallet.qr_token, deadline_s=5)
-    assert first.state is IntentState.APPROVED
     assert again.state is IntentState.TOKEN_USED and again.charged is False
     assert len(charges_of(sandbox, wallet)) == 1
 

@@ -74,9 +74,11 @@ def test_charge_prints_transaction_json_and_exits_0(
     }
     assert row["charged"] is True and row["transactionID"] == tx["id"]
     assert row["token"] == "…" + wallet.qr_token[-4:]
-    # the same token again is a stale pass: refused, exit 2
+    # the same token again already paid charge #1: refused locally (exit 1), nothing sent;
+    # not "declined" (exit 2), which would read as "the customer was not charged"
     again = qrpos(cli_env, "charge", "--amount", "1234", "--token", wallet.qr_token)
-    assert again.returncode == 2 and "token_used" in again.stderr
+    assert again.returncode == 1 and "already paid for charge #1" in again.stderr
+    assert charges(sandbox, wallet) == [tx["id"]]
 
 
 def test_declined_exits_2_and_bad_credentials_exit_4(

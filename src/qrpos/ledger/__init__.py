@@ -31,6 +31,7 @@ from qrpos.ledger.views import (
     ReversalResult,
     SaleProgress,
     SaleResult,
+    TokenAlreadyPaid,
     UnknownIntent,
     UnresolvedChargeExists,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "ReviewView",
     "SaleProgress",
     "SaleResult",
+    "TokenAlreadyPaid",
     "UnknownIntent",
     "UnresolvedChargeExists",
     "outbox_views",

@@ -36,6 +36,7 @@ from qrpos.ledger.views import (
     OutboxBusy,
     ReversalResult,
     SaleResult,
+    TokenAlreadyPaid,
     UnknownIntent,
     UnresolvedChargeExists,
 )
@@ -123,8 +124,9 @@ class ChargeDesk:
         settled or `deadline_s` passed (then `state` is unresolved and the intent is
         kept for `resolve`). Raises a `ChargeRefusedLocally` subclass, before anything
         is stored or sent, for a bad amount or token, an unhealthy outbox, or an
-        earlier unresolved sale. Repeating the call with the same token and amount
-        while that sale is unresolved resumes it instead of refusing.
+        earlier unresolved sale, or a token that already paid for a sale of this outbox
+        (`TokenAlreadyPaid`). Repeating the call with the same token and amount while that
+        sale is unresolved resumes it instead of refusing.
         """
         if (
             isinstance(amount_mnt, bool)
@@ -150,6 +152,9 @@ class ChargeDesk:
                     if row.token_sha256 == digest and row.amount_mnt == amount_mnt:
                         return row, False
                     raise UnresolvedChargeExists(row.id, row.amount_mnt)
+                paid = records.paid_with_token(conn, digest)
+                if paid is not None and paid.tx_id is not None:
+                    raise TokenAlreadyPaid(paid.id, paid.amount_mnt, paid.tx_id)
                 new_id = records.insert_intent(
                     conn, idem_key=key, token=token, amount_mnt=amount_mnt, now=now
                 )

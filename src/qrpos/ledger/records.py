@@ -160,6 +160,17 @@ def open_intents(conn: sqlite3.Connection) -> list[IntentRow]:
     return [_intent(r) for r in rows]
 
 
+def paid_with_token(conn: sqlite3.Connection, digest: str) -> IntentRow | None:
+    """The intent whose transaction this token (by its digest) already paid, or None.
+    The service retires a token at its first successful charge, whatever happened next."""
+    row = conn.execute(
+        "SELECT * FROM charge_intent WHERE token_sha256 = ? AND tx_id IS NOT NULL"
+        " ORDER BY id LIMIT 1",
+        (digest,),
+    ).fetchone()
+    return None if row is None else _intent(row)
+
+
 def watched_intents(conn: sqlite3.Connection) -> list[IntentRow]:
     """Abandoned intents whose history is still watched, oldest first."""
     rows = conn.execute(

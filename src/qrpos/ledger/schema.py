@@ -134,6 +134,10 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     ALTER TABLE server_clock ADD COLUMN high_s REAL;
     ALTER TABLE server_clock ADD COLUMN high_at REAL;
     """,
+    # 4: a new charge asks whether its token has already paid for a sale of this outbox
+    """
+    CREATE INDEX charge_intent_token ON charge_intent (token_sha256);
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

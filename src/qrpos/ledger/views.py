@@ -26,6 +26,22 @@ class UnresolvedChargeExists(ChargeRefusedLocally):
         self.amount_mnt = amount_mnt
 
 
+class TokenAlreadyPaid(ChargeRefusedLocally):
+    """The code already paid for a sale of this kiosk (the service retires a token at its
+    first charge): nothing is sent. Charging it again could only be refused, and a kiosk
+    that "resumed" that sale would show an approval for a sale nobody paid."""
+
+    def __init__(self, intent_id: int, amount_mnt: int, tx_id: str) -> None:
+        super().__init__(
+            f"this code already paid for charge #{intent_id} of {amount_mnt} MNT "
+            f"(transaction {tx_id}); nothing was charged now: ask the customer to refresh "
+            f"the pass"
+        )
+        self.intent_id = intent_id
+        self.amount_mnt = amount_mnt
+        self.tx_id = tx_id
+
+
 class AmountOutOfRange(ChargeRefusedLocally):
     """The amount is not a whole number of tugrik between 1 and 1,000,000."""
 

@@ -25,6 +25,7 @@ from textual.message import Message
 
 from qrpos import manager_pin
 from qrpos.errors import IllegalSaleMove
+from qrpos.present.format import format_mnt
 from qrpos.tui.messages import (
     ChargeProgressed,
     ChargeUnclear,
@@ -178,7 +179,7 @@ class Sale:
 
     async def charge(self, token: str) -> None:
         """Charge through the ledger, then keep resolving until the outcome is known."""
-        from qrpos.ledger import ChargeRefusedLocally
+        from qrpos.ledger import ChargeRefusedLocally, TokenAlreadyPaid
 
         desk = self._services().desk
         assert desk is not None and self.amount is not None and self.state is S.CHARGING
@@ -197,6 +198,15 @@ class Sale:
         except asyncio.CancelledError:
             sending.cancel()
             raise
+        except TokenAlreadyPaid as exc:
+            # the code paid for an earlier sale: refused like a code just paid, until it
+            # leaves the view or the pass shows a new one
+            scanner = self._services().scanner
+            if scanner is not None:
+                scanner.mark_sale_ended(charged=True)
+            fields = {"intent": str(exc.intent_id), "amount": format_mnt(exc.amount_mnt)}
+            self.next_sale("amount.token_already_paid", error=True, **fields)
+            return
         except ChargeRefusedLocally as exc:
             self.next_sale("amount.refused_locally", error=True, message=str(exc))
             return
