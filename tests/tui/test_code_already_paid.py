@@ -26,9 +26,11 @@ async def test_a_code_that_paid_an_earlier_sale_is_not_sent_or_approved_again(
     await kiosk.on_screen("PresentCardScreen")
     kiosk.app.post_message(TokenScanned(spent))
     await kiosk.until(
-        lambda: kiosk.app.sale.state is SaleState.READY
-        and type(kiosk.app.screen).__name__ == "AmountScreen"
-        and "already paid sale #1" in kiosk.text("#notice")
+        lambda: (
+            kiosk.app.sale.state is SaleState.READY
+            and type(kiosk.app.screen).__name__ == "AmountScreen"
+            and "already paid sale #1" in kiosk.text("#notice")
+        )
     )
     assert "5,000" in kiosk.text("#notice")
     assert len(kiosk.sandbox.transactions()) == 1
