@@ -32,7 +32,8 @@ EXIT_CODES: dict[str, str] = {
     "pair": "0 paired, 4 rejected by the service, 1 local error, 64 usage",
     "charge": (
         "0 approved, 2 declined or refused (4xx), 3 unresolved (kept), "
-        "4 credentials rejected, 1 local error, 64 usage"
+        "4 credentials rejected, 1 local error or nothing sent (the code already paid "
+        "charge #N: it says which), 64 usage"
     ),
     "reverse": "0 refunded, 2 refused, 3 unresolved (kept), 4 credentials, 1 local, 64 usage",
     "outbox": "0 done (resolve: nothing left), 3 some left, 1 local error, 64 usage",
