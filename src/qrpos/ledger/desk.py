@@ -53,6 +53,7 @@ def _utcnow() -> datetime:
 #: how often `ChargeDesk.service_now` reads the measured clock offset from the outbox
 SERVICE_CLOCK_REREAD_S = 30.0
 
+
 class ChargeDesk:
     """Charges through the outbox. One desk per process; several processes may share a file."""
 
