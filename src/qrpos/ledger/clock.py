@@ -28,6 +28,9 @@ from datetime import datetime
 DATE_RESOLUTION_S = 1.0
 #: a slower exchange says too little about when the server stamped its `Date`
 MAX_ROUND_TRIP_S = 2.0
+#: a `Date` further than this from the kiosk's clock is garbage, not a measurement: a Pi
+#: may boot at 1970, but a year-9999 (or year-1) `Date` would place windows out of range
+MAX_OFFSET_S = 100 * 366 * 86_400.0
 
 
 @dataclass(frozen=True)
@@ -54,11 +57,13 @@ class ClockReading:
 def offset_from(server_date: datetime | None, sent_local: float, end_local: float) -> float | None:
     """server − local from one response's `Date`, taken against the request's midpoint.
 
-    None without a `Date`, or when the round trip was too slow to place it within a second.
+    None without a `Date`, when the round trip was too slow to place it within a second, or
+    when the `Date` is more than `MAX_OFFSET_S` from the kiosk's clock.
     """
     if server_date is None or not 0 <= end_local - sent_local <= MAX_ROUND_TRIP_S:
         return None
-    return server_date.timestamp() + DATE_RESOLUTION_S / 2 - (sent_local + end_local) / 2
+    offset = server_date.timestamp() + DATE_RESOLUTION_S / 2 - (sent_local + end_local) / 2
+    return offset if abs(offset) <= MAX_OFFSET_S else None
 
 
 def read(conn: sqlite3.Connection) -> ClockReading | None:

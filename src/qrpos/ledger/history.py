@@ -14,11 +14,14 @@ from qrpos.ledger.claims import Window
 from qrpos.ledger.clock import DATE_RESOLUTION_S, ClockReading, offset_from
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import IntentRow
-from qrpos.service import Page, TerminalClient, Transaction
+from qrpos.service import Page, TerminalClient, Transaction, Unresolved
 from qrpos.service.outcomes import ListOutcome
 
 #: rows per page of a look-up (the spec's maximum)
 PAGE_LIMIT = 1000
+#: pages one look-up reads at most: a sale's window holds a page or two of this terminal's
+#: charges; a service whose cursors never end must not hold the outbox (and the event loop)
+MAX_PAGES = 100
 
 
 @dataclass(frozen=True)
@@ -119,11 +122,17 @@ def window_for(row: IntentRow, policy: RetryPolicy, reading: ClockReading | None
 
 
 async def look_up(client: TerminalClient, span: Window, now: Callable[[], float]) -> Sighting:
-    """Every row of the span (all pages), and the server's clock from the first page."""
-    rows: list[Transaction] = []
+    """Every row of the span (all pages), and the server's clock from the first page.
+
+    A listing that does not add up is a failed look-up, never rows to judge: a cursor that
+    comes back (a loop), more than `MAX_PAGES` pages, or one id listed twice with different
+    contents. An id listed twice alike counts once (a repeat is not a second charge).
+    """
+    rows: dict[str, Transaction] = {}
     offset: float | None = None
     measured_at = now()
     cursor: str | None = None
+    cursors: set[str] = set()
     while True:
         sent = now()
         outcome = await client.list_page(
@@ -135,7 +144,22 @@ async def look_up(client: TerminalClient, span: Window, now: Callable[[], float]
             measured_at = end
         if not isinstance(outcome, Page):
             return Sighting(span, (), offset, measured_at, failure=outcome)
-        rows.extend(outcome.page.transactions)
-        if not outcome.page.next_cursor:
-            return Sighting(span, tuple(rows), offset, measured_at)
+        for tx in outcome.page.transactions:
+            if rows.setdefault(tx.id, tx) != tx:
+                why = f"garbled history: {tx.id} listed twice with different contents"
+                return _failed(span, offset, measured_at, why, outcome)
         cursor = outcome.page.next_cursor
+        if not cursor:
+            return Sighting(span, tuple(rows.values()), offset, measured_at)
+        if cursor in cursors or len(cursors) >= MAX_PAGES:
+            why = f"garbled history: the pages do not end (cursor loop or over {MAX_PAGES})"
+            return _failed(span, offset, measured_at, why, outcome)
+        cursors.add(cursor)
+
+
+def _failed(
+    span: Window, offset: float | None, measured_at: float, why: str, outcome: Page
+) -> Sighting:
+    return Sighting(
+        span, (), offset, measured_at, failure=Unresolved(reason=why, exchange=outcome.exchange)
+    )

@@ -127,18 +127,24 @@ def _outcome_changes(
 def _checked_approval(
     conn: sqlite3.Connection, row: IntentRow, outcome: Approved, changes: IntentChanges
 ) -> None:
-    """A 201 is proof only when it matches the request and no other sale owns it."""
+    """A 201 is proof only when it matches the request and no other sale owns it, nor is it
+    a row the outbox knows as something else: refunded through its queue, or another
+    install's charge."""
     tx = outcome.transaction
     why = check_reply(tx, row.amount_mnt, clock.terminal_id(conn))
     holder = conn.execute(
         "SELECT id FROM charge_intent WHERE tx_id = ? AND id != ?", (tx.id, row.id)
     ).fetchone()
-    if why is None and holder is None:
+    others: tuple[int, ...] = () if holder is None else (int(holder[0]),)
+    if why is None and others:
+        why = f"the reply's {tx.id} already belongs to sale #{others[0]}"
+    if why is None and records.reversal_for_tx(conn, tx.id) is not None:
+        why = f"the reply's {tx.id} is a charge this kiosk refunds (or refunded)"
+    if why is None and reviews.foreign_ids(conn, [tx.id]):
+        why = f"the reply's {tx.id} was seen as another install's charge"
+    if why is None:
         clock.learn_terminal_id(conn, tx.terminal_id)
         return
-    others: tuple[int, ...] = () if holder is None else (int(holder[0]),)
-    if why is None:
-        why = f"the reply's {tx.id} already belongs to sale #{others[0]}"
     now = changes.get("last_end_at") or 0.0
     reviews.open_review(conn, row.id, REPLY_MISMATCH, [Candidate(tx, others)], now)
     changes.update(

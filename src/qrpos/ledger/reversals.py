@@ -2,7 +2,8 @@
 
 Reversal is safe to repeat (spec): 5xx, timeouts and 429 are retried with backoff;
 204 and 409 both mean refunded; 400/403/404 and other 4xx end it with the service's
-reason; 401 keeps it until the terminal is re-paired.
+reason; 401 keeps it until the terminal is re-paired. Another 2xx (200, 202, …) is no
+proof that the refund landed: it is retried, and the retry's 204 or 409 settles it.
 """
 
 from __future__ import annotations
@@ -24,12 +25,23 @@ from qrpos.service import (
     Unresolved,
 )
 
+#: the one success status of a reversal (spec: "Success: 204, empty body")
+REFUNDED_STATUS = 204
+
 
 def _changes(
     ctx: Context, row: ReversalRow, outcome: ReverseOutcome, now: float
 ) -> ReversalChanges:
     changes: ReversalChanges = {"last_status": outcome.exchange.status}
-    if isinstance(outcome, Refunded | AlreadyReversed):
+    if isinstance(outcome, Refunded) and outcome.exchange.status != REFUNDED_STATUS:
+        # the contract's success is 204 alone; a 202 may mean "accepted, not yet applied"
+        changes.update(
+            {
+                "next_try_at": now + ctx.policy.backoff_s(row.attempts),
+                "message": f"unexpected HTTP {outcome.exchange.status}: will retry",
+            }
+        )
+    elif isinstance(outcome, Refunded | AlreadyReversed):
         changes.update(
             {
                 "state": ReversalState.REFUNDED,
