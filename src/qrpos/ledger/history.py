@@ -15,6 +15,7 @@ from qrpos.ledger.clock import DATE_RESOLUTION_S, ClockReading, offset_from
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import IntentRow
 from qrpos.service import Page, TerminalClient, Transaction, Unresolved
+from qrpos.service.limits import CursorTrail
 from qrpos.service.outcomes import ListOutcome
 
 #: rows per page of a look-up (the spec's maximum)
@@ -132,7 +133,7 @@ async def look_up(client: TerminalClient, span: Window, now: Callable[[], float]
     offset: float | None = None
     measured_at = now()
     cursor: str | None = None
-    cursors: set[str] = set()
+    trail = CursorTrail(MAX_PAGES)
     while True:
         sent = now()
         outcome = await client.list_page(
@@ -146,15 +147,13 @@ async def look_up(client: TerminalClient, span: Window, now: Callable[[], float]
             return Sighting(span, (), offset, measured_at, failure=outcome)
         for tx in outcome.page.transactions:
             if rows.setdefault(tx.id, tx) != tx:
-                why = f"garbled history: {tx.id} listed twice with different contents"
-                return _failed(span, offset, measured_at, why, outcome)
+                twice = f"garbled history: {tx.id} listed twice with different contents"
+                return _failed(span, offset, measured_at, twice, outcome)
         cursor = outcome.page.next_cursor
         if not cursor:
             return Sighting(span, tuple(rows.values()), offset, measured_at)
-        if cursor in cursors or len(cursors) >= MAX_PAGES:
-            why = f"garbled history: the pages do not end (cursor loop or over {MAX_PAGES})"
-            return _failed(span, offset, measured_at, why, outcome)
-        cursors.add(cursor)
+        if (endless := trail.follow(cursor)) is not None:
+            return _failed(span, offset, measured_at, endless, outcome)
 
 
 def _failed(

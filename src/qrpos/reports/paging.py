@@ -18,7 +18,7 @@ import stamina
 from qrpos import spec
 from qrpos.service import TerminalClient
 from qrpos.service.client import ListingFailed
-from qrpos.service.limits import bounded_retry_after
+from qrpos.service.limits import CursorTrail, bounded_retry_after
 from qrpos.service.models import Transaction
 from qrpos.service.outcomes import ListOutcome, Page, RateLimited, Unresolved
 
@@ -90,10 +90,13 @@ async def iter_pages(
     pending = asyncio.ensure_future(
         fetch_page(client, from_=from_, to=to, cursor=None, limit=limit)
     )
+    trail = CursorTrail()
     try:
         while True:
             page = await pending
             cursor = page.page.next_cursor
+            if cursor and (why := trail.follow(cursor)) is not None:
+                raise ListingFailed(Unresolved(reason=why, exchange=page.exchange))
             if cursor:
                 pending = asyncio.ensure_future(
                     fetch_page(client, from_=from_, to=to, cursor=cursor, limit=limit)

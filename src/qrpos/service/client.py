@@ -27,7 +27,7 @@ from qrpos import spec
 from qrpos.errors import InsecureBaseURL as InsecureBaseURL
 from qrpos.redact import token_tail
 from qrpos.service.contact import ContactLog
-from qrpos.service.limits import ResponseTooLarge, send_capped
+from qrpos.service.limits import CursorTrail, ResponseTooLarge, send_capped
 from qrpos.service.models import (
     ChargeRequest,
     Transaction,
@@ -299,15 +299,18 @@ class TerminalClient:
         caller decides whether to back off and start again.
         """
         cursor: str | None = None
+        trail = CursorTrail()
         while True:
             outcome = await self.list_page(from_=from_, to=to, limit=limit, cursor=cursor)
             if not isinstance(outcome, Page):
                 raise ListingFailed(outcome)
             for tx in outcome.page.transactions:
                 yield tx
-            if not outcome.page.next_cursor:
-                return
             cursor = outcome.page.next_cursor
+            if not cursor:
+                return
+            if (why := trail.follow(cursor)) is not None:
+                raise ListingFailed(Unresolved(reason=why, exchange=outcome.exchange))
 
     async def verify_credentials(self) -> ListOutcome:
         """`GET /v1/transactions?limit=1`: a 200 proves the username and password live."""

@@ -95,3 +95,27 @@ async def send_capped(
 
 #: headers that describe the wire framing of the original body, not the bytes we keep
 _FRAMING = frozenset({"content-encoding", "transfer-encoding", "content-length"})
+
+
+#: The most pages one listing follows. A terminal's busiest day is some tens of thousands
+#: of charges (tens of pages of 1,000); a million rows is beyond any one till.
+LISTING_MAX_PAGES = 1000
+
+
+class CursorTrail:
+    """The `nextCursor`s one listing has followed, so that a service whose pages never end
+    (a cursor that comes back, or more than `max_pages` of them) cannot hold a caller, and
+    the event loop, forever. `follow` answers why to stop, or None to go on."""
+
+    def __init__(self, max_pages: int = LISTING_MAX_PAGES) -> None:
+        self._seen: set[str] = set()
+        self._max_pages = max_pages
+
+    def follow(self, cursor: str) -> str | None:
+        """None when `cursor` may be followed; otherwise why the listing cannot end."""
+        if cursor in self._seen:
+            return "garbled history: a page's cursor came back (the pages loop)"
+        if len(self._seen) >= self._max_pages:
+            return f"garbled history: the pages do not end (over {self._max_pages})"
+        self._seen.add(cursor)
+        return None
