@@ -6,9 +6,11 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from headless import cli_environment
 
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
 from qrpos.service import TerminalClient
+from qrpos.simulator import TerminalCredentials
 
 
 @pytest.fixture
@@ -21,3 +23,9 @@ def ledger(tmp_path: Path) -> Iterator[Ledger]:
 @pytest.fixture
 async def desk(ledger: Ledger, asgi_client: TerminalClient) -> AsyncIterator[ChargeDesk]:
     yield ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing())
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, live_url: str, terminal: TerminalCredentials) -> dict[str, str]:
+    """The environment of a `qrpos` process run against the live sandbox (`headless.py`)."""
+    return cli_environment(tmp_path, live_url, terminal)

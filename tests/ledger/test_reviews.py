@@ -6,13 +6,11 @@ Also `qrpos outbox review` headless and the `qrpos doctor` line about another in
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from headless import qrpos
 
 from qrpos import spec
 from qrpos.doctor import OTHER_INSTALL_FIX, Status, check_other_install
@@ -104,34 +102,6 @@ async def test_a_sale_not_in_review_cannot_be_settled_as_one(
 
 
 # --- headless ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def cli_env(tmp_path: Path, live_url: str, terminal: TerminalCredentials) -> dict[str, str]:
-    creds = tmp_path / "creds"
-    creds.mkdir()
-    (creds / "qrpos-password").write_text(terminal.password + "\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("QRPOS_")}
-    env.update(
-        CREDENTIALS_DIRECTORY=str(creds),
-        QRPOS_BASE_URL=live_url,
-        QRPOS_USERNAME=terminal.username,
-        QRPOS_STATE_DIR=str(tmp_path / "state"),
-        QRPOS_CONFIG=str(tmp_path / "absent.toml"),
-        QRPOS_REQUEST_TIMEOUT="2",
-    )
-    (tmp_path / "absent.toml").write_text("")
-    return env
-
-
-def qrpos(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "qrpos.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 async def test_outbox_review_lists_and_settles_headless(

@@ -12,12 +12,10 @@ would be as wrong the other way: a kiosk whose phone still shows an old code wou
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from headless import qrpos
 
 from qrpos import spec
 from qrpos.ledger import (
@@ -29,7 +27,7 @@ from qrpos.ledger import (
     records,
 )
 from qrpos.service import TerminalClient
-from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
+from qrpos.simulator import Sandbox, WalletInfo
 
 
 def _charges(sandbox: Sandbox, wallet: WalletInfo) -> list[str]:
@@ -83,28 +81,15 @@ async def test_a_declined_code_may_pay_for_the_next_sale(
 
 
 def test_running_charge_again_after_it_completed_says_which_sale_it_paid(
-    tmp_path: Path, live_url: str, terminal: TerminalCredentials, sandbox: Sandbox
+    cli_env: dict[str, str], sandbox: Sandbox
 ) -> None:
     """The campaign's case, as an operator meets it: the same command twice."""
     wallet = sandbox.create_wallet(100_000)
-    creds = tmp_path / "creds"
-    creds.mkdir()
-    (creds / "qrpos-password").write_text(terminal.password + "\n")
-    (tmp_path / "absent.toml").write_text("")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("QRPOS_")}
-    env.update(
-        CREDENTIALS_DIRECTORY=str(creds),
-        QRPOS_BASE_URL=live_url,
-        QRPOS_USERNAME=terminal.username,
-        QRPOS_STATE_DIR=str(tmp_path / "state"),
-        QRPOS_CONFIG=str(tmp_path / "absent.toml"),
-    )
-    argv = [sys.executable, "-m", "qrpos.cli", "charge", "--amount", "2500"]
-    argv += ["--token", wallet.qr_token]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    argv = ("charge", "--amount", "2500", "--token", wallet.qr_token)
+    done = qrpos(cli_env, *argv)
     assert done.returncode == 0, done.stderr
     tx_id = json.loads(done.stdout)["id"]
-    again = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    again = qrpos(cli_env, *argv)
     assert again.returncode == 1  # refused locally: nothing was sent
     assert "already paid for charge #1" in again.stderr and tx_id in again.stderr
     assert "declined" not in again.stderr.lower()
