@@ -21,8 +21,10 @@ never final (`qrpos.ledger.claims`).
 from __future__ import annotations
 
 import sqlite3
+import time
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 #: the server's `Date` header has a resolution of one second (the true time is in [D, D+1))
 DATE_RESOLUTION_S = 1.0
@@ -131,3 +133,35 @@ def learn_terminal_id(conn: sqlite3.Connection, value: str | None) -> None:
         " ON CONFLICT (id) DO UPDATE SET terminal_id = excluded.terminal_id",
         (value,),
     )
+
+
+def _boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+    except OSError:
+        return None  # not Linux: no step-proof stamps, the wall clock alone
+
+
+#: this boot's id (None where the system does not tell)
+BOOT_ID = _boot_id()
+
+
+def uptime_s() -> float:
+    """Seconds on a clock that NTP never steps and that counts a suspend (CLOCK_BOOTTIME)."""
+    boottime = getattr(time, "CLOCK_BOOTTIME", None)
+    return time.clock_gettime(boottime) if boottime is not None else time.monotonic()
+
+
+def boot_stamp() -> tuple[str | None, float | None]:
+    """A step-proof stamp (this boot's id, `uptime_s`), stored with an unclear request's
+    end: waiting for late commits is then counted in real seconds on this boot, however
+    the wall clock moves (`real_seconds_since`)."""
+    return BOOT_ID, (uptime_s() if BOOT_ID else None)
+
+
+def real_seconds_since(boot: str | None, up: float | None) -> float | None:
+    """Real seconds since a stamp taken on this boot; None for another boot or no stamp
+    (then only the wall clock can tell)."""
+    if boot is None or up is None or boot != BOOT_ID:
+        return None
+    return uptime_s() - up

@@ -73,10 +73,11 @@ def absence(
     """What a look-up that found nothing means for the intent.
 
     "final" (not charged) only when resending stopped, late commits had `settle_s` before
-    the look-up, its window was placed on a measured clock, and either the service answered
-    this key or the ceiling for a service that never answers has passed. "unmeasured" when
-    the ceiling passed but the window never could be placed: a person decides. Else "wait";
-    also when the look-up's own `Date` disagreed with the clock its window was placed on.
+    the look-up (on the wall clock, and in real seconds on this boot), its window was
+    placed on a measured clock, and either the service answered this key or the ceiling
+    for a service that never answers has passed. "unmeasured" when the ceiling passed but
+    the window never could be placed: a person decides. Else "wait"; also when the
+    look-up's own `Date` disagreed with the clock its window was placed on.
     """
     if may_send(row, policy, looked_at) or not agreed:
         return "wait"
@@ -85,6 +86,11 @@ def absence(
     if unclear_end is None:
         unclear_end = max(row.last_end_at or first, row.last_sent_at or first)
     if looked_at - unclear_end < policy.settle_s:
+        return "wait"
+    # and in real seconds, where this boot stamped it: NTP stepping the wall clock forward
+    # right after a timed-out request must not count as time for late commits to land
+    real = clock.real_seconds_since(row.unclear_end_boot, row.unclear_end_up)
+    if real is not None and real < policy.settle_s:
         return "wait"
     ceiling = looked_at - first >= policy.absent_after_s
     if not window.measured:

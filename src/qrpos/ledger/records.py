@@ -57,6 +57,8 @@ class IntentChanges(TypedDict, total=False):
     skew_lo_s: float | None
     skew_hi_s: float | None
     answered_lookups: int
+    unclear_end_boot: str | None
+    unclear_end_up: float | None
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ class IntentRow:
     skew_lo_s: float | None
     skew_hi_s: float | None
     answered_lookups: int
+    unclear_end_boot: str | None
+    unclear_end_up: float | None
 
     @property
     def is_open(self) -> bool:

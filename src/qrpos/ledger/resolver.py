@@ -75,6 +75,7 @@ def _outcome_changes(
         )
         if sent:
             changes["last_unclear_end_at"] = now  # late commits are waited for from here
+            changes["unclear_end_boot"], changes["unclear_end_up"] = clock.boot_stamp()
     elif isinstance(outcome, CredentialsRejected):
         changes.update(
             {
@@ -239,6 +240,7 @@ async def drive(
         # a previous process died mid-request: the request may have reached the service
         now = ctx.now()
         state = IntentState.UNRESOLVED if row.state is IntentState.PENDING else row.state
+        boot, up = clock.boot_stamp()
         row = await ctx.ledger.awrite(
             lambda c: records.update_intent(
                 c,
@@ -248,6 +250,8 @@ async def drive(
                 state=state,
                 last_end_at=now,
                 last_unclear_end_at=now,
+                unclear_end_boot=boot,
+                unclear_end_up=up,
                 last_detail="interrupted during a request: outcome unknown",
             )
         )

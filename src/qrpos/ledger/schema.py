@@ -138,6 +138,12 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """
     CREATE INDEX charge_intent_token ON charge_intent (token_sha256);
     """,
+    # 5: when the last unclear request ended on a clock that NTP cannot step (this boot's
+    # id and its CLOCK_BOOTTIME): late commits are waited for in real seconds
+    """
+    ALTER TABLE charge_intent ADD COLUMN unclear_end_boot TEXT;
+    ALTER TABLE charge_intent ADD COLUMN unclear_end_up REAL;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
