@@ -389,7 +389,12 @@ async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
             elif charged[0] in offered:
                 decision = RefundRow(charged[0]) if sale.abandoned else MarkCharged(charged[0])
             else:
-                run.figures.reviews_without_truth += 1  # the sale's own row is not offered
+                # the sale's own row is not offered: say which review, for whoever reads it
+                examples = run.figures.examples["reviews_without_truth"]
+                before = len(examples)
+                run.figures.count("reviews_without_truth", sale, row)
+                if len(examples) > before:
+                    examples[-1] += f", review {review.reason}, {len(offered)} rows offered"
                 continue
             await desk.settle_review(intent_id, decision)
             run.figures.reviews_settled += 1
