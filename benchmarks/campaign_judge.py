@@ -169,6 +169,28 @@ def rows_by_digest(ledger: Ledger) -> dict[str, records.IntentRow]:
     return {row.token_sha256: row for row in rows}
 
 
+def _owner_of(
+    tx_id: str,
+    sandbox: Sandbox,
+    sales: list[Sale],
+    rows: dict[int, dict[str, records.IntentRow]],
+) -> str:
+    """Whose charge `tx_id` is, as the campaign knows it (to read a misattribution)."""
+    tx = next((t for t in sandbox.transactions() if t.id == tx_id), None)
+    if tx is None:
+        return "no transaction of the sandbox"
+    sale = next((s for s in sales if s.wallet_id == tx.wallet_id), None)
+    if sale is None:
+        return f"a charge of wallet {tx.wallet_id} no sale of the campaign made"
+    row = rows[sale.install].get(records.token_digest(sale.token))
+    state = f"#{row.id} {row.state} tx {row.tx_id}" if row else "no outbox row"
+    kinds = ",".join(sorted(sale.kinds)) or "none"
+    return (
+        f"the charge of install {sale.install}'s {sale.scenario} sale [{kinds}], "
+        f"abandoned {sale.abandoned}, killed {sale.killed}: {state}"
+    )
+
+
 def judge(
     sandbox: Sandbox,
     username: str,
@@ -200,6 +222,8 @@ def judge(
         )
         if row.tx_id is not None and row.tx_id not in {tx.id for tx in charges}:
             fig.count("misattributed", sale, row)  # it claims another sale's charge, or none
+            owner = _owner_of(row.tx_id, sandbox, sales, rows)
+            fig.examples["misattributed"].append(f"  ... {row.tx_id} is {owner}")
         if refunded and not abandoned:
             fig.count("wrong_refunds", sale, row, len(refunded))  # a paid sale refunded
         if row.is_open:
@@ -210,5 +234,5 @@ def judge(
             fig.count("false_not_charged", sale, row)  # charged, and the kiosk said not
         elif abandoned and live:
             fig.count("lost", sale, row)  # abandoned, charged, and never refunded
-        elif row.charged == 1 and not charges:
+        elif row.charged == 1 and not charges and row.tx_id is None:
             fig.count("misattributed", sale, row)

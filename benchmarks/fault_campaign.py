@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -394,7 +395,19 @@ async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
                 before = len(examples)
                 run.figures.count("reviews_without_truth", sale, row)
                 if len(examples) > before:
-                    examples[-1] += f", review {review.reason}, {len(offered)} rows offered"
+                    own = charged[0]
+                    holder = ledgers[install].read(
+                        lambda c, t=own: c.execute(
+                            "SELECT id, state FROM charge_intent WHERE tx_id = ?", (t,)
+                        ).fetchone()
+                    )
+                    tx = next(t for t in run.sandbox.transactions() if t.id == own)
+                    made = datetime.fromtimestamp(row.created_at, UTC) if row else None
+                    examples[-1] += (
+                        f", review {review.reason}, {len(offered)} rows offered; its charge "
+                        f"{own} created {tx.created_at} (sale made {made}), held by "
+                        f"{tuple(holder) if holder else 'no intent'}"
+                    )
                 continue
             await desk.settle_review(intent_id, decision)
             run.figures.reviews_settled += 1
