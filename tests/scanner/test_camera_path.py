@@ -13,7 +13,8 @@ import pytest
 
 from qrpos.scanner import ScanLoop, TokenRead, VirtualPhone, make_decoder
 from qrpos.scanner.frames import Frame, to_grey
-from qrpos.scanner.loop import GIL_SWITCH_INTERVAL_S, area_mean, render_preview
+from qrpos.scanner.loop import GIL_SWITCH_INTERVAL_S
+from qrpos.scanner.pixels import area_mean, render_preview
 from qrpos.scanner.synthetic import Scene, perspective_transform, render_grey, warp_perspective
 
 from .test_loop import Events, ScriptedSource
@@ -21,7 +22,7 @@ from .test_loop import Events, ScriptedSource
 CAMERA_PATH = """
 import sys
 from qrpos.scanner import ScanLoop, VirtualPhone, make_decoder
-from qrpos.scanner.loop import render_preview
+from qrpos.scanner.pixels import render_preview
 import qrpos.kiosk.demo, qrpos.kiosk.production
 phone = VirtualPhone(fps=1000)
 phone.open()

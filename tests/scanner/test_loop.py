@@ -21,7 +21,7 @@ from qrpos.scanner import (
     VirtualPhone,
     make_decoder,
 )
-from qrpos.scanner.loop import PREVIEW_SHADES
+from qrpos.scanner.pixels import PREVIEW_SHADES
 from qrpos.scanner.synthetic import Scene, render_grey
 
 TOKEN = "vqr_loop TEST+/=%~ "

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
+
+from qrpos.ledger.store import Ledger, LedgerError
 
 #: the server's `Date` header has a resolution of one second (the true time is in [D, D+1))
 DATE_RESOLUTION_S = 1.0
@@ -165,3 +168,30 @@ def real_seconds_since(boot: str | None, up: float | None) -> float | None:
     if boot is None or up is None or boot != BOOT_ID:
         return None
     return uptime_s() - up
+
+
+#: how often `ServiceClock` reads the measured offset from the outbox again
+SERVICE_CLOCK_REREAD_S = 30.0
+
+
+class ServiceClock:
+    """The service's clock as this kiosk measured it (`Date` of its replies), read from
+    the outbox at most every `SERVICE_CLOCK_REREAD_S`; the kiosk's own clock until it has
+    been measured, or when the outbox cannot be read."""
+
+    def __init__(self, ledger: Ledger, local: Callable[[], datetime]) -> None:
+        self._ledger = ledger
+        self._local = local
+        self._checked_at: float | None = None
+        self._offset_s = 0.0
+
+    def now(self) -> datetime:
+        """The service's "now" (aware UTC)."""
+        if self._checked_at is None or time.monotonic() - self._checked_at > SERVICE_CLOCK_REREAD_S:
+            try:
+                reading = self._ledger.read(read)
+            except LedgerError:
+                reading = None  # a closed or broken outbox: the kiosk's own clock
+            self._offset_s = reading.offset_s if reading is not None else 0.0
+            self._checked_at = time.monotonic()
+        return self._local() + timedelta(seconds=self._offset_s)

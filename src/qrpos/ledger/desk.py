@@ -14,11 +14,12 @@ import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from qrpos import spec
-from qrpos.ledger import clock, records, reviews
+from qrpos.ledger import records, reviews
+from qrpos.ledger.clock import ServiceClock
 from qrpos.ledger.context import Context
 from qrpos.ledger.listing import intent_view, outbox_views, sale_result
 from qrpos.ledger.policy import RetryPolicy
@@ -27,7 +28,7 @@ from qrpos.ledger.resolver import ProgressCallback, drive
 from qrpos.ledger.reversals import drive_reversal
 from qrpos.ledger.reviews import ForeignActivity, ReviewDecision, ReviewView
 from qrpos.ledger.states import IntentState, ReversalState
-from qrpos.ledger.store import Ledger, LedgerError
+from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
     AmountOutOfRange,
     IntentView,
@@ -51,10 +52,6 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-#: how often `ChargeDesk.service_now` reads the measured clock offset from the outbox
-SERVICE_CLOCK_REREAD_S = 30.0
-
-
 class ChargeDesk:
     """Charges through the outbox. One desk per process; several processes may share a file."""
 
@@ -72,8 +69,7 @@ class ChargeDesk:
         self._ctx = Context(ledger, client, chosen, clock)
         self._lock = asyncio.Lock()
         self._lock_path = ledger.path.with_name(ledger.path.name + ".lock")
-        # (when last read from the outbox, monotonic; the service's clock offset then)
-        self._service_offset: tuple[float | None, float] = (None, 0.0)
+        self._service_clock = ServiceClock(ledger, self._ctx.clock)
 
     @property
     def policy(self) -> RetryPolicy:
@@ -377,19 +373,9 @@ class ChargeDesk:
 
     def service_now(self) -> datetime:
         """The service's clock, as this kiosk last measured it from the `Date` of its
-        replies (this kiosk's own clock until it has been measured). History windows and
-        the VAT follow-up's schedule are placed on it: a Pi's clock may be minutes off.
-        The measurement is read from the outbox at most every `SERVICE_CLOCK_REREAD_S`."""
-        now = self._ctx.clock()
-        checked_at, offset_s = self._service_offset
-        if checked_at is None or time.monotonic() - checked_at > SERVICE_CLOCK_REREAD_S:
-            try:
-                reading = self.ledger.read(clock.read)
-            except LedgerError:
-                reading = None  # a closed or broken outbox: the kiosk's own clock
-            offset_s = reading.offset_s if reading is not None else 0.0
-            self._service_offset = (time.monotonic(), offset_s)
-        return now + timedelta(seconds=offset_s)
+        replies (this kiosk's own clock until it has been measured): see
+        `ServiceClock`. History windows and the VAT follow-up's schedule use it."""
+        return self._service_clock.now()
 
     def unresolved(self) -> list[IntentView]:
         """Sales and refunds that need attention (open, needs_review, watched, queued)."""

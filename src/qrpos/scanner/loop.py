@@ -9,7 +9,6 @@ marshal them onto its own thread.
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import sys
 import threading
@@ -18,17 +17,18 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from qrpos.redact import token_tail
 from qrpos.scanner.decoders import Decoder
 from qrpos.scanner.frames import CameraUnavailable, Frame, FrameSource
+from qrpos.scanner.pixels import (
+    area_mean,
+    release_free_memory,
+    render_preview,
+)
 from qrpos.scanner.tokens import Refusal, RefusalCode, ScannedToken, classify, refusal
 
 log = logging.getLogger(__name__)
 
-#: shading from dark to light for the aiming preview
-PREVIEW_SHADES = " ░▒▓█"
 #: the time budget never shrinks frames below this longest side (a close phone stays readable)
 MIN_SIDE = 480
 #: how often Python threads hand the GIL over (default 5 ms): the token read on the decode
@@ -380,50 +380,3 @@ class ScanLoop:
             self._on_event(event)
         except Exception:
             log.exception("scan event handler failed")
-
-
-def _malloc_trim() -> Callable[[int], int] | None:
-    try:
-        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc: its allocator is not the one to nudge
-        return None
-    return trim
-
-
-_TRIM = _malloc_trim()
-
-
-def release_free_memory() -> None:
-    """Give the C heap's free pages back to the system (glibc's `malloc_trim`).
-
-    The further decode passes allocate a few frame-sized temporaries per frame; glibc keeps
-    what they freed in the decode thread's own heap, and the kiosk's resident memory grew
-    by ~20 MB over a sale (benchmarks/startup.py). Trimming after such a frame costs
-    about 0.4 ms; the alternative, a fixed mmap threshold, made every decode 3x slower.
-    """
-    if _TRIM is not None:
-        _TRIM(0)
-
-
-def render_preview(frame: Frame, cols: int, rows: int) -> list[str]:
-    """`frame` shrunk to cols x rows and drawn with `PREVIEW_SHADES`."""
-    small = area_mean(frame, cols, rows)
-    levels = (small.astype(np.uint16) * len(PREVIEW_SHADES) // 256).astype(np.uint8)
-    return ["".join(PREVIEW_SHADES[v] for v in row) for row in levels]
-
-
-def area_mean(frame: Frame, cols: int, rows: int) -> Frame:
-    """`frame` resized to cols x rows: each cell the mean of the pixels it covers when
-    shrinking (the nearest pixel when a side grows). Small temporaries only: the UI thread
-    runs this for the aiming preview several times a second."""
-    h, w = frame.shape
-    ys = np.linspace(0, h, rows + 1).astype(np.intp)
-    xs = np.linspace(0, w, cols + 1).astype(np.intp)
-    if rows > h or cols > w:
-        return np.ascontiguousarray(
-            frame[np.minimum(ys[:-1], h - 1)][:, np.minimum(xs[:-1], w - 1)]
-        )
-    sums = np.add.reduceat(frame, ys[:-1], axis=0, dtype=np.uint32)
-    sums = np.add.reduceat(sums, xs[:-1], axis=1, dtype=np.uint32)
-    area = np.outer(np.diff(ys), np.diff(xs))
-    return np.ascontiguousarray((sums // area).astype(np.uint8))

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.loop import release_free_memory
+from qrpos.scanner.pixels import release_free_memory
 from qrpos.scanner.synthetic import Scene, render_grey
 
 #: how many slightly different frames are rendered per presented token (a hand moves)
