@@ -10,18 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kiosk_harness import FAST, Kiosk
-from test_receipts_followed import LIST_PATH, CountingTransport
+from kiosk_harness import Kiosk
+from test_receipts_followed import LIST_PATH, CountingTransport, counted_kiosk
 
 from qrpos import spec
-from qrpos.config import Config
-from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
-from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
-from qrpos.simulator.testing import asgi_transport
-from qrpos.tui.app import KioskApp
 from qrpos.tui.messages import TokenScanned
-from qrpos.tui.services import KioskServices, utc_now
 
 HEALTH_EVERY_S = 0.05
 EVERY_S = 0.1
@@ -31,28 +25,9 @@ EVERY_S = 0.1
 async def kiosk(
     tmp_path: Path, sim_app: Any, sandbox: Sandbox, terminal: TerminalCredentials
 ) -> AsyncIterator[tuple[Kiosk, CountingTransport]]:
-    transport = CountingTransport(asgi_transport(sim_app))
-    client = TerminalClient(
-        "http://127.0.0.1", terminal.username, terminal.password, transport=transport
-    )
-    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
-    services = KioskServices(
-        config=Config(
-            base_url="http://127.0.0.1",
-            username=terminal.username,
-            state_dir=tmp_path,
-            language="en",
-        ),
-        desk=ChargeDesk(ledger, client, policy=RetryPolicy.testing()),
-        client=client,
-        clock=utc_now,
-    )
-    options = {**FAST, "health_every_s": HEALTH_EVERY_S, "receipts_every_s": EVERY_S}
-    app = KioskApp(services, **options)  # type: ignore[arg-type]
-    async with app.run_test(size=(80, 24)) as pilot:
-        yield Kiosk(app, pilot, services, sandbox, terminal, ledger), transport
-    await client.aclose()
-    ledger.close()
+    options = {"health_every_s": HEALTH_EVERY_S, "receipts_every_s": EVERY_S}
+    async with counted_kiosk(tmp_path, sim_app, sandbox, terminal, **options) as kiosk:
+        yield kiosk
 
 
 def probes(transport: CountingTransport) -> int:

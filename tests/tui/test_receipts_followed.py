@@ -5,6 +5,7 @@ counted at the client's transport (a seam we own)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -44,10 +45,11 @@ class CountingTransport(httpx.AsyncBaseTransport):
         return self.requests.count(("GET", LIST_PATH))
 
 
-@pytest.fixture
-async def counted(
-    tmp_path: Path, sim_app: Any, sandbox: Sandbox, terminal: TerminalCredentials
+@contextlib.asynccontextmanager
+async def counted_kiosk(
+    tmp_path: Path, sim_app: Any, sandbox: Sandbox, terminal: TerminalCredentials, **options: Any
 ) -> AsyncIterator[tuple[Kiosk, CountingTransport]]:
+    """The real app on the sandbox, every request counted at the client's transport."""
     transport = CountingTransport(asgi_transport(sim_app))
     client = TerminalClient(
         "http://127.0.0.1", terminal.username, terminal.password, transport=transport
@@ -64,11 +66,21 @@ async def counted(
         client=client,
         clock=utc_now,  # sales happen now: the follow-up's "last day" must contain them
     )
-    app = KioskApp(services, **FAST, receipts_every_s=EVERY_S)  # type: ignore[arg-type]
+    app = KioskApp(services, **{**FAST, **options})
     async with app.run_test(size=(80, 24)) as pilot:
         yield Kiosk(app, pilot, services, sandbox, terminal, ledger), transport
     await client.aclose()
     ledger.close()
+
+
+@pytest.fixture
+async def counted(
+    tmp_path: Path, sim_app: Any, sandbox: Sandbox, terminal: TerminalCredentials
+) -> AsyncIterator[tuple[Kiosk, CountingTransport]]:
+    async with counted_kiosk(
+        tmp_path, sim_app, sandbox, terminal, receipts_every_s=EVERY_S
+    ) as kiosk:
+        yield kiosk
 
 
 async def test_an_approved_sale_is_followed_until_its_receipt_is_issued_then_polling_stops(

@@ -5,16 +5,23 @@ none of them knows the menu."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 from datetime import date
+from typing import TYPE_CHECKING
 
+from qrpos.present.i18n import t
+from qrpos.present.owner import pin_refusal
 from qrpos.reports.history import HistoryFeed
 from qrpos.reports.history_cache import CacheError, HistoryCache
 from qrpos.reports.localday import today
 from qrpos.reports.pin_gate import PinGate
 from qrpos.tui.receipts import ReceiptFollower
 from qrpos.tui.services import KioskServices
+
+if TYPE_CHECKING:
+    from qrpos.ledger import ChargeDesk
 
 log = logging.getLogger("qrpos.tui.owner")
 
@@ -48,6 +55,17 @@ class OwnerContext:
     def today(self) -> date:
         """The shop's business day now."""
         return today(self.services.clock())
+
+    async def desk_behind_pin(self, pin: str) -> tuple[ChargeDesk | None, str | None]:
+        """Check the manager PIN (a slow hash, off the event loop), then the paired desk:
+        the desk, or None and the words that say why not (wrong PIN, locked, not paired)."""
+        refusal = pin_refusal(await asyncio.to_thread(self.pin_gate.check, pin))
+        if refusal is not None:
+            return None, refusal
+        desk = self.services.desk
+        if desk is None:
+            return None, t("reverse.not_paired")
+        return desk, None
 
     def close(self) -> None:
         """Close the cache if it is this visit's own."""

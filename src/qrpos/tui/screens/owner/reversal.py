@@ -3,7 +3,6 @@ the ledger's durable queue, behind the manager PIN."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import ClassVar
 
 from textual import on, work
@@ -16,7 +15,7 @@ from textual.widgets import Input, Static
 from qrpos import spec
 from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
-from qrpos.present.owner import pin_refusal, result_text
+from qrpos.present.owner import result_text
 from qrpos.service import Transaction
 from qrpos.tui.screens.base import LanguageChanged
 from qrpos.tui.screens.owner.context import OwnerContext
@@ -107,13 +106,9 @@ class ReversalScreen(ModalScreen[None]):
     async def reverse(self, tx_id: str, pin: str) -> None:
         """Check the PIN (slow hash, off the event loop), then queue and send."""
         try:
-            refusal = pin_refusal(await asyncio.to_thread(self.ctx.pin_gate.check, pin))
-            if refusal is not None:
-                self.say(refusal)
-                return
-            desk = self.ctx.services.desk
+            desk, refusal = await self.ctx.desk_behind_pin(pin)
             if desk is None:
-                self.say(t("reverse.not_paired"))
+                self.say(refusal or "")
                 return
             self.say(t("reverse.working", tx=tx_id), good=True)
             result = await desk.reverse(tx_id)

@@ -34,7 +34,6 @@ from qrpos.ledger import (
 )
 from qrpos.present.format import format_mnt, local_datetime
 from qrpos.present.i18n import t
-from qrpos.present.owner import pin_refusal
 from qrpos.redact import escape_text
 from qrpos.tui.screens.base import LanguageChanged
 from qrpos.tui.screens.owner.context import OwnerContext
@@ -266,13 +265,9 @@ class ReviewsScreen(Screen[None]):
     async def settle(self, pending: Pending, pin: str) -> None:
         """Check the PIN (slow hash, off the event loop), then store the decision."""
         try:
-            refusal = pin_refusal(await asyncio.to_thread(self.ctx.pin_gate.check, pin))
-            if refusal is not None:
-                self.say(refusal)
-                return
-            desk = self.ctx.services.desk
+            desk, refusal = await self.ctx.desk_behind_pin(pin)
             if desk is None:
-                self.say(t("reverse.not_paired"))
+                self.say(refusal or "")
                 return
             if pending.decision is None:
                 await asyncio.to_thread(desk.clear_foreign_activity)
