@@ -18,6 +18,8 @@ API_VERSION: Final = "1.0.0"
 # --- paths ---------------------------------------------------------------------------
 CHARGE_PATH: Final = "/v1/transactions/charge-by-token"
 REVERSE_PATH: Final = "/v1/transactions/{tx_id}/reverse"
+#: a reversal's success: "204, empty body" (any other 2xx proves nothing)
+REVERSE_SUCCESS_STATUS: Final = 204
 LIST_PATH: Final = "/v1/transactions"
 HEALTH_PATH: Final = "/health"
 READY_PATH: Final = "/ready"

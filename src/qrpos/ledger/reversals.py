@@ -12,6 +12,7 @@ import functools
 import sqlite3
 import time
 
+from qrpos import spec
 from qrpos.ledger import clock, records
 from qrpos.ledger.context import Context
 from qrpos.ledger.records import ReversalChanges, ReversalRow
@@ -25,15 +26,12 @@ from qrpos.service import (
     Unresolved,
 )
 
-#: the one success status of a reversal (spec: "Success: 204, empty body")
-REFUNDED_STATUS = 204
-
 
 def _changes(
     ctx: Context, row: ReversalRow, outcome: ReverseOutcome, now: float
 ) -> ReversalChanges:
     changes: ReversalChanges = {"last_status": outcome.exchange.status}
-    if isinstance(outcome, Refunded) and outcome.exchange.status != REFUNDED_STATUS:
+    if isinstance(outcome, Refunded) and outcome.exchange.status != spec.REVERSE_SUCCESS_STATUS:
         # the contract's success is 204 alone; a 202 may mean "accepted, not yet applied"
         changes.update(
             {

@@ -232,7 +232,7 @@ class ServiceOperations(SandboxState):
             if not pending or mode == "void_without_number":
                 self._schedule_vat(tx, void_due)
             self._save_tx(tx)
-            return Reply(204)
+            return Reply(spec.REVERSE_SUCCESS_STATUS)
 
     # --- list ---------------------------------------------------------------------------
 
