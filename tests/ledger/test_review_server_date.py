@@ -62,7 +62,13 @@ async def test_a_garbage_date_does_not_stop_the_next_sale_from_resolving(
             # an earlier sale whose reply was lost: its look-up's page carries the garbage
             sandbox.arm_fault("drop_after_commit", count=2, operation="charge")
         first = await desk.charge(100, sandbox.create_wallet(1_000).qr_token, deadline_s=5)
-        assert first.charged is True
+        if where == "charge_reply" and date.endswith(" 0001 00:00:00 GMT"):
+            # email dates read year 0001 as 2001: a plausible `Date`, 25 years from the
+            # 201's own `createdAt`, so the reply contradicts itself and a person decides
+            assert first.state is IntentState.NEEDS_REVIEW
+            assert "outside this sale's time" in (first.message or "")
+        else:
+            assert first.charged is True
         wallet = sandbox.create_wallet(10_000)
         sandbox.arm_fault("drop_after_commit", count=2, operation="charge")
         result = await desk.charge(500, wallet.qr_token, deadline_s=5)

@@ -33,7 +33,8 @@ Proof (money moves automatically only on proof)
 -----------------------------------------------
 1. **Reply**: a 201 (or its replay) to this intent's key, checked against the request:
    same amount, type CHARGE, status COMPLETED, a `tx_` id, and this terminal's id when
-   known (`check_reply`). A reply that does not match is never approved: a person decides.
+   known (`check_reply`), committed within the sale's time on the service's own clock
+   (`check_reply_time`). A reply that does not match is never approved: a person decides.
 2. **History**: a row that matches uniquely *in both directions*: it is the only candidate
    for this intent, and no other intent of this outbox (open, unresolved, abandoned, in
    review, or holding a row through the history) could own it (`judge`).
@@ -231,6 +232,30 @@ def check_reply(tx: Transaction, amount_mnt: int, terminal_id: str | None) -> st
     if terminal_id is not None and tx.terminal_id is not None and tx.terminal_id != terminal_id:
         return f"the reply names terminal {tx.terminal_id}, this terminal is {terminal_id}"
     return None
+
+
+def check_reply_time(
+    tx: Transaction, server_date: datetime | None, elapsed_s: float, slack_s: float
+) -> str | None:
+    """Why a 201's `createdAt` cannot be this intent's commit, or None when it can.
+
+    Clock-free: both ends are the service's own clock. The commit happened after the
+    intent's first request reached the service, at most `elapsed_s` (local seconds since
+    that request) before the reply's `Date`, and before the reply was sent. `slack_s`
+    (`max_clock_skew_s`) allows for a service clock that stepped between the commit and a
+    replay, so honest replays pass and a row committed hours or years away does not.
+    No `Date`: nothing to place it against, no objection.
+    """
+    if server_date is None:
+        return None
+    earliest = server_date - timedelta(seconds=max(elapsed_s, 0.0) + slack_s)
+    latest = server_date + timedelta(seconds=slack_s + 1.0)  # a `Date` has whole seconds
+    if earliest <= tx.created_at <= latest:
+        return None
+    return (
+        f"the reply's {tx.id} was committed at {tx.created_at.isoformat()}, outside this "
+        f"sale's time on the service's clock ({earliest.isoformat()} .. {latest.isoformat()})"
+    )
 
 
 def foreign_rows(

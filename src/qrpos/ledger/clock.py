@@ -59,6 +59,13 @@ class ClockReading:
     high_at: float | None = None
 
 
+def plausible(server_date: datetime | None, local: float) -> datetime | None:
+    """The `Date`, or None when it is more than `MAX_OFFSET_S` from the kiosk's clock."""
+    if server_date is None or abs(server_date.timestamp() - local) > MAX_OFFSET_S:
+        return None
+    return server_date
+
+
 def offset_from(server_date: datetime | None, sent_local: float, end_local: float) -> float | None:
     """server − local from one response's `Date`, taken against the request's midpoint.
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from qrpos.ledger import clock, records, reviews
-from qrpos.ledger.claims import REPLY_MISMATCH, Candidate, check_reply
+from qrpos.ledger.claims import REPLY_MISMATCH, Candidate, check_reply, check_reply_time
 from qrpos.ledger.context import Context
 from qrpos.ledger.history import spanning
 from qrpos.ledger.lookup import check_history, may_send
@@ -126,13 +126,21 @@ def _outcome_changes(
 
 
 def _checked_approval(
-    conn: sqlite3.Connection, row: IntentRow, outcome: Approved, changes: IntentChanges
+    conn: sqlite3.Connection,
+    row: IntentRow,
+    outcome: Approved,
+    changes: IntentChanges,
+    policy: RetryPolicy,
 ) -> None:
     """A 201 is proof only when it matches the request and no other sale owns it, nor is it
     a row the outbox knows as something else: refunded through its queue, or another
     install's charge."""
     tx = outcome.transaction
-    why = check_reply(tx, row.amount_mnt, clock.terminal_id(conn))
+    now = changes.get("last_end_at") or 0.0
+    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
+    why = check_reply(tx, row.amount_mnt, clock.terminal_id(conn)) or check_reply_time(
+        tx, clock.plausible(outcome.exchange.server_date, now), now - first, policy.max_clock_skew_s
+    )
     holder = conn.execute(
         "SELECT id FROM charge_intent WHERE tx_id = ? AND id != ?", (tx.id, row.id)
     ).fetchone()
@@ -146,7 +154,6 @@ def _checked_approval(
     if why is None:
         clock.learn_terminal_id(conn, tx.terminal_id)
         return
-    now = changes.get("last_end_at") or 0.0
     reviews.open_review(conn, row.id, REPLY_MISMATCH, [Candidate(tx, others)], now)
     changes.update(
         {
@@ -193,7 +200,7 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
             changes.update({"skew_lo_s": lo, "skew_hi_s": hi})
             clock.observe(conn, offset, now, ctx.policy.window_margin_s)
         if isinstance(outcome, Approved):
-            _checked_approval(conn, row, outcome, changes)
+            _checked_approval(conn, row, outcome, changes, ctx.policy)
         records.log_exchange(
             conn,
             kind="charge",
