@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
@@ -19,6 +20,7 @@ import pytest
 
 from qrpos import spec
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, records
+from qrpos.ledger.clock import DATE_RESOLUTION_S
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.simulator.testing import asgi_transport
@@ -89,8 +91,9 @@ async def test_lost_reply_on_an_offset_clock_is_found_not_called_not_charged(
         policy=RetryPolicy.testing(max_sends=3),
         clock=shifted_clock(kiosk_ahead_s),
     )
-    # the first request commits; no request ever gets an answer (so no charge reply's Date)
-    sandbox.arm_fault("drop_after_commit", count=3, operation="charge")
+    # the first request commits; no request ever gets an answer (so no charge reply's Date),
+    # the one that confirms the history's match included
+    sandbox.arm_fault("drop_after_commit", count=4, operation="charge")
     result = await desk.charge(450, wallet.qr_token, deadline_s=5)
     [tx_id] = charges_of(sandbox, wallet)
     assert result.state is IntentState.CHARGED_PER_HISTORY and result.charged is True
@@ -102,7 +105,7 @@ async def test_lost_reply_with_the_service_clock_off_is_found(
     desk: ChargeDesk, sandbox: Sandbox, wallet: WalletInfo, server_ahead_s: float
 ) -> None:
     sandbox.configure(clock_offset_s=server_ahead_s)
-    sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
+    sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
     result = await desk.charge(460, wallet.qr_token, deadline_s=5)
     assert result.state is IntentState.CHARGED_PER_HISTORY
     assert result.transaction is not None
@@ -204,23 +207,101 @@ async def test_second_install_is_noticed_and_its_charge_is_not_claimed(
 
 
 async def test_after_foreign_activity_a_unique_row_goes_to_review_until_cleared(
-    desk: ChargeDesk, sandbox: Sandbox, terminal: TerminalCredentials
+    ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox, terminal: TerminalCredentials
 ) -> None:
+    policy = RetryPolicy.testing(window_margin_s=0.2)
+    desk = ChargeDesk(ledger, asgi_client, policy=policy)
     sandbox.seed_charge(terminal.username, 999, datetime.now(UTC))  # not ours
     first, second, third = (sandbox.create_wallet(10_000) for _ in range(3))
-    sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
+    sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
     noticed = await desk.charge(250, first.qr_token, deadline_s=5)
     assert desk.foreign_activity() is not None
     assert noticed.state is IntentState.NEEDS_REVIEW
-    sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
+    sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
     held = await desk.charge(260, second.qr_token, deadline_s=5)
     assert held.state is IntentState.NEEDS_REVIEW
     assert [r.reason for r in desk.reviews()] == ["foreign_activity", "foreign_activity"]
     desk.clear_foreign_activity()
     assert desk.foreign_activity() is None
-    sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
+    # the clear vouches for rows committed after it (and its margin of clock error)
+    await asyncio.sleep(policy.window_margin_s + 2 * DATE_RESOLUTION_S)
+    sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
     found = await desk.charge(270, third.qr_token, deadline_s=5)
     assert found.state is IntentState.CHARGED_PER_HISTORY
+
+
+async def _notice_the_other_install(
+    desk: ChargeDesk, second_install: ChargeDesk, sandbox: Sandbox
+) -> None:
+    """The other till sells 250 twice; this kiosk's 250 loses its reply and its key."""
+    for _ in range(2):
+        assert (
+            await second_install.charge(250, sandbox.create_wallet(1_000).qr_token, deadline_s=5)
+        ).charged
+    sandbox.arm_fault("drop_after_commit", operation="charge")
+    sandbox.arm_fault("forget_idempotency", count=3, operation="charge")
+    noticed = await desk.charge(250, sandbox.create_wallet(1_000).qr_token, deadline_s=5)
+    assert noticed.state is IntentState.NEEDS_REVIEW and desk.foreign_activity() is not None
+
+
+@pytest.mark.parametrize("extra", [(), (90,), (500,)], ids=["alone", "another_amount", "twice"])
+async def test_a_cleared_warning_does_not_vouch_for_the_other_installs_earlier_rows(
+    ledger: Ledger,
+    asgi_client: TerminalClient,
+    sandbox: Sandbox,
+    second_install: ChargeDesk,
+    extra: tuple[int, ...],
+) -> None:
+    """The other till charged right up to its re-pairing; rows this kiosk never saw in a
+    window stay doubtful after the clear: they go to a person, never prove a sale."""
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing(max_sends=2))
+    await _notice_the_other_install(desk, second_install, sandbox)
+    # its last sales lie in no window this kiosk looked at; then the owner clears
+    unseen, mine = sandbox.create_wallet(10_000), sandbox.create_wallet(10_000)
+    assert (await second_install.charge(500, unseen.qr_token, deadline_s=5)).charged
+    for amount in extra:
+        assert (
+            await second_install.charge(amount, sandbox.create_wallet(1_000).qr_token, deadline_s=5)
+        ).charged
+    desk.clear_foreign_activity()
+    # this kiosk's sale of the same amount never commits, and the key never answers
+    sandbox.arm_fault("error_before_commit", count=3, operation="charge")
+    sale = await desk.charge(500, mine.qr_token, deadline_s=5)
+    assert charges_of(sandbox, mine) == []
+    assert sale.state is IntentState.NEEDS_REVIEW and sale.charged is None
+    assert sale.transaction is None
+    review = next(r for r in desk.reviews() if r.intent.id == str(sale.intent_id))
+    assert review.reason in ("foreign_activity", "ambiguous_history")
+    offered = {c.transaction.id for c in review.candidates}
+    assert set(charges_of(sandbox, unseen)) <= offered
+
+
+async def test_a_unique_row_of_an_unnoticed_install_is_not_claimed_while_the_key_answers(
+    ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox, second_install: ChargeDesk
+) -> None:
+    """Before anything shows another install, its one row of the same amount looks like
+    this sale's: the key is asked first, and its answer (a charge now) is the proof."""
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing(max_sends=2))
+    theirs, mine = sandbox.create_wallet(10_000), sandbox.create_wallet(10_000)
+    assert (await second_install.charge(500, theirs.qr_token, deadline_s=5)).charged
+    sandbox.arm_fault("error_before_commit", count=2, operation="charge")
+    sale = await desk.charge(500, mine.qr_token, deadline_s=5)
+    [mine_tx], [their_tx] = charges_of(sandbox, mine), charges_of(sandbox, theirs)
+    assert sale.state is IntentState.APPROVED and sale.transaction is not None
+    assert sale.transaction.id == mine_tx != their_tx
+    kinds = [a["outcome"] for a in desk.audit(sale.intent_id)]
+    assert kinds[-2:] == ["confirm_by_key", "Approved"]
+
+
+async def test_a_history_match_is_confirmed_by_the_keys_replay(
+    desk: ChargeDesk, sandbox: Sandbox, wallet: WalletInfo
+) -> None:
+    """Every reply of the burst is lost, the history shows the charge, the key is asked
+    once more and replays the 201: proof by reply, one charge."""
+    sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
+    result = await desk.charge(480, wallet.qr_token, deadline_s=5)
+    assert result.state is IntentState.APPROVED
+    assert result.transaction is not None and [result.transaction.id] == charges_of(sandbox, wallet)
 
 
 async def test_own_earlier_sales_and_refunds_are_not_foreign_activity(
@@ -231,7 +312,7 @@ async def test_own_earlier_sales_and_refunds_are_not_foreign_activity(
     assert approved.transaction is not None
     assert (await desk.reverse(approved.transaction.id)).state == "refunded"
     assert (await desk.charge(410, wallets[1].qr_token, deadline_s=5)).charged
-    sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
+    sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
     found = await desk.charge(400, wallets[2].qr_token, deadline_s=5)
     assert found.state is IntentState.CHARGED_PER_HISTORY
     assert desk.foreign_activity() is None

@@ -61,7 +61,7 @@ async def _sale_with_lost_reply(
     try:
         desk = ChargeDesk(ledger, client, policy=RetryPolicy.testing(max_sends=2))
         wallet = sandbox.create_wallet(10_000)
-        sandbox.arm_fault("drop_after_commit", count=2, operation="charge")
+        sandbox.arm_fault("drop_after_commit", count=3, operation="charge")
         result = await desk.charge(500, wallet.qr_token, deadline_s=1.0)
         assert desk.foreign_activity() is None
     finally:

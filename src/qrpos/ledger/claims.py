@@ -37,7 +37,11 @@ Proof (money moves automatically only on proof)
    (`check_reply_time`). A reply that does not match is never approved: a person decides.
 2. **History**: a row that matches uniquely *in both directions*: it is the only candidate
    for this intent, and no other intent of this outbox (open, unresolved, abandoned, in
-   review, or holding a row through the history) could own it (`judge`).
+   review, or holding a row through the history) could own it (`judge`). While the key may
+   still be sent and the service never answered it, the match first waits for one more
+   send of the key (`qrpos.ledger.lookup`): a replay of this sale's 201 is proof by reply,
+   and a charge made now shows the row was someone else's (an install nobody noticed yet).
+   Only when that send, too, gets no answer (or a 409) does the match decide.
 
 Everything else is a **review** (`Disputed`), with a stable reason code:
 `ambiguous_history` (two or more candidates), `contested_row` (another intent could own
@@ -74,6 +78,10 @@ that could own a row at most one) were charged by someone else holding these
 credentials. The kiosk's own earlier sales are owned rows; a reversal changes a row's
 status, never adds one; so neither sets it off. Once seen, it is recorded durably and no
 row proves anything by history until an owner clears the warning: reviews, not guesses.
+The clear vouches only for what comes after it: the other install charged up to the
+moment it was re-paired, and not all its rows lay in a window this kiosk looked at, so a
+candidate committed before the clear (on the service's clock, with margin) still goes to
+a person (`foreign_until`).
 """
 
 from __future__ import annotations
@@ -199,8 +207,13 @@ def judge(
     *,
     foreign_active: bool,
     abandoned: bool,
+    foreign_until: datetime | None = None,
 ) -> Verdict:
-    """What the rows prove for the intent `me` (see the module docstring)."""
+    """What the rows prove for the intent `me` (see the module docstring).
+
+    `foreign_until`: rows committed up to then may be another install's that this kiosk
+    never saw (a cleared warning vouches only for later rows).
+    """
     found = [tx for tx in rows if tx.id not in owned and me.could_own(tx)]
     if not found:
         return NoCandidate()
@@ -208,7 +221,10 @@ def judge(
     candidates = tuple(
         Candidate(tx, tuple(c.intent_id for c in rivals if c.could_own(tx))) for tx in found
     )
-    if foreign_active:
+    doubtful = foreign_until is not None and any(
+        c.transaction.created_at <= foreign_until for c in candidates
+    )
+    if foreign_active or doubtful:
         return Disputed(FOREIGN, candidates)
     if len(candidates) > 1:
         return Disputed(AMBIGUOUS, candidates)

@@ -128,6 +128,19 @@ def observe(conn: sqlite3.Connection, offset_s: float, at: float, tolerance_s: f
     )
 
 
+def latest_service_time(
+    conn: sqlite3.Connection, local: float, margin_s: float, unmeasured_s: float
+) -> float:
+    """The latest the service's clock (and its commit stamps) may read at local time
+    `local`: the measured offset, or the high-water offset its stamps may still be at, plus
+    `margin_s` and the `Date`'s second; never measured: `unmeasured_s` ahead of `local`."""
+    reading = read(conn)
+    if reading is None:
+        return local + unmeasured_s + margin_s
+    upper = reading.offset_s if reading.high_s is None else max(reading.offset_s, reading.high_s)
+    return local + upper + margin_s + DATE_RESOLUTION_S
+
+
 def terminal_id(conn: sqlite3.Connection) -> str | None:
     """This terminal's `ter_` id, once the history or a verified reply has shown it."""
     row = conn.execute("SELECT terminal_id FROM server_clock WHERE id = 1").fetchone()

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from qrpos import spec
-from qrpos.ledger import records, reviews
+from qrpos.ledger import clock, records, reviews
 from qrpos.ledger.clock import ServiceClock
 from qrpos.ledger.context import Context
 from qrpos.ledger.listing import intent_view, outbox_views, sale_result
@@ -320,9 +320,17 @@ class ChargeDesk:
         return self.ledger.read(reviews.foreign_activity)
 
     def clear_foreign_activity(self) -> None:
-        """An owner clears the warning: history matching resumes for new look-ups."""
-        now = self._ctx.now()
-        self.ledger.write(lambda c: reviews.clear_foreign(c, now))
+        """An owner clears the warning: history matching resumes for rows committed after
+        the clear (`reviews.clear_foreign`)."""
+        now, policy = self._ctx.now(), self._ctx.policy
+
+        def clear(conn: Any) -> None:
+            until = clock.latest_service_time(
+                conn, now, policy.window_margin_s, policy.max_clock_skew_s
+            )
+            reviews.clear_foreign(conn, now, until)
+
+        self.ledger.write(clear)
 
     # --- refunds -----------------------------------------------------------------------
 

@@ -98,6 +98,23 @@ def absence(
     return "final" if ceiling or row.if_absent is not None else "wait"
 
 
+def _confirm_by_key(row: IntentRow, policy: RetryPolicy, looked_at: float) -> bool:
+    """Should a unique history match wait for one more send of the key?
+
+    Yes while the service never answered this key after the unclear attempt and the key may
+    still be sent (this look-up allows one more): its answer is proof by reply (a replay of
+    this sale's 201, or a charge made now because nothing ever committed, when the row was
+    another's), or a 409 that leaves the history to decide. Once only: after that send
+    (whatever came of it) the match decides as before. An abandoned sale never sends.
+    """
+    if row.state is IntentState.ABANDONED or row.if_absent is not None:
+        return False
+    if row.matched_at is not None:
+        return False
+    allowed = dataclasses.replace(row, answered_lookups=row.answered_lookups + 1)
+    return may_send(allowed, policy, looked_at)
+
+
 def _neighbours(
     conn: sqlite3.Connection, span: Window, offset: float, tx_ids: Sequence[str]
 ) -> list[IntentRow]:
@@ -200,7 +217,14 @@ def _judged(
         owned,
         foreign_active=reviews.foreign_activity(conn) is not None,
         abandoned=watching,
+        foreign_until=reviews.foreign_suspect_until(conn),
     )
+    if isinstance(verdict, Proven) and _confirm_by_key(row, policy, looked_at):
+        return {
+            "matched_at": now,
+            "last_detail": f"{verdict.transaction.id} in the history may be this sale: "
+            "asking the service with the same key first",
+        }, "confirm_by_key"
     if isinstance(verdict, Proven):
         tx = verdict.transaction
         found: IntentChanges = {

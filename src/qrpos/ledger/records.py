@@ -59,6 +59,7 @@ class IntentChanges(TypedDict, total=False):
     answered_lookups: int
     unclear_end_boot: str | None
     unclear_end_up: float | None
+    matched_at: float | None
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,9 @@ class IntentRow:
     answered_lookups: int
     unclear_end_boot: str | None
     unclear_end_up: float | None
+    #: when a look-up first found a unique history match while the key could still be
+    #: sent: the key is sent once more before the match may prove anything (lookup.py)
+    matched_at: float | None = None
 
     @property
     def is_open(self) -> bool:

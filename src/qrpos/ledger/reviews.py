@@ -263,6 +263,15 @@ def foreign_ids(conn: sqlite3.Connection, tx_ids: Sequence[str]) -> set[str]:
     return {str(r[0]) for r in conn.execute(sql, tuple(tx_ids)).fetchall()}
 
 
+def foreign_suspect_until(conn: sqlite3.Connection) -> datetime | None:
+    """Up to when (service time) a row may be another install's charge that this kiosk
+    never saw: the latest cleared warning's moment, or None when none was ever cleared."""
+    row = conn.execute("SELECT MAX(suspect_until) FROM foreign_row").fetchone()
+    if row is None or row[0] is None:
+        return None
+    return datetime.fromtimestamp(float(row[0]), UTC)
+
+
 def foreign_activity(conn: sqlite3.Connection) -> ForeignActivity | None:
     """The warning while it is not cleared, or None."""
     rows = conn.execute(
@@ -277,9 +286,18 @@ def foreign_activity(conn: sqlite3.Connection) -> ForeignActivity | None:
     )
 
 
-def clear_foreign(conn: sqlite3.Connection, now: float) -> None:
-    """An owner cleared the warning (after rotating the password, say)."""
-    conn.execute("UPDATE foreign_row SET cleared_at = ? WHERE cleared_at IS NULL", (now,))
+def clear_foreign(conn: sqlite3.Connection, now: float, suspect_until: float) -> None:
+    """An owner cleared the warning (after rotating the password, say).
+
+    The other install may have charged up to the moment it was re-paired, and not every
+    one of its rows lay in a window this kiosk looked at: rows committed up to
+    `suspect_until` (the service's clock at the clear, with margin) stay doubtful, so they
+    go to a person rather than prove a sale (`foreign_suspect_until`).
+    """
+    conn.execute(
+        "UPDATE foreign_row SET cleared_at = ?, suspect_until = ? WHERE cleared_at IS NULL",
+        (now, suspect_until),
+    )
     records.log_attempt(
         conn, kind="foreign", n=1, sent_at=now, outcome="cleared", detail="cleared by an owner"
     )

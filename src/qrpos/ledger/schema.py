@@ -144,6 +144,15 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     ALTER TABLE charge_intent ADD COLUMN unclear_end_boot TEXT;
     ALTER TABLE charge_intent ADD COLUMN unclear_end_up REAL;
     """,
+    # 6: a cleared warning vouches only for rows committed after it: up to this moment of
+    # the service's clock a row may still be the other install's (older clears: their
+    # local time, the best there is); and a history match waits for one more same-key send
+    """
+    ALTER TABLE foreign_row ADD COLUMN suspect_until REAL;
+    UPDATE foreign_row SET suspect_until = cleared_at WHERE cleared_at IS NOT NULL;
+    -- a unique history match is confirmed by one more send of the key when it may be sent
+    ALTER TABLE charge_intent ADD COLUMN matched_at REAL;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
