@@ -20,6 +20,7 @@ module that raises and catches them and are left off the map.
     ├── qrpos.ledger.views.ChargeRefusedLocally .. refused before anything is stored or sent
     │   ├── UnresolvedChargeExists
     │   ├── TokenAlreadyPaid ........ the code already paid for a sale of this outbox
+    │   ├── TokenInReview ........... the code's earlier sale waits for the owner's review
     │   ├── AmountOutOfRange
     │   ├── InvalidToken
     │   ├── LedgerUnhealthy

@@ -12,6 +12,7 @@ would be as wrong the other way: a kiosk whose phone still shows an old code wou
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -24,10 +25,12 @@ from qrpos.ledger import (
     Ledger,
     RetryPolicy,
     TokenAlreadyPaid,
+    TokenInReview,
     records,
 )
+from qrpos.ledger.reviews import MarkCharged, MarkNotCharged
 from qrpos.service import TerminalClient
-from qrpos.simulator import Sandbox, WalletInfo
+from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 
 
 def _charges(sandbox: Sandbox, wallet: WalletInfo) -> list[str]:
@@ -93,5 +96,96 @@ def test_running_charge_again_after_it_completed_says_which_sale_it_paid(
     assert again.returncode == 1  # refused locally: nothing was sent
     assert "already paid for charge #1" in again.stderr and tx_id in again.stderr
     assert "declined" not in again.stderr.lower()
+    assert wallet.qr_token not in again.stderr + again.stdout
+    assert _charges(sandbox, wallet) == [tx_id]
+
+
+async def _sale_in_review(
+    desk: ChargeDesk, sandbox: Sandbox, terminal: TerminalCredentials, wallet: WalletInfo
+) -> int:
+    """A sale of 1,200 that was charged, lost every reply, and met a stranger's row of the
+    same amount in its window: a person must decide."""
+    sandbox.seed_charge(terminal.username, 1_200, datetime.now(UTC))
+    sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
+    held = await desk.charge(1_200, wallet.qr_token, deadline_s=5.0)
+    sandbox.clear_faults()
+    assert held.state is IntentState.NEEDS_REVIEW and len(_charges(sandbox, wallet)) == 1
+    return held.intent_id
+
+
+@pytest.mark.parametrize("again_mnt", [1_200, 300])
+async def test_a_code_whose_sale_waits_for_review_is_not_charged_again(
+    again_mnt: int,
+    asgi_client: TerminalClient,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    wallet: WalletInfo,
+    tmp_path: Path,
+) -> None:
+    """A new key for that code could only meet 409 (its own earlier charge) and end "not
+    charged": the cashier would ask the customer to pay again for a sale that was paid."""
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing())
+    try:
+        held = await _sale_in_review(desk, sandbox, terminal, wallet)
+        sent_before = len(sandbox.transactions())
+        with pytest.raises(TokenInReview) as refused:
+            await desk.charge(again_mnt, wallet.qr_token, deadline_s=5.0)
+        assert refused.value.intent_id == held
+        assert "review" in str(refused.value) and wallet.qr_token not in str(refused.value)
+        rows = ledger.read(lambda c: records.list_intents(c, include_final=True))
+        assert [r.id for r in rows] == [held]  # nothing stored
+        assert len(sandbox.transactions()) == sent_before  # nothing sent
+        # once the owner decides the sale was not charged, the code may pay again
+        [review] = desk.reviews()
+        [own] = _charges(sandbox, wallet)
+        await desk.settle_review(held, MarkCharged(own))
+        with pytest.raises(TokenAlreadyPaid):
+            await desk.charge(again_mnt, wallet.qr_token, deadline_s=5.0)
+        assert review.intent.id == str(held)
+    finally:
+        ledger.close()
+
+
+async def test_a_code_the_owner_marked_not_charged_may_pay_again(
+    asgi_client: TerminalClient,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    tmp_path: Path,
+) -> None:
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing(max_sends=2))
+    unpaid = sandbox.create_wallet(100_000)
+    try:
+        sandbox.seed_charge(terminal.username, 1_300, datetime.now(UTC))
+        sandbox.seed_charge(terminal.username, 1_300, datetime.now(UTC))
+        sandbox.arm_fault("error_before_commit", count=3, operation="charge")
+        held = await desk.charge(1_300, unpaid.qr_token, deadline_s=5.0)
+        sandbox.clear_faults()
+        assert held.state is IntentState.NEEDS_REVIEW and _charges(sandbox, unpaid) == []
+        await desk.settle_review(held.intent_id, MarkNotCharged())
+        paid = await desk.charge(1_300, unpaid.qr_token, deadline_s=5.0)
+        assert paid.state is IntentState.APPROVED and len(_charges(sandbox, unpaid)) == 1
+    finally:
+        ledger.close()
+
+
+def test_running_charge_again_while_its_sale_waits_for_review_sends_nothing(
+    cli_env: dict[str, str], sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    """The campaign's case: the first run ended in review, the operator ran it again."""
+    wallet = sandbox.create_wallet(100_000)
+    sandbox.seed_charge(terminal.username, 2_500, datetime.now(UTC))
+    sandbox.arm_fault("drop_after_commit", operation="charge")
+    sandbox.arm_fault("forget_idempotency", count=3, operation="charge")
+    argv = ("charge", "--amount", "2500", "--token", wallet.qr_token, "--deadline", "30")
+    first = qrpos(cli_env, *argv)
+    sandbox.clear_faults()
+    assert "review" in first.stdout + first.stderr, first.stderr
+    [tx_id] = _charges(sandbox, wallet)
+    again = qrpos(cli_env, *argv)
+    assert again.returncode == 1, again.stderr  # refused locally: nothing was sent
+    assert "waits for the owner's review" in again.stderr
+    assert "not charged" not in again.stderr.lower()
     assert wallet.qr_token not in again.stderr + again.stdout
     assert _charges(sandbox, wallet) == [tx_id]

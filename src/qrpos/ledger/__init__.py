@@ -32,6 +32,7 @@ from qrpos.ledger.views import (
     SaleProgress,
     SaleResult,
     TokenAlreadyPaid,
+    TokenInReview,
     UnknownIntent,
     UnresolvedChargeExists,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "SaleProgress",
     "SaleResult",
     "TokenAlreadyPaid",
+    "TokenInReview",
     "UnknownIntent",
     "UnresolvedChargeExists",
     "outbox_views",

@@ -38,6 +38,7 @@ from qrpos.ledger.views import (
     ReversalResult,
     SaleResult,
     TokenAlreadyPaid,
+    TokenInReview,
     UnknownIntent,
     UnresolvedChargeExists,
 )
@@ -119,10 +120,11 @@ class ChargeDesk:
         The intent is committed before anything is sent. Returns when the sale is
         settled or `deadline_s` passed (then `state` is unresolved and the intent is
         kept for `resolve`). Raises a `ChargeRefusedLocally` subclass, before anything
-        is stored or sent, for a bad amount or token, an unhealthy outbox, or an
-        earlier unresolved sale, or a token that already paid for a sale of this outbox
-        (`TokenAlreadyPaid`). Repeating the call with the same token and amount while that
-        sale is unresolved resumes it instead of refusing.
+        is stored or sent, for a bad amount or token, an unhealthy outbox, an earlier
+        unresolved sale, a token that already paid for a sale of this outbox
+        (`TokenAlreadyPaid`) or whose sale waits for a review (`TokenInReview`).
+        Repeating the call with the same token and amount while that sale is unresolved
+        resumes it instead of refusing.
         """
         if (
             isinstance(amount_mnt, bool)
@@ -151,6 +153,9 @@ class ChargeDesk:
                 paid = records.paid_with_token(conn, digest)
                 if paid is not None and paid.tx_id is not None:
                     raise TokenAlreadyPaid(paid.id, paid.amount_mnt, paid.tx_id)
+                held = records.in_review_with_token(conn, digest)
+                if held is not None:
+                    raise TokenInReview(held.id, held.amount_mnt)
                 new_id = records.insert_intent(
                     conn, idem_key=key, token=token, amount_mnt=amount_mnt, now=now
                 )

@@ -179,6 +179,16 @@ def paid_with_token(conn: sqlite3.Connection, digest: str) -> IntentRow | None:
     return None if row is None else _intent(row)
 
 
+def in_review_with_token(conn: sqlite3.Connection, digest: str) -> IntentRow | None:
+    """The intent of this token (by its digest) that waits for a person's review, or None."""
+    row = conn.execute(
+        "SELECT * FROM charge_intent WHERE token_sha256 = ? AND state = 'needs_review'"
+        " ORDER BY id LIMIT 1",
+        (digest,),
+    ).fetchone()
+    return None if row is None else _intent(row)
+
+
 def watched_intents(conn: sqlite3.Connection) -> list[IntentRow]:
     """Abandoned intents whose history is still watched, oldest first."""
     rows = conn.execute(

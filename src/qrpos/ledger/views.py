@@ -42,6 +42,20 @@ class TokenAlreadyPaid(ChargeRefusedLocally):
         self.tx_id = tx_id
 
 
+class TokenInReview(ChargeRefusedLocally):
+    """The code's earlier sale in this outbox may have paid and waits for a person's review:
+    nothing is sent. A new sale with a new key could only meet 409 `qr token already used`
+    (the earlier charge) and be read as "not charged", and the customer asked to pay again."""
+
+    def __init__(self, intent_id: int, amount_mnt: int) -> None:
+        super().__init__(
+            f"this code's charge #{intent_id} of {amount_mnt} MNT may have been paid and waits "
+            f"for the owner's review (qrpos outbox review); nothing was charged now"
+        )
+        self.intent_id = intent_id
+        self.amount_mnt = amount_mnt
+
+
 class AmountOutOfRange(ChargeRefusedLocally):
     """The amount is not a whole number of tugrik between 1 and 1,000,000."""
 

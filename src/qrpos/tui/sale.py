@@ -179,7 +179,7 @@ class Sale:
 
     async def charge(self, token: str) -> None:
         """Charge through the ledger, then keep resolving until the outcome is known."""
-        from qrpos.ledger import ChargeRefusedLocally, TokenAlreadyPaid
+        from qrpos.ledger import ChargeRefusedLocally, TokenAlreadyPaid, TokenInReview
 
         desk = self._services().desk
         assert desk is not None and self.amount is not None and self.state is S.CHARGING
@@ -198,14 +198,16 @@ class Sale:
         except asyncio.CancelledError:
             sending.cancel()
             raise
-        except TokenAlreadyPaid as exc:
-            # the code paid for an earlier sale: refused like a code just paid, until it
-            # leaves the view or the pass shows a new one
+        except (TokenAlreadyPaid, TokenInReview) as exc:
+            # the code paid (or may have paid) for an earlier sale: refused like a code just
+            # paid, until it leaves the view or the pass shows a new one
             scanner = self._services().scanner
             if scanner is not None:
                 scanner.mark_sale_ended(charged=True)
             fields = {"intent": str(exc.intent_id), "amount": format_mnt(exc.amount_mnt)}
-            self.next_sale("amount.token_already_paid", error=True, **fields)
+            paid = isinstance(exc, TokenAlreadyPaid)
+            notice = "amount.token_already_paid" if paid else "amount.token_in_review"
+            self.next_sale(notice, error=True, **fields)
             return
         except ChargeRefusedLocally as exc:
             self.next_sale("amount.refused_locally", error=True, message=str(exc))
