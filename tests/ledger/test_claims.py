@@ -177,13 +177,18 @@ async def second_install(
     await client.aclose()
 
 
+@pytest.mark.parametrize("settle_s", [0.0, 5.0])
 async def test_second_install_is_noticed_and_its_charge_is_not_claimed(
     ledger: Ledger,
     asgi_client: TerminalClient,
     sandbox: Sandbox,
     second_install: ChargeDesk,
+    settle_s: float,
 ) -> None:
-    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing(max_sends=2, settle_s=5))
+    """Noticed either way; with late commits still settling, the key is asked again and its
+    answer (a charge made now) proves the sale; settled, a person decides."""
+    policy = RetryPolicy.testing(max_sends=2, settle_s=settle_s)
+    desk = ChargeDesk(ledger, asgi_client, policy=policy)
     mine, theirs, theirs_too = (sandbox.create_wallet(10_000) for _ in range(3))
     # this kiosk's sale never commits and its outcome stays unclear for now
     sandbox.arm_fault("error_before_commit", count=2, operation="charge")
@@ -195,10 +200,14 @@ async def test_second_install_is_noticed_and_its_charge_is_not_claimed(
     assert (await second_install.charge(120, theirs_too.qr_token, deadline_s=5)).charged
     [result] = await desk.recover()
     [their_tx] = charges_of(sandbox, theirs)
-    assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
-    [review] = desk.reviews()
-    assert review.reason == "foreign_activity"
-    assert [c.transaction.id for c in review.candidates] == [their_tx]
+    if settle_s:
+        assert result.state is IntentState.APPROVED and result.transaction is not None
+        assert charges_of(sandbox, mine) == [result.transaction.id] != [their_tx]
+    else:
+        assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
+        [review] = desk.reviews()
+        assert review.reason == "foreign_activity"
+        assert [c.transaction.id for c in review.candidates] == [their_tx]
     seen = desk.foreign_activity()
     assert seen is not None and seen.count == 1
     assert seen.tx_ids == tuple(charges_of(sandbox, theirs_too))

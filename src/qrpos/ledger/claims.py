@@ -75,9 +75,12 @@ Another install with the same credentials
 Rows inside a window the ledger looked at that no intent of this outbox can account for
 (`foreign_rows`: not owned, not refunded by us, and left over after giving every intent
 that could own a row at most one) were charged by someone else holding these
-credentials. The kiosk's own earlier sales are owned rows; a reversal changes a row's
-status, never adds one; so neither sets it off. Once seen, it is recorded durably and no
-row proves anything by history until an owner clears the warning: reviews, not guesses.
+credentials (a row left over only because an intent could own one of several is a
+*surplus*: it raises the warning, but stays a candidate, since it may be the intent's own
+and the other one the stranger's). The kiosk's own earlier sales are owned rows; a
+reversal changes a row's status, never adds one; so neither sets it off. Once seen, it
+is recorded durably and no row proves anything by history until an owner clears the
+warning: reviews, not guesses.
 The clear vouches only for what comes after it: the other install charged up to the
 moment it was re-paired, and not all its rows lay in a window this kiosk looked at, so a
 candidate committed before the clear (on the service's clock, with margin) still goes to

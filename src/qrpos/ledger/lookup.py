@@ -67,6 +67,24 @@ def may_send(row: IntentRow, policy: RetryPolicy, now: float) -> bool:
 Absence = Literal["final", "wait", "unmeasured"]
 
 
+def settled(policy: RetryPolicy, row: IntentRow, looked_at: float) -> bool:
+    """Have late commits had `settle_s` since the intent's last unclear request ended?
+
+    Until then a slow request may still commit: "nothing found" proves nothing yet, and a
+    review's list of candidates could miss the sale's own row. Counted on the wall clock,
+    and in real seconds where this boot stamped the end: NTP stepping the wall clock
+    forward right after a timed-out request must not count as time for late commits.
+    """
+    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
+    unclear_end = row.last_unclear_end_at
+    if unclear_end is None:
+        unclear_end = max(row.last_end_at or first, row.last_sent_at or first)
+    if looked_at - unclear_end < policy.settle_s:
+        return False
+    real = clock.real_seconds_since(row.unclear_end_boot, row.unclear_end_up)
+    return real is None or real >= policy.settle_s
+
+
 def absence(
     policy: RetryPolicy, row: IntentRow, looked_at: float, window: Window, *, agreed: bool = True
 ) -> Absence:
@@ -79,19 +97,9 @@ def absence(
     the window never could be placed: a person decides. Else "wait"; also when the
     look-up's own `Date` disagreed with the clock its window was placed on.
     """
-    if may_send(row, policy, looked_at) or not agreed:
+    if may_send(row, policy, looked_at) or not agreed or not settled(policy, row, looked_at):
         return "wait"
     first = row.first_sent_at if row.first_sent_at is not None else row.created_at
-    unclear_end = row.last_unclear_end_at
-    if unclear_end is None:
-        unclear_end = max(row.last_end_at or first, row.last_sent_at or first)
-    if looked_at - unclear_end < policy.settle_s:
-        return "wait"
-    # and in real seconds, where this boot stamped it: NTP stepping the wall clock forward
-    # right after a timed-out request must not count as time for late commits to land
-    real = clock.real_seconds_since(row.unclear_end_boot, row.unclear_end_up)
-    if real is not None and real < policy.settle_s:
-        return "wait"
     ceiling = looked_at - first >= policy.absent_after_s
     if not window.measured:
         return "unmeasured" if ceiling else "wait"
@@ -208,7 +216,8 @@ def _judged(
         in_window = [tx for tx in seen.rows if window.contains(tx.created_at)]
         known = _known(conn, [tx.id for tx in in_window])
         strangers = foreign_rows(in_window, [me, *claimants], known)
-        reviews.record_foreign(conn, strangers, row.id, now)
+        surplus = {tx.id for tx in strangers if any(c.could_own(tx) for c in [me, *claimants])}
+        reviews.record_foreign(conn, strangers, row.id, now, surplus)
     watching = row.state is IntentState.ABANDONED
     verdict = judge(
         me,
@@ -245,6 +254,10 @@ def _judged(
                 }
             )
         return found, "proof"
+    if isinstance(verdict, Disputed) and not settled(policy, row, looked_at):
+        # a slow request may still commit: the review would offer the rows of now, without
+        # the sale's own; a person decides once late commits had their time
+        return {}, "disputed_unsettled"
     if isinstance(verdict, Disputed):
         reviews.open_review(conn, row.id, verdict.reason, verdict.candidates, now)
         ids = ", ".join(c.transaction.id for c in verdict.candidates[:5])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -239,18 +239,26 @@ def decide(
 
 
 def record_foreign(
-    conn: sqlite3.Connection, rows: Iterable[Transaction], intent_id: int, now: float
-) -> int:
-    """Remember rows no sale of this outbox sent; returns how many were new."""
-    new = 0
+    conn: sqlite3.Connection,
+    rows: Iterable[Transaction],
+    intent_id: int,
+    now: float,
+    surplus: Collection[str] = (),
+) -> None:
+    """Remember rows no sale of this outbox sent.
+
+    A row in `surplus` was left over only because there were more rows an intent could own
+    than intents: which of them is the stranger's is not known, so it raises the warning
+    but is not set aside as another install's (`foreign_ids`); seen later as a row no intent
+    could own, it is.
+    """
     for tx in rows:
-        cur = conn.execute(
-            "INSERT OR IGNORE INTO foreign_row (tx_id, amount_mnt, created_at, seen_at,"
-            " intent_id) VALUES (?, ?, ?, ?, ?)",
-            (tx.id, tx.amount_mnt, tx.created_at.isoformat(), now, intent_id),
+        conn.execute(
+            "INSERT INTO foreign_row (tx_id, amount_mnt, created_at, seen_at, intent_id,"
+            " surplus) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tx_id) DO UPDATE SET"
+            " surplus = MIN(surplus, excluded.surplus)",
+            (tx.id, tx.amount_mnt, tx.created_at.isoformat(), now, intent_id, tx.id in surplus),
         )
-        new += cur.rowcount
-    return new
 
 
 def foreign_ids(conn: sqlite3.Connection, tx_ids: Sequence[str]) -> set[str]:
@@ -259,7 +267,7 @@ def foreign_ids(conn: sqlite3.Connection, tx_ids: Sequence[str]) -> set[str]:
         return set()
     marks = ", ".join("?" for _ in tx_ids)
     # the placeholders are ours; the ids go through parameters
-    sql = f"SELECT tx_id FROM foreign_row WHERE tx_id IN ({marks})"  # noqa: S608
+    sql = f"SELECT tx_id FROM foreign_row WHERE surplus = 0 AND tx_id IN ({marks})"  # noqa: S608
     return {str(r[0]) for r in conn.execute(sql, tuple(tx_ids)).fetchall()}
 
 

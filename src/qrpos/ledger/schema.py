@@ -153,6 +153,11 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     -- a unique history match is confirmed by one more send of the key when it may be sent
     ALTER TABLE charge_intent ADD COLUMN matched_at REAL;
     """,
+    # 7: a row left over only because some intent could own one of several rows is a
+    # surplus: it raises the warning but stays a candidate (it may be this kiosk's own)
+    """
+    ALTER TABLE foreign_row ADD COLUMN surplus INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
