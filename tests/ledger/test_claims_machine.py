@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy, records
+from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy, records, reviews
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, SimulatorOptions, create_app
 from qrpos.simulator.testing import asgi_transport
@@ -185,6 +185,17 @@ class ClaimsMachine(RuleBasedStateMachine):
                 tx = charges[row.tx_id]
                 assert tx.wallet_id == self.wallet_of[row.token_sha256], row
                 assert tx.amount_mnt == row.amount_mnt, row
+
+    @invariant()
+    def every_review_of_a_charged_sale_offers_its_own_row(self) -> None:
+        """The owner can always settle a review right: only offered rows can be chosen."""
+        charges = self.charges()
+        digest_of = {str(r.id): r.token_sha256 for r in self.all_rows()}
+        for review in self.ledger.read(reviews.open_reviews):
+            wallet = self.wallet_of[digest_of[review.intent.id]]
+            own = {t.id for t in charges.values() if t.wallet_id == wallet}
+            offered = {c.transaction.id for c in review.candidates}
+            assert not own or own & offered, review
 
     @invariant()
     def one_open_sale_one_owner_per_row_and_no_false_foreign_activity(self) -> None:

@@ -43,7 +43,9 @@ Proof (money moves automatically only on proof)
    and a charge made now shows the row was someone else's (an install nobody noticed yet).
    Only when that send, too, gets no answer (or a 409) does the match decide.
 
-Everything else is a **review** (`Disputed`), with a stable reason code:
+Everything else is a **review** (`Disputed`), opened once late commits had `settle_s`
+(`qrpos.ledger.lookup.settled`: before that, the sale's own row may not be listed yet,
+and a review offers only the rows it lists), with a stable reason code:
 `ambiguous_history` (two or more candidates), `contested_row` (another intent could own
 the only candidate), `reply_mismatch` (a 201 that does not fit the request or is owned by
 another sale), `reversed_row` (the only candidate was already reversed) and
