@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from dataclasses import dataclass, fields
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any, Final, Literal, TypedDict, Unpack
 
 from qrpos.ledger.states import IntentState, ReversalState, can_move
 from qrpos.redact import token_tail
@@ -168,25 +168,32 @@ def open_intents(conn: sqlite3.Connection) -> list[IntentRow]:
     return [_intent(r) for r in rows]
 
 
+#: the intents of a token that stop a new sale with it (`ChargeDesk.charge`)
+_TOKEN_STOPS: Final = {
+    "paid": "tx_id IS NOT NULL",
+    "in_review": "state = 'needs_review'",
+}
+
+
+def _first_with_token(conn: sqlite3.Connection, digest: str, stop: str) -> IntentRow | None:
+    # the condition is one of ours (`_TOKEN_STOPS`); the digest goes through a parameter
+    sql = (
+        f"SELECT * FROM charge_intent WHERE token_sha256 = ? AND {_TOKEN_STOPS[stop]}"  # noqa: S608
+        " ORDER BY id LIMIT 1"
+    )
+    row = conn.execute(sql, (digest,)).fetchone()
+    return None if row is None else _intent(row)
+
+
 def paid_with_token(conn: sqlite3.Connection, digest: str) -> IntentRow | None:
     """The intent whose transaction this token (by its digest) already paid, or None.
     The service retires a token at its first successful charge, whatever happened next."""
-    row = conn.execute(
-        "SELECT * FROM charge_intent WHERE token_sha256 = ? AND tx_id IS NOT NULL"
-        " ORDER BY id LIMIT 1",
-        (digest,),
-    ).fetchone()
-    return None if row is None else _intent(row)
+    return _first_with_token(conn, digest, "paid")
 
 
 def in_review_with_token(conn: sqlite3.Connection, digest: str) -> IntentRow | None:
     """The intent of this token (by its digest) that waits for a person's review, or None."""
-    row = conn.execute(
-        "SELECT * FROM charge_intent WHERE token_sha256 = ? AND state = 'needs_review'"
-        " ORDER BY id LIMIT 1",
-        (digest,),
-    ).fetchone()
-    return None if row is None else _intent(row)
+    return _first_with_token(conn, digest, "in_review")
 
 
 def watched_intents(conn: sqlite3.Connection) -> list[IntentRow]:
