@@ -10,13 +10,14 @@ an honest replay through a service clock that stepped between the commit and the
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
 
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
+from qrpos.ledger.claims import STAMPS_AHEAD_S
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport
@@ -75,7 +76,7 @@ def _client(terminal: TerminalCredentials, transport: httpx.AsyncBaseTransport) 
         timedelta(days=-6 * 365),  # the old cached answer of the issue
         timedelta(hours=-1),
         timedelta(seconds=-(SLACK_S + 120)),
-        timedelta(hours=2),  # "committed" after the reply was sent
+        timedelta(seconds=STAMPS_AHEAD_S + 3600),  # "committed" a day after the reply
         timedelta(days=3 * 365),
     ],
     ids=str,
@@ -102,7 +103,7 @@ async def test_a_201_committed_far_from_the_sale_is_not_approved(
     assert review.reason == "reply_mismatch"
 
 
-@pytest.mark.parametrize("step_s", [-600.0, -150.0, 150.0, 600.0])
+@pytest.mark.parametrize("step_s", [-7200.0, -1200.0, -600.0, -150.0, 150.0, 600.0])
 async def test_an_honest_replay_across_a_service_clock_step_is_approved(
     ledger: Ledger,
     sim_app: Any,
@@ -139,3 +140,19 @@ async def test_a_201_within_its_time_is_approved_without_a_date(
     finally:
         await client.aclose()
     assert result.state is IntentState.APPROVED
+
+
+@pytest.mark.parametrize("back_s", [1200.0, 7200.0])
+async def test_a_fresh_commit_stamped_at_the_high_water_mark_is_approved(
+    desk: ChargeDesk, sandbox: Sandbox, back_s: float
+) -> None:
+    """The service's clock stepped back: its commit times never go back, so it stamps at
+    the old high-water mark, ahead of its own `Date` (the 1000-sale campaign's case)."""
+    sandbox.set_clock_offset(back_s / 2)
+    assert (await desk.charge(100, sandbox.create_wallet(1_000).qr_token, deadline_s=5)).charged
+    sandbox.set_clock_offset(-back_s / 2)
+    wallet = sandbox.create_wallet(10_000)
+    result = await desk.charge(500, wallet.qr_token, deadline_s=5)
+    assert result.state is IntentState.APPROVED, result.message
+    assert result.transaction is not None
+    assert result.transaction.created_at > datetime.now(UTC) + timedelta(seconds=back_s / 3)

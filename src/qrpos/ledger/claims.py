@@ -255,6 +255,12 @@ def check_reply(tx: Transaction, amount_mnt: int, terminal_id: str | None) -> st
     return None
 
 
+#: how far ahead of its own `Date` a service may stamp a commit: its commit times never go
+#: back, so after its clock stepped back it stamps at the old high-water mark until the
+#: clock has caught up (by as much as the step; a day covers any sane correction)
+STAMPS_AHEAD_S = 86_400.0
+
+
 def check_reply_time(
     tx: Transaction, server_date: datetime | None, elapsed_s: float, slack_s: float
 ) -> str | None:
@@ -262,15 +268,16 @@ def check_reply_time(
 
     Clock-free: both ends are the service's own clock. The commit happened after the
     intent's first request reached the service, at most `elapsed_s` (local seconds since
-    that request) before the reply's `Date`, and before the reply was sent. `slack_s`
-    (`max_clock_skew_s`) allows for a service clock that stepped between the commit and a
-    replay, so honest replays pass and a row committed hours or years away does not.
-    No `Date`: nothing to place it against, no objection.
+    that request) before the reply's `Date`: `slack_s` (`max_clock_skew_s`) allows for a
+    service clock that stepped forward between the commit and a replay. It may be stamped
+    ahead of the `Date` by up to `STAMPS_AHEAD_S` (a high-water mark after a step back).
+    So an honest reply passes, and a row committed long before the sale (a cache replaying
+    an old answer) or years ahead does not. No `Date`: nothing to place it against.
     """
     if server_date is None:
         return None
     earliest = server_date - timedelta(seconds=max(elapsed_s, 0.0) + slack_s)
-    latest = server_date + timedelta(seconds=slack_s + 1.0)  # a `Date` has whole seconds
+    latest = server_date + timedelta(seconds=STAMPS_AHEAD_S)
     if earliest <= tx.created_at <= latest:
         return None
     return (
