@@ -61,14 +61,19 @@ from qrpos.service import TerminalClient
 from qrpos.simulator import SimulatorOptions, create_app, serve_in_thread
 from qrpos.simulator.faults import FAULT_KINDS
 
-#: short real waits (late commits are honoured) and a far "never answered" ceiling
+#: the longest "no answer" outage a scenario arms (seconds)
+OUTAGE_MAX_S = 4.0
+#: short real waits and a far "never answered" ceiling; late commits are honoured: a
+#: request the sandbox holds (a delay fault, then an outage of delay faults of 0.8 s each)
+#: commits up to OUTAGE_MAX_S + 2 x 0.9 s after it arrived, and settle_s covers that, as
+#: CLIENT_TIMEOUT_S + 5 s covers a real service's slow commits in the default policy
 POLICY = RetryPolicy(
     base_delay_s=0.01,
     max_delay_s=0.05,
     max_sends=4,
     resend_horizon_s=3600.0,
     absent_after_s=120.0,
-    settle_s=CLIENT_TIMEOUT_S + 0.5,
+    settle_s=OUTAGE_MAX_S + 2.0,
     window_margin_s=1.0,
     lookup_interval_s=0.05,
 )
@@ -179,7 +184,7 @@ async def lost_then_silent(run: Run, sale: Sale, first: str) -> None:
     run.sandbox.arm_fault(first, operation="charge")
     run.figures.faults[first] += 1
     outage = run.rng.choice(("error_before_commit", "delay"))
-    run.sandbox.outage_after_next_fault(run.rng.uniform(1.0, 4.0), outage)
+    run.sandbox.outage_after_next_fault(run.rng.uniform(1.0, OUTAGE_MAX_S), outage)
     run.figures.faults["outage"] += 1
     await sell(run, sale, deadline_s=run.rng.choice((0.5, 3.0)))
 
