@@ -236,6 +236,10 @@ EOF
 systemd_unit() {
     step "systemd unit $UNIT_DEST"
     run install -m 0644 "$here/systemd/$UNIT_NAME" "$UNIT_DEST"
+    # the kiosk waits for the first NTP sync, but never for ever
+    run install -d -m 0755 /etc/systemd/system/systemd-time-wait-sync.service.d
+    run install -m 0644 "$here/systemd/systemd-time-wait-sync.service.d/qrpos-bounded.conf" \
+        /etc/systemd/system/systemd-time-wait-sync.service.d/qrpos-bounded.conf
     run systemctl daemon-reload
     run systemctl enable "$UNIT_NAME"
     # The kiosk owns tty1 (the unit has Conflicts=getty@tty1); other VTs keep a login.

@@ -37,8 +37,6 @@ DIR_ENV = "QRPOS_METRICS_DIR"
 FILE_NAME = "qrpos.prom"
 #: how often the running kiosk rewrites the file
 EVERY_S = 30.0
-#: outbox states that count as charged (sales and gross)
-_CHARGED = frozenset({"approved", "charged_per_history"})
 #: outbox states of a sale still waiting on the resolver
 _UNRESOLVED = frozenset({"pending", "unresolved"})
 _LOCAL = timedelta(hours=8)  # Mongolia, no DST: the shop's day (as qrpos.reports)
@@ -83,6 +81,7 @@ def gather(
     """Read the outbox (today's sales, what is open) and the contact log."""
     from qrpos.ledger import records
     from qrpos.ledger.listing import intent_view, outbox_views
+    from qrpos.ledger.states import SOLD_STATES
 
     now = now or datetime.now(UTC)
     local_midnight = (now + _LOCAL).replace(hour=0, minute=0, second=0, microsecond=0) - _LOCAL
@@ -102,7 +101,7 @@ def gather(
             )
         )
         for view in map(intent_view, rows):
-            if view.state in _CHARGED:
+            if view.state in SOLD_STATES:
                 sales += 1
                 gross += view.amount_mnt or 0
                 at = view.created_at.timestamp()

@@ -17,6 +17,8 @@ API_VERSION: Final = "1.0.0"
 
 # --- paths ---------------------------------------------------------------------------
 CHARGE_PATH: Final = "/v1/transactions/charge-by-token"
+#: a charge's success: "201 Created" with the Transaction (any other 2xx proves nothing)
+CHARGE_SUCCESS_STATUS: Final = 201
 REVERSE_PATH: Final = "/v1/transactions/{tx_id}/reverse"
 #: a reversal's success: "204, empty body" (any other 2xx proves nothing)
 REVERSE_SUCCESS_STATUS: Final = 204
@@ -128,3 +130,21 @@ class DeclineCode(StrEnum):
 def amount_in_range(amount: int) -> bool:
     """True when `amount` is a chargeable whole-tugrik amount per the spec."""
     return AMOUNT_MIN_MNT <= amount <= AMOUNT_MAX_MNT
+
+
+# --- caller handling -----------------------------------------------------------------
+#: The longest a `Retry-After` is obeyed, in seconds. The spec asks for exponential
+#: backoff with jitter; a gateway asking for an hour is either broken or hostile, and a
+#: cashier or an owner cannot wait that long for an answer.
+RETRY_AFTER_MAX_S = 60.0
+
+
+def bounded_retry_after(retry_after_s: float | None, ceiling_s: float = RETRY_AFTER_MAX_S) -> float:
+    """The wait a `Retry-After` may impose: never negative, never over `ceiling_s`.
+
+    Shared by the ledger's backoff and the history/report paging, so the two honour a
+    gateway's request the same way. No header (None) asks for no extra wait.
+    """
+    if retry_after_s is None or retry_after_s != retry_after_s:  # None or NaN
+        return 0.0
+    return min(max(0.0, retry_after_s), ceiling_s)

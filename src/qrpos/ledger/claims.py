@@ -35,25 +35,35 @@ Proof (money moves automatically only on proof)
    same amount, type CHARGE, status COMPLETED, a `tx_` id, and this terminal's id when
    known (`check_reply`), committed within the sale's time on the service's own clock
    (`check_reply_time`). A reply that does not match is never approved: a person decides.
-2. **History**: a row that matches uniquely *in both directions*: it is the only candidate
-   for this intent, and no other intent of this outbox (open, unresolved, abandoned, in
-   review, or holding a row through the history) could own it (`judge`). While the key may
-   still be sent and the service never answered it, the match first waits for one more
-   send of the key (`qrpos.ledger.lookup`): a replay of this sale's 201 is proof by reply,
-   and a charge made now shows the row was someone else's (an install nobody noticed yet).
-   Only when that send, too, gets no answer (or a 409) does the match decide.
+2. **History**: review the outcome, not the pairing. Every row that a sale of this outbox
+   could own was charged by one of them (rows none could own are another install's). A
+   sale is charged when *every* way of giving the rows linked to it distinct sales that
+   could own them gives it one (`pairings_give`, a matching problem, not a count): two
+   same-price sales whose replies were both lost, with two rows, are both charged, and no
+   person is asked which row is whose. An approval takes a row some pairing gives it; an
+   abandoned sale is refunded only on a row that is its in every pairing (a refund goes
+   to one customer's wallet). A row an open review offers is held for that sale (a reply
+   that did not match included, `Claimant.offered`) until a person settles it. While the
+   key may still be sent and the service never answered it, a match first waits for one
+   more send of the key (`qrpos.ledger.timing.confirm_by_key`): a replay of this sale's
+   201 is proof by reply, and a charge made now shows the row was someone else's (an
+   install nobody noticed yet). Only when that send, too, gets no answer (or a 409) does
+   the match decide.
 
 Everything else is a **review** (`Disputed`), opened once late commits had `settle_s`
-(`qrpos.ledger.lookup.settled`: before that, the sale's own row may not be listed yet,
+(`qrpos.ledger.timing.settled`: before that, the sale's own row may not be listed yet,
 and a review offers only the rows it lists), with a stable reason code:
-`ambiguous_history` (two or more candidates), `contested_row` (another intent could own
-the only candidate), `reply_mismatch` (a 201 that does not fit the request or is owned by
+`ambiguous_history` (more rows than sales could account for, or a pairing that leaves
+the sale without a row among several), `contested_row` (a pairing gives its only
+candidate to another sale), `reply_mismatch` (a 201 that does not fit the request or is owned by
 another sale), `reversed_row` (the only candidate was already reversed) and
 `foreign_activity` (another install uses these credentials, see below) and
 `unmeasured_clock` (nothing found, but the window could never be placed on the server's
 clock, so absence proves nothing; raised once the ceiling `absent_after_s` has passed) and
 `unverified_conflict` (a same-key retry after an unclear attempt got 409, which may be the
-duplicate of a charge that committed, and the history shows no row that proves it).
+duplicate of a charge that committed, and the history shows no row that proves it) and
+`other_terminal` (the sale went out under a pairing this kiosk no longer has: a new
+pairing is a new terminal, so neither its key nor its history can be reached).
 
 Abandoned sales follow the same rules: an abandoned sale refunds a row only on proof, so it
 never refunds a row another intent could own.
@@ -65,8 +75,8 @@ stopped, late commits have had `settle_s`, the look-up ran on a measured clock a
 span covered the whole window, the look-up's own `Date` agreed with the clock the window
 was placed on, and either the service answered this key (422, another 4xx) or the ceiling
 `absent_after_s` for a service that never answers has passed
-(`qrpos.ledger.lookup.absence`). A 409 to a same-key retry is no such answer: it may be the
-duplicate of a charge that committed, so without a row it is a review, never "not charged".
+(`qrpos.ledger.timing.absence`, in real seconds). A 409 to a same-key retry is no such
+answer: it may be the duplicate of a charge that committed, so without a row it is a review, never "not charged".
 
 The window spans every clock offset measured around the intent's own requests (their
 responses' `Date`, a 409's or 5xx's included, and its look-ups'), and the reading trusted
@@ -96,9 +106,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from qrpos import spec
-from qrpos.ledger.records import IntentRow, Proof
+from qrpos.ledger.facts import IntentRow, Proof
 from qrpos.ledger.states import IntentState
-from qrpos.service import Transaction
+from qrpos.service.models import Transaction
 
 #: the stable reason codes of a review (see the module docstring)
 AMBIGUOUS = "ambiguous_history"
@@ -108,6 +118,7 @@ REVERSED_ROW = "reversed_row"
 FOREIGN = "foreign_activity"
 UNMEASURED = "unmeasured_clock"
 UNVERIFIED_CONFLICT = "unverified_conflict"
+OTHER_TERMINAL = "other_terminal"
 
 
 @dataclass(frozen=True)
@@ -141,9 +152,14 @@ class Claimant:
     window: Window
     #: the row this intent holds through the history, if any (a contestable claim)
     holds: str | None = None
+    #: rows its open review offers: held for it whatever their amount or time (a reply
+    #: that did not match the sale included), until a person settles it
+    offered: frozenset[str] = frozenset()
 
     def could_own(self, tx: Transaction) -> bool:
         """True when `tx` could be this intent's charge."""
+        if tx.id in self.offered:
+            return tx.is_charge
         return (
             tx.is_charge
             and tx.amount_mnt == self.amount_mnt
@@ -162,7 +178,9 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Proven:
-    """The row is this intent's charge: unique in both directions."""
+    """The intent was charged: every way of pairing the rows with the sales that could own
+    them gives it one. `transaction` is its row in a pairing that holds (the only one
+    when the sale was abandoned and is to be refunded)."""
 
     transaction: Transaction
 
@@ -196,12 +214,92 @@ def could_claim(row: IntentRow) -> bool:
         return False
     if row.charged == 0:
         return False  # proven uncharged: a clean answer, or absence on a measured clock
+    if row.state is IntentState.NEEDS_REVIEW:
+        return True  # its outcome is open until a person settles it (even a clean reply's)
     return bool(row.maybe_sent or row.in_flight)
 
 
 def owns_for_good(row: IntentRow) -> bool:
     """True when the intent's row can never be a candidate for another intent."""
     return row.tx_id is not None and proof_of(row) in ("reply", "review")
+
+
+def _max_matching(
+    rows: Sequence[Transaction], claimants: Sequence[Claimant], fixed: tuple[int, int] | None
+) -> int:
+    """The most rows distinct claimants can own at once (augmenting paths, Kuhn).
+
+    `fixed` (row index, claimant index): that pair is taken first and never undone.
+    A look-up's component holds a handful of rows and sales, so this stays tiny.
+    """
+    owner: dict[int, int] = {}  # claimant index -> row index
+    size = 0
+    if fixed is not None:
+        owner[fixed[1]] = fixed[0]
+        size = 1
+
+    def pair(i: int, seen: set[int]) -> bool:
+        for j, claimant in enumerate(claimants):
+            if j in seen or (fixed is not None and j == fixed[1]):
+                continue
+            if not claimant.could_own(rows[i]):
+                continue
+            seen.add(j)
+            if j not in owner or pair(owner[j], seen):
+                owner[j] = i
+                return True
+        return False
+
+    for i in range(len(rows)):
+        if fixed is not None and i == fixed[0]:
+            continue
+        if pair(i, set()):
+            size += 1
+    return size
+
+
+def _component(
+    me: Claimant, rows: Sequence[Transaction], claimants: Sequence[Claimant]
+) -> tuple[list[Transaction], list[Claimant]]:
+    """The rows and sales linked to `me` by "could own" (pairings split along these)."""
+    people, found = [me], []
+    grew = True
+    while grew:
+        grew = False
+        for tx in rows:
+            if tx not in found and any(c.could_own(tx) for c in people):
+                found.append(tx)
+                grew = True
+        for c in claimants:
+            if c not in people and any(c.could_own(tx) for tx in found):
+                people.append(c)
+                grew = True
+    return found, people
+
+
+def pairings_give(
+    me: Claimant, rows: Sequence[Transaction], claimants: Sequence[Claimant]
+) -> tuple[bool, list[Transaction]] | None:
+    """Review the outcome, not the pairing.
+
+    Every row that any of these sales could own was charged by one of them (rows nobody
+    could own are another install's, `foreign_rows`). Returns None when the rows linked to
+    `me` cannot all be paired with distinct sales (a stranger's row is among them: no
+    pairing explains them); else whether *every* pairing gives `me` a row (charged for
+    sure), and the rows `me` has in at least one pairing that holds.
+    """
+    found, people = _component(me, rows, claimants)
+    if _max_matching(found, people, None) < len(found):
+        return None
+    me_at = people.index(me)
+    others = [c for i, c in enumerate(people) if i != me_at]
+    certain = _max_matching(found, others, None) < len(found)
+    mine = [
+        tx
+        for i, tx in enumerate(found)
+        if me.could_own(tx) and _max_matching(found, people, (i, me_at)) == len(found)
+    ]
+    return certain, mine
 
 
 def judge(
@@ -216,10 +314,19 @@ def judge(
 ) -> Verdict:
     """What the rows prove for the intent `me` (see the module docstring).
 
+    Charged when every pairing of the rows with the sales that could own them gives `me`
+    one (`pairings_give`); never when a row owned for good (`owned`) is the only way.
+    Which of two identical rows is whose is never asked: an approval takes one that some
+    pairing gives it (completed rows first). An abandoned sale is refunded only on a row
+    that is its in every pairing (a refund goes to one customer's wallet).
     `foreign_until`: rows committed up to then may be another install's that this kiosk
     never saw (a cleared warning vouches only for later rows).
     """
-    found = [tx for tx in rows if tx.id not in owned and me.could_own(tx)]
+    free = sorted(
+        (tx for tx in rows if tx.id not in owned and tx.is_charge),
+        key=lambda tx: (not tx.is_completed, tx.created_at, tx.id),
+    )
+    found = [tx for tx in free if me.could_own(tx)]
     if not found:
         return NoCandidate()
     rivals = [c for c in others if c.intent_id != me.intent_id]
@@ -231,13 +338,19 @@ def judge(
     )
     if foreign_active or doubtful:
         return Disputed(FOREIGN, candidates)
-    if len(candidates) > 1:
+    given = pairings_give(me, free, rivals)
+    if given is None:
         return Disputed(AMBIGUOUS, candidates)
-    if candidates[0].others:
-        return Disputed(CONTESTED, candidates)
-    if not candidates[0].transaction.is_completed and not abandoned:
+    certain, mine = given
+    if not certain:
+        return Disputed(CONTESTED if len(found) == 1 else AMBIGUOUS, candidates)
+    if abandoned:
+        if len(mine) > 1:
+            return Disputed(AMBIGUOUS, candidates)
+        return Proven(mine[0])
+    if not mine[0].is_completed:
         return Disputed(REVERSED_ROW, candidates)
-    return Proven(candidates[0].transaction)
+    return Proven(mine[0])
 
 
 def check_reply(tx: Transaction, amount_mnt: int, terminal_id: str | None) -> str | None:
@@ -262,7 +375,7 @@ STAMPS_AHEAD_S = 86_400.0
 
 
 def check_reply_time(
-    tx: Transaction, server_date: datetime | None, elapsed_s: float, slack_s: float
+    tx: Transaction, server_date: datetime | None, elapsed_s: float | None, slack_s: float
 ) -> str | None:
     """Why a 201's `createdAt` cannot be this intent's commit, or None when it can.
 
@@ -273,16 +386,23 @@ def check_reply_time(
     ahead of the `Date` by up to `STAMPS_AHEAD_S` (a high-water mark after a step back).
     So an honest reply passes, and a row committed long before the sale (a cache replaying
     an old answer) or years ahead does not. No `Date`: nothing to place it against.
+    `elapsed_s` is in real seconds (`qrpos.ledger.timing`); None after a reboot, when it is
+    not known: then there is no earliest time, only the latest.
     """
     if server_date is None:
         return None
-    earliest = server_date - timedelta(seconds=max(elapsed_s, 0.0) + slack_s)
     latest = server_date + timedelta(seconds=STAMPS_AHEAD_S)
-    if earliest <= tx.created_at <= latest:
+    earliest = (
+        None
+        if elapsed_s is None
+        else server_date - timedelta(seconds=max(elapsed_s, 0.0) + slack_s)
+    )
+    if (earliest is None or earliest <= tx.created_at) and tx.created_at <= latest:
         return None
     return (
         f"the reply's {tx.id} was committed at {tx.created_at.isoformat()}, outside this "
-        f"sale's time on the service's clock ({earliest.isoformat()} .. {latest.isoformat()})"
+        f"sale's time on the service's clock "
+        f"({'…' if earliest is None else earliest.isoformat()} .. {latest.isoformat()})"
     )
 
 

@@ -141,20 +141,30 @@ def latest_service_time(
     return local + upper + margin_s + DATE_RESOLUTION_S
 
 
-def terminal_id(conn: sqlite3.Connection) -> str | None:
-    """This terminal's `ter_` id, once the history or a verified reply has shown it."""
-    row = conn.execute("SELECT terminal_id FROM server_clock WHERE id = 1").fetchone()
-    return None if row is None or row[0] is None else str(row[0])
+def terminal_id(conn: sqlite3.Connection, username: str | None) -> str | None:
+    """The `ter_` id of the terminal paired as `username`, once the history or a verified
+    reply has shown it. A new pairing is a new terminal: the id learned under another
+    username (or before usernames were kept) is not this one's."""
+    row = conn.execute(
+        "SELECT terminal_id, terminal_user FROM server_clock WHERE id = 1"
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    if username is not None and row[1] != username:
+        return None
+    return str(row[0])
 
 
-def learn_terminal_id(conn: sqlite3.Connection, value: str | None) -> None:
-    """Remember this terminal's id (the history is scoped to it by the service)."""
-    if not value or terminal_id(conn) is not None:
+def learn_terminal_id(conn: sqlite3.Connection, value: str | None, username: str | None) -> None:
+    """Remember the id of the terminal paired as `username` (the history is scoped to it by
+    the service); the first one seen for a pairing is kept, a new pairing replaces it."""
+    if not value or terminal_id(conn, username) is not None:
         return
     conn.execute(
-        "INSERT INTO server_clock (id, terminal_id) VALUES (1, ?)"
-        " ON CONFLICT (id) DO UPDATE SET terminal_id = excluded.terminal_id",
-        (value,),
+        "INSERT INTO server_clock (id, terminal_id, terminal_user) VALUES (1, ?, ?)"
+        " ON CONFLICT (id) DO UPDATE SET terminal_id = excluded.terminal_id,"
+        " terminal_user = excluded.terminal_user",
+        (value, username),
     )
 
 

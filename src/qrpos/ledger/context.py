@@ -9,8 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from qrpos.ledger import clock as boot_clock
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.store import Ledger
+from qrpos.ledger.timing import Moment
 from qrpos.service import TerminalClient
 
 
@@ -22,10 +24,17 @@ class Context:
     client: TerminalClient
     policy: RetryPolicy
     clock: Callable[[], datetime]
+    #: the step-proof clock: (this boot's id, CLOCK_BOOTTIME seconds); tests hand in a fake
+    boot: Callable[[], tuple[str | None, float | None]] = boot_clock.boot_stamp
 
     def now(self) -> float:
         """The wall clock as UTC epoch seconds (what the outbox stores)."""
         return self.clock().timestamp()
+
+    def moment(self) -> Moment:
+        """Now on both clocks: what the decision core takes (`qrpos.ledger.timing`)."""
+        boot, up = self.boot()
+        return Moment(self.now(), boot, up)
 
     async def pause(self, seconds: float, deadline: float) -> bool:
         """Wait `seconds` unless that passes the deadline; False when it would."""

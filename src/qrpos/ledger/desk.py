@@ -19,6 +19,7 @@ from typing import Any
 
 from qrpos import spec
 from qrpos.ledger import clock, records, reviews
+from qrpos.ledger import clock as clock_module
 from qrpos.ledger.clock import ServiceClock
 from qrpos.ledger.context import Context
 from qrpos.ledger.listing import intent_view, outbox_views, sale_result
@@ -63,11 +64,12 @@ class ChargeDesk:
         *,
         policy: RetryPolicy | None = None,
         clock: Callable[[], datetime] = _utcnow,
+        boot_clock: Callable[[], tuple[str | None, float | None]] = clock_module.boot_stamp,
     ) -> None:
         self.ledger = ledger
         # a request given up on may still commit until the client's timeout has passed
         chosen = policy or RetryPolicy(settle_s=client.timeout_s + 5.0)
-        self._ctx = Context(ledger, client, chosen, clock)
+        self._ctx = Context(ledger, client, chosen, clock, boot_clock)
         self._lock = asyncio.Lock()
         self._lock_path = ledger.path.with_name(ledger.path.name + ".lock")
         self._service_clock = ServiceClock(ledger, self._ctx.clock)
@@ -143,7 +145,8 @@ class ChargeDesk:
         async with self._exclusive():
             digest = records.token_digest(token)
             key = f"qrpos-{uuid.uuid4().hex}"
-            now = self._ctx.now()
+            moment = self._ctx.moment()
+            username = self._ctx.client.username
 
             def store(conn: Any) -> tuple[IntentRow, bool]:
                 for row in records.open_intents(conn):
@@ -157,7 +160,13 @@ class ChargeDesk:
                 if held is not None:
                     raise TokenInReview(held.id, held.amount_mnt)
                 new_id = records.insert_intent(
-                    conn, idem_key=key, token=token, amount_mnt=amount_mnt, now=now
+                    conn,
+                    idem_key=key,
+                    token=token,
+                    amount_mnt=amount_mnt,
+                    now=moment.wall,
+                    boot=(moment.boot, moment.up),
+                    username=username,
                 )
                 created = records.get_intent(conn, new_id)
                 assert created is not None
@@ -240,9 +249,11 @@ class ChargeDesk:
     async def abandon(self, intent_id: int) -> SaleResult:
         """The cashier gives up on a sale: it is never sent again.
 
-        If a request may have reached the service, the history stays watched; a
-        charge found there later is refunded automatically (reversed_after_abandon).
-        A settled sale is returned unchanged.
+        Abandon means "stop waiting at the till", never "forget". If a request may have
+        reached the service, the history stays watched; a charge proven there later is
+        refunded automatically (reversed_after_abandon), and one that cannot be proven
+        either way goes to a person's review. A sale already in review stays there (its
+        review is the question still open); a settled sale is returned unchanged.
         """
         async with self._exclusive():
             now = self._ctx.now()
@@ -251,9 +262,8 @@ class ChargeDesk:
                 row = records.get_intent(conn, intent_id)
                 if row is None:
                     raise UnknownIntent(f"no charge #{intent_id}")
-                if not (row.is_open or row.state is IntentState.NEEDS_REVIEW):
-                    return row
-                reviewing = row.state is IntentState.NEEDS_REVIEW
+                if not row.is_open:
+                    return row  # settled, or in review: nothing to stop waiting for
                 unclear = bool(row.maybe_sent or row.in_flight)
                 return records.update_intent(
                     conn,
@@ -263,12 +273,10 @@ class ChargeDesk:
                     token=None,
                     in_flight=0,
                     maybe_sent=1 if unclear else 0,
-                    watching=1 if unclear and not reviewing else 0,
+                    watching=1 if unclear else 0,
                     charged=None if unclear else 0,
-                    resolved_at=None if unclear and not reviewing else now,
-                    last_detail="abandoned by a person after review"
-                    if reviewing
-                    else "abandoned by the cashier",
+                    resolved_at=None if unclear else now,
+                    last_detail="abandoned by the cashier",
                 )
 
             return sale_result(await self.ledger.awrite(give_up))

@@ -92,13 +92,20 @@ def _shared_offsets(
     first = row.first_sent_at if row.first_sent_at is not None else row.created_at
     last = max(row.last_end_at or first, row.last_sent_at or first)
     now = reading.offset_s
+    before, since = reading.previous_s, reading.previous_since
+    if reading.measured_at < first:
+        # the wall clock went back since the sale (a Pi rebooted onto an old saved time, or
+        # NTP stepped it): local times of before and after are not comparable, so the sale
+        # may carry either offset of the last jump
+        if reading.jumped and before is not None:
+            return min(before, now), max(before, now)
+        return None
     if reading.stable_since <= first:
         return now, now  # the offset has held since before the sale
     if not reading.jumped:
         if first - policy.clock_fresh_s <= reading.measured_at <= last + policy.clock_fresh_s:
             return now, now  # the first measurement ever, taken close to the sale
         return None
-    before, since = reading.previous_s, reading.previous_since
     if before is not None and since is not None and since <= first:
         return min(before, now), max(before, now)  # the jump came before or after it
     return None
@@ -108,7 +115,9 @@ def window_for(row: IntentRow, policy: RetryPolicy, reading: ClockReading | None
     """The server-time span in which this intent's charge, if any, was committed."""
     first = row.first_sent_at if row.first_sent_at is not None else row.created_at
     last_sent = row.last_sent_at if row.last_sent_at is not None else first
-    end = max(row.last_end_at or last_sent, last_sent) + policy.settle_s
+    # never before the first send: a wall clock stepped back mid-sale stamps later requests
+    # "earlier" (the offsets measured then carry the step, so the window stays wide enough)
+    end = max(row.last_end_at or last_sent, last_sent, first) + policy.settle_s
     margin = policy.window_margin_s + DATE_RESOLUTION_S
     offsets = offsets_for(row, reading, policy)
     if offsets is None:

@@ -11,7 +11,6 @@ import dataclasses
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import Literal
 
 from qrpos.ledger import clock, records, reviews
 from qrpos.ledger.claims import (
@@ -36,9 +35,9 @@ from qrpos.ledger.history import (
     spanning,
     window_for,
 )
-from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import IntentChanges, IntentRow
 from qrpos.ledger.states import IntentState
+from qrpos.ledger.timing import Moment, absence, confirm_by_key, settled
 from qrpos.service import CredentialsRejected
 
 #: what an intent ends as when the service answered its key and the history shows nothing
@@ -48,79 +47,6 @@ _ABSENT_STATE = {
 }
 #: a 409 to a same-key retry ("not_charged" is how older outboxes stored it): a review
 _VERIFY = ("review", "not_charged")
-
-
-def may_send(row: IntentRow, policy: RetryPolicy, now: float) -> bool:
-    """True while re-sending with the same key is still allowed for this intent."""
-    first = row.first_sent_at if row.first_sent_at is not None else now
-    return (
-        row.state in (IntentState.PENDING, IntentState.UNRESOLVED)
-        and bool(row.may_resend)
-        and row.token is not None
-        # a burst of `max_sends`, then one more after each look-up the service answered:
-        # the same key is the fastest proof then (it replays the 201 or charges once)
-        and row.attempts < policy.max_sends + row.answered_lookups
-        and now - first < policy.resend_horizon_s
-    )
-
-
-Absence = Literal["final", "wait", "unmeasured"]
-
-
-def settled(policy: RetryPolicy, row: IntentRow, looked_at: float) -> bool:
-    """Have late commits had `settle_s` since the intent's last unclear request ended?
-
-    Until then a slow request may still commit: "nothing found" proves nothing yet, and a
-    review's list of candidates could miss the sale's own row. Counted on the wall clock,
-    and in real seconds where this boot stamped the end: NTP stepping the wall clock
-    forward right after a timed-out request must not count as time for late commits.
-    """
-    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
-    unclear_end = row.last_unclear_end_at
-    if unclear_end is None:
-        unclear_end = max(row.last_end_at or first, row.last_sent_at or first)
-    if looked_at - unclear_end < policy.settle_s:
-        return False
-    real = clock.real_seconds_since(row.unclear_end_boot, row.unclear_end_up)
-    return real is None or real >= policy.settle_s
-
-
-def absence(
-    policy: RetryPolicy, row: IntentRow, looked_at: float, window: Window, *, agreed: bool = True
-) -> Absence:
-    """What a look-up that found nothing means for the intent.
-
-    "final" (not charged) only when resending stopped, late commits had `settle_s` before
-    the look-up (on the wall clock, and in real seconds on this boot), its window was
-    placed on a measured clock, and either the service answered this key or the ceiling
-    for a service that never answers has passed. "unmeasured" when the ceiling passed but
-    the window never could be placed: a person decides. Else "wait"; also when the
-    look-up's own `Date` disagreed with the clock its window was placed on.
-    """
-    if may_send(row, policy, looked_at) or not agreed or not settled(policy, row, looked_at):
-        return "wait"
-    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
-    ceiling = looked_at - first >= policy.absent_after_s
-    if not window.measured:
-        return "unmeasured" if ceiling else "wait"
-    return "final" if ceiling or row.if_absent is not None else "wait"
-
-
-def _confirm_by_key(row: IntentRow, policy: RetryPolicy, looked_at: float) -> bool:
-    """Should a unique history match wait for one more send of the key?
-
-    Yes while the service never answered this key after the unclear attempt and the key may
-    still be sent (this look-up allows one more): its answer is proof by reply (a replay of
-    this sale's 201, or a charge made now because nothing ever committed, when the row was
-    another's), or a 409 that leaves the history to decide. Once only: after that send
-    (whatever came of it) the match decides as before. An abandoned sale never sends.
-    """
-    if row.state is IntentState.ABANDONED or row.if_absent is not None:
-        return False
-    if row.matched_at is not None:
-        return False
-    allowed = dataclasses.replace(row, answered_lookups=row.answered_lookups + 1)
-    return may_send(allowed, policy, looked_at)
 
 
 def _neighbours(
@@ -158,7 +84,7 @@ def _known(conn: sqlite3.Connection, tx_ids: Sequence[str]) -> set[str]:
 
 
 def _conclude(
-    ctx: Context, conn: sqlite3.Connection, row: IntentRow, seen: Sighting, looked_at: float
+    ctx: Context, conn: sqlite3.Connection, row: IntentRow, seen: Sighting, looked_at: Moment
 ) -> tuple[IntentChanges, str]:
     """Judge the sighting for `row` inside the commit; returns the changes and an audit word."""
     policy = ctx.policy
@@ -192,7 +118,7 @@ def _judged(
     conn: sqlite3.Connection,
     row: IntentRow,
     seen: Sighting,
-    looked_at: float,
+    looked_at: Moment,
     reading: clock.ClockReading | None,
     window: Window,
     agreed: bool,
@@ -200,11 +126,19 @@ def _judged(
     """What the rows of a look-up that saw the whole window prove for `row`."""
     policy, now = ctx.policy, ctx.now()
     if seen.rows:
-        clock.learn_terminal_id(conn, seen.rows[0].terminal_id)
+        clock.learn_terminal_id(conn, seen.rows[0].terminal_id, ctx.client.username)
     offset = reading.offset_s if reading else 0.0
     neighbours = _neighbours(conn, seen.span, offset, [tx.id for tx in seen.rows])
+    # a sale in review holds the rows its review offers (and may own any of its amount)
+    offered = reviews.offered_rows(conn)
     claimants = [
-        Claimant(n.id, n.amount_mnt, window_for(n, policy, reading), n.tx_id)
+        Claimant(
+            n.id,
+            n.amount_mnt,
+            window_for(n, policy, reading),
+            n.tx_id,
+            offered.get(n.id, frozenset()),
+        )
         for n in neighbours
         if could_claim(n) and n.id != row.id
     ]
@@ -228,7 +162,7 @@ def _judged(
         abandoned=watching,
         foreign_until=reviews.foreign_suspect_until(conn),
     )
-    if isinstance(verdict, Proven) and _confirm_by_key(row, policy, looked_at):
+    if isinstance(verdict, Proven) and confirm_by_key(row, policy, looked_at):
         return {
             "matched_at": now,
             "last_detail": f"{verdict.transaction.id} in the history may be this sale: "
@@ -272,7 +206,7 @@ def _judged(
             f"in the history ({ids}); a person must decide",
         }, verdict.reason
     assert isinstance(verdict, NoCandidate)
-    verdict_on_absence = absence(policy, row, looked_at, window, agreed=agreed)
+    verdict_on_absence = absence(policy, row, looked_at, measured=window.measured, agreed=agreed)
     if verdict_on_absence == "final" and row.if_absent in _VERIFY:
         reviews.open_review(conn, row.id, UNVERIFIED_CONFLICT, (), now)
         return {
@@ -319,7 +253,7 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
     reading = await ctx.ledger.aread(clock.read)
     # a little wider than the window: a fresh measurement's jitter must not uncover it
     span = window_for(row, ctx.policy, reading).widened(ctx.policy.window_margin_s)
-    looked_at = ctx.now()
+    looked_at = ctx.moment()
     seen = await look_up(ctx.client, span, ctx.now)
 
     def commit(conn: sqlite3.Connection) -> IntentRow:
@@ -347,9 +281,9 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
             conn,
             kind="lookup",
             n=current.lookups + 1,
-            sent_at=looked_at,
+            sent_at=looked_at.wall,
             intent_id=row.id,
-            elapsed_s=seen.measured_at - looked_at,
+            elapsed_s=seen.measured_at - looked_at.wall,
             outcome=outcome,
             detail=changes.get("last_detail"),
             server_date=None if seen.offset_s is None else seen.measured_at + seen.offset_s,

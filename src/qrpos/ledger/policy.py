@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, replace
 
 from qrpos import spec
-from qrpos.service.limits import bounded_retry_after
+from qrpos.spec import bounded_retry_after
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,12 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from dataclasses import dataclass, fields
-from typing import Any, Final, Literal, TypedDict, Unpack
+from typing import Any, Final, TypedDict, Unpack
 
+# the rows' types live in facts (pure); re-exported for the modules that read rows here
+from qrpos.ledger.facts import IntentChanges as IntentChanges
+from qrpos.ledger.facts import IntentRow as IntentRow
+from qrpos.ledger.facts import Proof as Proof
 from qrpos.ledger.states import IntentState, ReversalState, can_move
 from qrpos.redact import token_tail
 
@@ -21,96 +25,6 @@ OPEN_SQL = (
 
 class IllegalTransition(RuntimeError):
     """A bug tried a move the state machine forbids; the transaction is rolled back."""
-
-
-#: how an intent's transaction was proven (`qrpos.ledger.claims`)
-Proof = Literal["reply", "history", "review"]
-
-
-class IntentChanges(TypedDict, total=False):
-    """The columns a move may change, with their types: every transition is typed."""
-
-    token: str | None
-    state: IntentState
-    charged: int | None
-    first_sent_at: float | None
-    last_sent_at: float | None
-    last_end_at: float | None
-    attempts: int
-    in_flight: int
-    maybe_sent: int
-    may_resend: int
-    next_try_at: float | None
-    clock_skew_s: float | None
-    last_status: int | None
-    last_detail: str | None
-    decline_code: str | None
-    if_absent: str | None
-    lookups: int
-    last_lookup_at: float | None
-    tx_id: str | None
-    tx_json: str | None
-    watching: int
-    resolved_at: float | None
-    last_unclear_end_at: float | None
-    proof: Proof | None
-    skew_lo_s: float | None
-    skew_hi_s: float | None
-    answered_lookups: int
-    unclear_end_boot: str | None
-    unclear_end_up: float | None
-    matched_at: float | None
-
-
-@dataclass(frozen=True)
-class IntentRow:
-    """One `charge_intent` row."""
-
-    id: int
-    idem_key: str
-    token: str | None
-    token_sha256: str
-    token_tail: str
-    amount_mnt: int
-    state: IntentState
-    charged: int | None
-    created_at: float
-    first_sent_at: float | None
-    last_sent_at: float | None
-    last_end_at: float | None
-    attempts: int
-    in_flight: int
-    maybe_sent: int
-    may_resend: int
-    next_try_at: float | None
-    clock_skew_s: float | None
-    last_status: int | None
-    last_detail: str | None
-    decline_code: str | None
-    if_absent: str | None
-    lookups: int
-    last_lookup_at: float | None
-    tx_id: str | None
-    tx_json: str | None
-    watching: int
-    resolved_at: float | None
-    last_unclear_end_at: float | None
-    proof: Proof | None
-    skew_lo_s: float | None
-    skew_hi_s: float | None
-    answered_lookups: int
-    unclear_end_boot: str | None
-    unclear_end_up: float | None
-    #: when a look-up first found a unique history match while the key could still be
-    #: sent: the key is sent once more before the match may prove anything (lookup.py)
-    matched_at: float | None = None
-
-    @property
-    def is_open(self) -> bool:
-        """Blocks a new sale: the resolver still has to settle it."""
-        return self.state in (IntentState.PENDING, IntentState.UNRESOLVED) or (
-            self.state is IntentState.CREDENTIALS_REJECTED and self.charged is None
-        )
 
 
 @dataclass(frozen=True)
@@ -230,14 +144,35 @@ def list_intents(
 
 
 def insert_intent(
-    conn: sqlite3.Connection, *, idem_key: str, token: str, amount_mnt: int, now: float
+    conn: sqlite3.Connection,
+    *,
+    idem_key: str,
+    token: str,
+    amount_mnt: int,
+    now: float,
+    boot: tuple[str | None, float | None] = (None, None),
+    username: str | None = None,
 ) -> int:
-    """Store a new intent already marked as being sent (attempt 1 in flight)."""
+    """Store a new intent already marked as being sent (attempt 1 in flight), stamped with
+    the first send's boot clock (`boot`) and the pairing it goes out under (`username`)."""
     cur = conn.execute(
         "INSERT INTO charge_intent (idem_key, token, token_sha256, token_tail, amount_mnt,"
-        " state, created_at, first_sent_at, last_sent_at, attempts, in_flight)"
-        " VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, 1, 1)",
-        (idem_key, token, token_digest(token), token_tail(token), amount_mnt, now, now, now),
+        " state, created_at, first_sent_at, last_sent_at, attempts, in_flight,"
+        " first_sent_boot, first_sent_up, username)"
+        " VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, 1, 1, ?, ?, ?)",
+        (
+            idem_key,
+            token,
+            token_digest(token),
+            token_tail(token),
+            amount_mnt,
+            now,
+            now,
+            now,
+            boot[0],
+            boot[1],
+            username,
+        ),
     )
     assert cur.lastrowid is not None
     return cur.lastrowid

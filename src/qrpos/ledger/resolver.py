@@ -15,13 +15,20 @@ import time
 from collections.abc import Callable
 
 from qrpos.ledger import clock, records, reviews
-from qrpos.ledger.claims import REPLY_MISMATCH, Candidate, check_reply, check_reply_time
+from qrpos.ledger.claims import (
+    OTHER_TERMINAL,
+    REPLY_MISMATCH,
+    Candidate,
+    check_reply,
+    check_reply_time,
+)
 from qrpos.ledger.context import Context
 from qrpos.ledger.history import spanning
-from qrpos.ledger.lookup import check_history, may_send
+from qrpos.ledger.lookup import check_history
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import IntentChanges, IntentRow
 from qrpos.ledger.states import IntentState
+from qrpos.ledger.timing import Moment, bounded_wait, may_send, since_first_send
 from qrpos.ledger.views import Phase, SaleProgress
 from qrpos.service import (
     Approved,
@@ -41,10 +48,11 @@ ProgressCallback = Callable[[SaleProgress], None]
 
 
 def _outcome_changes(
-    row: IntentRow, outcome: ChargeOutcome, policy: RetryPolicy, now: float
+    row: IntentRow, outcome: ChargeOutcome, policy: RetryPolicy, moment: Moment
 ) -> IntentChanges:
     """The columns to write after a charge request came back with `outcome`."""
     ex = outcome.exchange
+    now = moment.wall
     changes: IntentChanges = {"in_flight": 0, "last_end_at": now, "last_status": ex.status}
     unclear_before = bool(row.maybe_sent)
     if isinstance(outcome, Approved):
@@ -75,7 +83,7 @@ def _outcome_changes(
         )
         if sent:
             changes["last_unclear_end_at"] = now  # late commits are waited for from here
-            changes["unclear_end_boot"], changes["unclear_end_up"] = clock.boot_stamp()
+            changes["unclear_end_boot"], changes["unclear_end_up"] = moment.boot, moment.up
     elif isinstance(outcome, CredentialsRejected):
         changes.update(
             {
@@ -131,15 +139,19 @@ def _checked_approval(
     outcome: Approved,
     changes: IntentChanges,
     policy: RetryPolicy,
+    moment: Moment,
 ) -> None:
     """A 201 is proof only when it matches the request and no other sale owns it, nor is it
     a row the outbox knows as something else: refunded through its queue, or another
     install's charge."""
     tx = outcome.transaction
-    now = changes.get("last_end_at") or 0.0
-    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
-    why = check_reply(tx, row.amount_mnt, clock.terminal_id(conn)) or check_reply_time(
-        tx, clock.plausible(outcome.exchange.server_date, now), now - first, policy.max_clock_skew_s
+    now = moment.wall
+    # real seconds since the first send (None after a reboot: not known, no lower limit)
+    elapsed = since_first_send(row, moment).exactly
+    why = check_reply(tx, row.amount_mnt, clock.terminal_id(conn, row.username)) or (
+        check_reply_time(
+            tx, clock.plausible(outcome.exchange.server_date, now), elapsed, policy.max_clock_skew_s
+        )
     )
     holder = conn.execute(
         "SELECT id FROM charge_intent WHERE tx_id = ? AND id != ?", (tx.id, row.id)
@@ -152,7 +164,7 @@ def _checked_approval(
     if why is None and reviews.foreign_ids(conn, [tx.id]):
         why = f"the reply's {tx.id} was seen as another install's charge"
     if why is None:
-        clock.learn_terminal_id(conn, tx.terminal_id)
+        clock.learn_terminal_id(conn, tx.terminal_id, row.username)
         return
     reviews.open_review(conn, row.id, REPLY_MISMATCH, [Candidate(tx, others)], now)
     changes.update(
@@ -175,20 +187,16 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
         now = ctx.now()
         row = await ctx.ledger.awrite(
             lambda c: records.update_intent(
-                c,
-                row.id,
-                attempts=row.attempts + 1,
-                in_flight=1,
-                last_sent_at=now,
-                first_sent_at=row.first_sent_at if row.first_sent_at is not None else now,
+                c, row.id, attempts=row.attempts + 1, in_flight=1, last_sent_at=now
             )
         )
     sent_at = row.last_sent_at or ctx.now()
     token = row.token
     assert token is not None
     outcome = await ctx.client.charge(token, row.amount_mnt, row.idem_key)
-    now = ctx.now()
-    changes = _outcome_changes(row, outcome, ctx.policy, now)
+    moment = ctx.moment()
+    now = moment.wall
+    changes = _outcome_changes(row, outcome, ctx.policy, moment)
     offset = clock.offset_from(outcome.exchange.server_date, sent_at, now)
     if offset is not None:
         changes["clock_skew_s"] = offset
@@ -200,7 +208,7 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
             changes.update({"skew_lo_s": lo, "skew_hi_s": hi})
             clock.observe(conn, offset, now, ctx.policy.window_margin_s)
         if isinstance(outcome, Approved):
-            _checked_approval(conn, row, outcome, changes, ctx.policy)
+            _checked_approval(conn, row, outcome, changes, ctx.policy, moment)
         records.log_exchange(
             conn,
             kind="charge",
@@ -215,7 +223,7 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
     return await ctx.ledger.awrite(commit)
 
 
-def _next_lookup_at(row: IntentRow, policy: RetryPolicy) -> float:
+def _next_lookup_at(row: IntentRow, policy: RetryPolicy) -> float:  # wall time, bounded by drive
     """When to look again: every `lookup_interval_s`, and right when late commits settled
     (so a same-key answer ends the sale as soon as it may, not up to an interval later)."""
     last = row.last_lookup_at or 0.0
@@ -224,6 +232,33 @@ def _next_lookup_at(row: IntentRow, policy: RetryPolicy) -> float:
     if unclear_end is not None and last < unclear_end + policy.settle_s < due:
         return unclear_end + policy.settle_s
     return due
+
+
+async def _paired_elsewhere(ctx: Context, row: IntentRow) -> IntentRow:
+    """A sale that may have reached the service under a pairing the kiosk no longer has:
+    sending its key under the new pairing would be a new charge, and the new terminal's
+    history does not hold its row. The outcome is unknown: a person decides."""
+    now = ctx.now()
+    detail = (
+        f"{OTHER_TERMINAL}: sent as {row.username}, the kiosk is now paired as "
+        f"{ctx.client.username}; a person must decide"
+    )
+
+    def move(conn: sqlite3.Connection) -> IntentRow:
+        reviews.open_review(conn, row.id, OTHER_TERMINAL, (), now)
+        return records.update_intent(
+            conn,
+            row.id,
+            state=IntentState.NEEDS_REVIEW,
+            token=None,
+            watching=0,
+            may_resend=0,
+            resolved_at=now,
+            last_detail=detail,
+        )
+
+    log.warning("charge #%d was sent under another pairing; it waits for a review", row.id)
+    return await ctx.ledger.awrite(move)
 
 
 def _report(
@@ -247,7 +282,7 @@ async def drive(
         # a previous process died mid-request: the request may have reached the service
         now = ctx.now()
         state = IntentState.UNRESOLVED if row.state is IntentState.PENDING else row.state
-        boot, up = clock.boot_stamp()
+        boot, up = ctx.boot()
         row = await ctx.ledger.awrite(
             lambda c: records.update_intent(
                 c,
@@ -267,9 +302,13 @@ async def drive(
     while row.is_open or (row.state is IntentState.ABANDONED and row.watching):
         if row.state is IntentState.CREDENTIALS_REJECTED:
             return row
-        now = ctx.now()
-        if first or (row.state is not IntentState.ABANDONED and may_send(row, ctx.policy, now)):
-            wait = 0.0 if first else max(0.0, (row.next_try_at or now) - now)
+        if row.maybe_sent and row.username not in (None, ctx.client.username):
+            return await _paired_elsewhere(ctx, row)
+        moment = ctx.moment()
+        if first or (row.state is not IntentState.ABANDONED and may_send(row, ctx.policy, moment)):
+            # no backoff the policy computes is longer than four times its longest delay
+            longest = ctx.policy.max_delay_s * 4
+            wait = 0.0 if first else bounded_wait(row.next_try_at, moment, longest)
             if wait > 0:
                 _report(progress, row, "backing_off", started, f"next try in {wait:.1f} s")
                 if not await ctx.pause(wait, deadline):
@@ -294,7 +333,8 @@ async def drive(
         else:
             watching = row.state is IntentState.ABANDONED
             if row.lookups and row.last_lookup_at is not None:
-                wait = _next_lookup_at(row, ctx.policy) - now
+                longest = max(ctx.policy.lookup_interval_s, ctx.policy.settle_s)
+                wait = bounded_wait(_next_lookup_at(row, ctx.policy), moment, longest)
                 if watching and wait > 0:
                     return row  # not due yet; recovery goes on to the next one
                 if not await ctx.pause(wait, deadline):

@@ -138,6 +138,19 @@ def open_reviews(conn: sqlite3.Connection) -> list[ReviewView]:
     return views
 
 
+def offered_rows(conn: sqlite3.Connection) -> dict[int, frozenset[str]]:
+    """The rows each open review offers, by sale: held for that sale until a person
+    settles it (no other sale is approved or refunded on one of them)."""
+    found = conn.execute(
+        "SELECT r.intent_id, r.candidates FROM review r JOIN charge_intent i"
+        " ON i.id = r.intent_id WHERE i.state = 'needs_review' AND r.decided_at IS NULL"
+    ).fetchall()
+    return {
+        int(intent_id): frozenset(str(item["transaction"]["id"]) for item in json.loads(text))
+        for intent_id, text in found
+    }
+
+
 def _describe(decision: ReviewDecision) -> str:
     if isinstance(decision, MarkCharged):
         return f"charged as {decision.tx_id}"

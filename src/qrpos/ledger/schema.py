@@ -158,6 +158,22 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """
     ALTER TABLE foreign_row ADD COLUMN surplus INTEGER NOT NULL DEFAULT 0;
     """,
+    # 8: time for money in real seconds, and identity that follows the pairing
+    """
+    -- the first send's step-proof stamp (boot id, CLOCK_BOOTTIME): the resend horizon and
+    -- the absence ceiling count real seconds from it (ledger/timing.py)
+    ALTER TABLE charge_intent ADD COLUMN first_sent_boot TEXT;
+    ALTER TABLE charge_intent ADD COLUMN first_sent_up REAL;
+    -- the pairing (terminal username) the sale was sent under: a new pairing is a new
+    -- terminal, whose key space and history the sale is not in
+    ALTER TABLE charge_intent ADD COLUMN username TEXT;
+    -- the username the learned terminal id belongs to (NULL: learned before this was kept)
+    ALTER TABLE server_clock ADD COLUMN terminal_user TEXT;
+    -- abandon no longer ends a review: a sale abandoned from review (its charge possibly
+    -- real, owned by nothing, never refunded) is back in the review list
+    UPDATE charge_intent SET state = 'needs_review'
+     WHERE state = 'abandoned' AND watching = 0 AND charged IS NULL AND maybe_sent = 1;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

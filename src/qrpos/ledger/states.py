@@ -32,7 +32,7 @@ outbox before anything else happens. "Proof" and "review" are defined once, in
     needs_review ──owner: "this row is it"─────▶ charged_per_review
        │      ──owner: "refund this row"───────▶ refunded_per_review (refund queued)
        │      ──owner: "nothing was charged"───▶ not_charged
-       │      ──abandoned by a person──────────▶ abandoned
+       (abandon leaves a review in review: abandon stops the till's wait, never the question)
 
 `pending`, `unresolved` and an open `credentials_rejected` (one whose earlier attempt
 may have reached the service) block a new sale. Every other state is kept for audit.
@@ -100,6 +100,11 @@ CHARGED_STATES: Final = frozenset(
         IntentState.REFUNDED_PER_REVIEW,
     }
 )
+#: states of a sale that stands charged and kept (the customer paid, nothing refunded):
+#: what the till's sales and gross count, however the charge was proven
+SOLD_STATES: Final = frozenset(
+    {IntentState.APPROVED, IntentState.CHARGED_PER_HISTORY, IntentState.CHARGED_PER_REVIEW}
+)
 #: states after which nothing more happens automatically
 FINAL_STATES: Final = frozenset(
     {
@@ -148,7 +153,12 @@ TRANSITIONS: Final[dict[IntentState, frozenset[IntentState]]] = {
         }
     ),
     IntentState.CREDENTIALS_REJECTED: frozenset(
-        {IntentState.CREDENTIALS_REJECTED, IntentState.UNRESOLVED, IntentState.ABANDONED}
+        {
+            IntentState.CREDENTIALS_REJECTED,
+            IntentState.UNRESOLVED,
+            IntentState.ABANDONED,
+            IntentState.NEEDS_REVIEW,
+        }
     ),
     IntentState.ABANDONED: frozenset(
         {IntentState.ABANDONED, IntentState.REVERSED_AFTER_ABANDON, IntentState.NEEDS_REVIEW}
@@ -156,7 +166,6 @@ TRANSITIONS: Final[dict[IntentState, frozenset[IntentState]]] = {
     IntentState.NEEDS_REVIEW: frozenset(
         {
             IntentState.NEEDS_REVIEW,
-            IntentState.ABANDONED,
             IntentState.CHARGED_PER_REVIEW,
             IntentState.REFUNDED_PER_REVIEW,
             IntentState.NOT_CHARGED,

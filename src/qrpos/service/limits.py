@@ -11,6 +11,10 @@ import httpx
 
 from qrpos import spec
 
+# the one rule for a Retry-After lives with the contract's literals (pure, shared by the ledger)
+from qrpos.spec import RETRY_AFTER_MAX_S as RETRY_AFTER_MAX_S
+from qrpos.spec import bounded_retry_after as bounded_retry_after
+
 #: A generous upper bound on one Transaction's JSON. The spec does not bound its string
 #: fields, so this is measured, not quoted: a real row (`id`, `amountMNT` up to 19 digits,
 #: `status`, `type`, a 30-odd character `vatReceiptID`, `vatStatus`, `terminalID`,
@@ -25,11 +29,6 @@ SAFETY_FACTOR = 4
 #: Transaction) and the error bodies (one line) are far smaller, so one cap serves all.
 RESPONSE_MAX_BYTES = spec.LIST_LIMIT_MAX * TRANSACTION_JSON_MAX_BYTES * SAFETY_FACTOR + 65536
 
-#: The longest a `Retry-After` is obeyed, in seconds. The spec asks for exponential
-#: backoff with jitter; a gateway asking for an hour is either broken or hostile, and a
-#: cashier or an owner cannot wait that long for an answer.
-RETRY_AFTER_MAX_S = 60.0
-
 
 class ResponseTooLarge(Exception):
     """The reply's body passed `RESPONSE_MAX_BYTES`; it was not read further."""
@@ -38,17 +37,6 @@ class ResponseTooLarge(Exception):
         super().__init__(f"HTTP {status} reply larger than {limit:,} bytes")
         self.status = status
         self.limit = limit
-
-
-def bounded_retry_after(retry_after_s: float | None, ceiling_s: float = RETRY_AFTER_MAX_S) -> float:
-    """The wait a `Retry-After` may impose: never negative, never over `ceiling_s`.
-
-    Shared by the ledger's backoff and the history/report paging, so the two honour a
-    gateway's request the same way. No header (None) asks for no extra wait.
-    """
-    if retry_after_s is None or retry_after_s != retry_after_s:  # None or NaN
-        return 0.0
-    return min(max(0.0, retry_after_s), ceiling_s)
 
 
 async def send_capped(

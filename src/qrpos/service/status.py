@@ -187,7 +187,9 @@ _V1_STATUS: StatusTable[CredentialsRejected | RateLimited | Unresolved | Refused
 }
 CHARGE_STATUS: StatusTable[ChargeOutcome] = {
     **_V1_STATUS,
-    "2xx": _approved,
+    spec.CHARGE_SUCCESS_STATUS: _approved,
+    # the contract names 201: another 2xx (200, 202) may or may not have charged
+    "2xx": _unexpected,
     400: _bad_request,
     403: _forbidden,
     404: _not_found,

@@ -275,8 +275,9 @@ class KioskApp(ScreenKeeper):
         await self.sale.abandon()
 
     @on(NextSale)
-    def _next_sale(self) -> None:
+    def _next_sale(self, message: NextSale) -> None:
         if self.sale.state is SaleState.RESULT:
+            self.carried_keys = message.carried
             self.sale.next_sale()
 
     @on(PairingRequested)

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from qrpos.tui.keypad import KeypadAction
+
 if TYPE_CHECKING:
     from qrpos.ledger import SaleProgress
     from qrpos.service import Transaction
@@ -69,7 +71,16 @@ class AbandonAsked(Message):
 
 @dataclass
 class NextSale(Message):
-    """The result has been seen (a key, or its time is up): back to the amount."""
+    """The result has been seen (a key, or its time is up): back to the amount.
+
+    `carried`: the keypad keys typed on the result, in order (the cashier keying the next
+    amount at once). The list is the result screen's own: keys that reach it before the
+    amount screen is up are appended, and the amount screen replays them all.
+    """
+
+    def __init__(self, carried: list[tuple[KeypadAction, str]] | None = None) -> None:
+        super().__init__()
+        self.carried: list[tuple[KeypadAction, str]] = carried if carried is not None else []
 
 
 @dataclass

@@ -18,6 +18,7 @@ from textual.screen import Screen
 
 from qrpos import manager_pin
 from qrpos.present.i18n import t
+from qrpos.tui.keypad import KeypadAction
 from qrpos.tui.messages import (
     CameraStats,
     ChargeProgressed,
@@ -58,6 +59,8 @@ class ScreenKeeper(App[None]):
     abandon_after_s: float
     result_linger_s: float
     live_preview: bool
+    #: keypad keys typed on the result screen: the next amount screen replays them
+    carried_keys: list[tuple[KeypadAction, str]] | None = None
 
     def _tick(self) -> None:
         self.status = replace(self.status, now=self.services.clock())
@@ -84,11 +87,13 @@ class ScreenKeeper(App[None]):
                 # drawn before the services were in: keep what the cashier keyed
                 top.start_if_waiting()
                 return
+            carried, self.carried_keys = self.carried_keys, None
             self.show_screen(
                 AmountScreen(
                     message.notice,
                     error=message.error,
                     demo_keys=services.demo is not None,
+                    carried=carried,
                     **message.notice_fields,
                 )
             )

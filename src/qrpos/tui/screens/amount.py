@@ -36,10 +36,13 @@ class AmountScreen(KioskScreen):
         *,
         error: bool = False,
         demo_keys: bool = False,
+        carried: list[tuple[KeypadAction, str]] | None = None,
         **fields: str,
     ) -> None:
         super().__init__()
         self._digits = ""
+        #: keys typed on the result screen before this one was up, replayed in order
+        self._carried = carried
         #: the notice line as a catalogue key and its fields (redrawn in a new language)
         self._notice: tuple[str, dict[str, str], bool] = (notice, fields, error)
         self.demo_keys = demo_keys
@@ -59,6 +62,10 @@ class AmountScreen(KioskScreen):
 
     def on_mount(self) -> None:
         self.after_recompose()
+        # keys that reach this screen from now on queue behind this mount: replay first
+        carried, self._carried = self._carried, None
+        for action in carried or ():
+            self._apply(action)
 
     def after_recompose(self) -> None:
         key, fields, error = self._notice
@@ -106,6 +113,9 @@ class AmountScreen(KioskScreen):
             return
         event.stop()
         event.prevent_default()
+        self._apply(action)
+
+    def _apply(self, action: tuple[KeypadAction, str]) -> None:
         kind, digits = action
         if kind is KeypadAction.DIGITS:
             self._set_digits(self._digits + digits)

@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from qrpos.present.i18n import t
+from qrpos.tui.keypad import KeypadAction, keypad_action
 from qrpos.tui.messages import NextSale
 from qrpos.tui.screens.base import KioskScreen
 from qrpos.tui.widgets.big_amount import BigAmount
@@ -30,6 +31,8 @@ class ResultScreen(KioskScreen):
         self.result = result
         self.linger_s = linger_s
         self._done = False
+        #: keypad keys typed here, in order: they start the next amount (`NextSale`)
+        self.carried: list[tuple[KeypadAction, str]] = []
 
     @property
     def view(self) -> OutcomeView:
@@ -60,10 +63,18 @@ class ResultScreen(KioskScreen):
     def _next_sale(self) -> None:
         if not self._done:
             self._done = True
-            self.post_message(NextSale())
+            self.post_message(NextSale(self.carried))
 
     def on_key(self, event: events.Key) -> None:
-        if event.key in ("f2", "o", "L"):
+        """Any key ends the result. A keypad key is never lost: a digit starts the next
+        amount with it, and every keypad key after it (until the amount screen is up) is
+        carried over in order. Other keys go on to the app's own bindings."""
+        action = keypad_action(event)
+        if action is None:
+            self._next_sale()
             return
         event.stop()
+        event.prevent_default()
+        if self._done or action[0] is KeypadAction.DIGITS:
+            self.carried.append(action)
         self._next_sale()

@@ -1,0 +1,162 @@
+"""Time for money: when a sale may still be sent, has settled, or may be found absent.
+
+Part of the ledger's sans-I/O decision core: pure functions of what the outbox stored and
+a `Moment` the caller read (no clock is read here, no SQLite, no HTTP).
+
+A Raspberry Pi has no battery clock: it boots on the last saved time and NTP then steps
+the wall clock, often by hours, in either direction. So every duration that decides about
+money is counted in *real seconds*: `CLOCK_BOOTTIME` on the boot that stamped it (a clock
+NTP never steps, that counts a suspend). The wall clock is only for what a person reads,
+the local day, and the history's windows (compared with the service's clock through the
+measured offset, `qrpos.ledger.clock`).
+
+Across a reboot the real time since a stamp is not known: it is *at least* the new boot's
+uptime, and no more is assumed. So after a reboot the key is never sent again (its
+retention is unknown; only the history is asked), late commits are waited for at least
+`settle_s` of this boot, and the absence ceiling counts from this boot's start. A row
+stored before stamps existed (or on a system without a boot id) falls back to the wall
+clock, the best there is for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Literal
+
+from qrpos.ledger.facts import IntentRow
+from qrpos.ledger.policy import RetryPolicy
+from qrpos.ledger.states import IntentState
+
+
+@dataclass(frozen=True)
+class Moment:
+    """ "Now", as the caller read it: the wall clock and the step-proof boot clock."""
+
+    #: UTC epoch seconds (the wall clock; NTP steps it)
+    wall: float
+    #: this boot's id (None where the system does not tell)
+    boot: str | None = None
+    #: CLOCK_BOOTTIME seconds on this boot (None without a boot id)
+    up: float | None = None
+
+
+@dataclass(frozen=True)
+class Elapsed:
+    """Real seconds since a stamp: always a lower bound, exact only on the same boot."""
+
+    at_least: float
+    #: None when the stamp was taken on an earlier boot: the true value is unknown
+    exactly: float | None
+
+
+def since(boot: str | None, up: float | None, wall_then: float, now: Moment) -> Elapsed:
+    """Real seconds from a stamp (`boot`, `up`, taken at wall time `wall_then`) to `now`."""
+    if boot is not None and up is not None and now.boot is not None and now.up is not None:
+        if boot == now.boot:
+            exact = max(0.0, now.up - up)
+            return Elapsed(exact, exact)
+        # an earlier boot ended before this one started: at least this boot's uptime
+        return Elapsed(max(0.0, now.up), None)
+    # no step-proof stamp: the wall clock is all there is (rows from before the stamps)
+    wall = max(0.0, now.wall - wall_then)
+    return Elapsed(wall, wall)
+
+
+def first_sent(row: IntentRow) -> float:
+    """Wall time of the sale's first send (its creation when it never went out)."""
+    return row.first_sent_at if row.first_sent_at is not None else row.created_at
+
+
+def since_first_send(row: IntentRow, now: Moment) -> Elapsed:
+    """Real seconds since the sale's first request went out."""
+    return since(row.first_sent_boot, row.first_sent_up, first_sent(row), now)
+
+
+def since_unclear_end(row: IntentRow, now: Moment) -> Elapsed:
+    """Real seconds since the sale's last request without a clear answer ended."""
+    first = first_sent(row)
+    wall = row.last_unclear_end_at
+    if wall is None:
+        wall = max(row.last_end_at or first, row.last_sent_at or first)
+    return since(row.unclear_end_boot, row.unclear_end_up, wall, now)
+
+
+def may_send(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
+    """True while re-sending with the same key is still allowed for this sale.
+
+    A burst of `max_sends`, then one more after each look-up the service answered (the
+    same key is the fastest proof then: it replays the 201 or charges once), until
+    `resend_horizon_s` real seconds after the first send. After a reboot the time since is
+    unknown, and so is the service's retention of the key: never again.
+    """
+    elapsed = since_first_send(row, now).exactly
+    return (
+        row.state in (IntentState.PENDING, IntentState.UNRESOLVED)
+        and bool(row.may_resend)
+        and row.token is not None
+        and row.attempts < policy.max_sends + row.answered_lookups
+        and elapsed is not None
+        and elapsed < policy.resend_horizon_s
+    )
+
+
+def settled(policy: RetryPolicy, row: IntentRow, now: Moment) -> bool:
+    """Have late commits had `settle_s` real seconds since the last unclear request ended?
+
+    Until then a slow request may still commit: "nothing found" proves nothing yet, and a
+    review's list of candidates could miss the sale's own row.
+    """
+    return since_unclear_end(row, now).at_least >= policy.settle_s
+
+
+Absence = Literal["final", "wait", "unmeasured"]
+
+
+def absence(
+    policy: RetryPolicy, row: IntentRow, now: Moment, *, measured: bool, agreed: bool = True
+) -> Absence:
+    """What a look-up (begun at `now`) that found nothing means for the sale.
+
+    "final" (not charged) only when resending stopped, late commits had `settle_s`, the
+    window was placed on a measured clock (`measured`), and either the service answered
+    this key (`if_absent`) or the ceiling `absent_after_s` (real seconds since the first
+    send, at least) has passed. "unmeasured" when the ceiling passed but the window could
+    never be placed: a person decides. Else "wait"; also when the look-up's own `Date`
+    disagreed with the clock its window was placed on (`agreed`).
+    """
+    if may_send(row, policy, now) or not agreed or not settled(policy, row, now):
+        return "wait"
+    ceiling = since_first_send(row, now).at_least >= policy.absent_after_s
+    if not measured:
+        return "unmeasured" if ceiling else "wait"
+    return "final" if ceiling or row.if_absent is not None else "wait"
+
+
+def confirm_by_key(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
+    """Should a history match wait for one more send of the key?
+
+    Yes while the service never answered this key after the unclear attempt and the key may
+    still be sent (this look-up allows one more): its answer is proof by reply (a replay of
+    this sale's 201, or a charge made now because nothing ever committed, when the row was
+    another's), or a 409 that leaves the history to decide. Once only: after that send
+    (whatever came of it) the match decides. An abandoned sale never sends.
+    """
+    if row.state is IntentState.ABANDONED or row.if_absent is not None:
+        return False
+    if row.matched_at is not None:
+        return False
+    allowed = dataclasses.replace(row, answered_lookups=row.answered_lookups + 1)
+    return may_send(allowed, policy, now)
+
+
+def bounded_wait(due: float | None, now: Moment, longest_s: float) -> float:
+    """Seconds until the wall time `due`, never more than `longest_s` nor less than 0.
+
+    Schedules are stored as wall times (readable in the outbox), but a wall clock stepped
+    back must not stretch a 15-second backoff into half an hour: no wait the policy can
+    ask for is longer than `longest_s`. A step forward only makes the wait shorter.
+    """
+    if due is None:
+        return 0.0
+    return min(max(0.0, due - now.wall), longest_s)

@@ -1,0 +1,225 @@
+"""Time for money in real seconds: the decision core's clock rules under stepped wall
+clocks and reboots (hypothesis over random steps), and a sale through the desk whose Pi
+clock NTP steps by hours while a request is outstanding."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
+from qrpos.ledger.facts import IntentRow
+from qrpos.ledger.timing import Moment, absence, bounded_wait, may_send, settled
+from qrpos.service import TerminalClient
+from qrpos.simulator import Sandbox, TerminalCredentials
+from qrpos.simulator.testing import asgi_transport
+
+POLICY = RetryPolicy(settle_s=35.0, resend_horizon_s=300.0, absent_after_s=600.0)
+BOOT = "boot-a"
+T0 = 1_800_000_000.0  # the wall clock at the first send
+
+
+def sale(*, up_at_send: float, sent_for_s: float, if_absent: str | None = None) -> IntentRow:
+    """An unresolved sale: first sent at uptime `up_at_send`, its last unclear request
+    ended `sent_for_s` later (both stamped on boot `BOOT`)."""
+    return IntentRow(
+        id=1,
+        idem_key="qrpos-k",
+        token="vqr_x",
+        token_sha256="0" * 64,
+        token_tail="x",
+        amount_mnt=500,
+        state=IntentState.UNRESOLVED,
+        charged=None,
+        created_at=T0,
+        first_sent_at=T0,
+        last_sent_at=T0 + sent_for_s,
+        last_end_at=T0 + sent_for_s,
+        attempts=1,
+        in_flight=0,
+        maybe_sent=1,
+        may_resend=1,
+        next_try_at=T0 + sent_for_s + 1,
+        clock_skew_s=None,
+        last_status=None,
+        last_detail=None,
+        decline_code=None,
+        if_absent=if_absent,
+        lookups=0,
+        last_lookup_at=None,
+        tx_id=None,
+        tx_json=None,
+        watching=0,
+        resolved_at=None,
+        last_unclear_end_at=T0 + sent_for_s,
+        proof=None,
+        skew_lo_s=None,
+        skew_hi_s=None,
+        answered_lookups=0,
+        unclear_end_boot=BOOT,
+        unclear_end_up=up_at_send + sent_for_s,
+        first_sent_boot=BOOT,
+        first_sent_up=up_at_send,
+    )
+
+
+steps = st.floats(-6 * 3600, 6 * 3600, allow_nan=False)
+real = st.floats(0, 2_000, allow_nan=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    up_at_send=st.floats(1, 10_000),
+    sent_for=st.floats(0, 40),
+    later=real,
+    step=steps,
+    answered=st.sampled_from([None, "declined", "review"]),
+)
+def test_the_wall_clock_never_decides_about_money(
+    up_at_send: float, sent_for: float, later: float, step: float, answered: str | None
+) -> None:
+    """However NTP stepped the wall clock, the answers are those of real time."""
+    row = sale(up_at_send=up_at_send, sent_for_s=sent_for, if_absent=answered)
+    honest = Moment(T0 + sent_for + later, BOOT, up_at_send + sent_for + later)
+    stepped = dataclasses.replace(honest, wall=honest.wall + step)
+    for now in (honest, stepped):
+        assert may_send(row, POLICY, now) == (sent_for + later < POLICY.resend_horizon_s)
+        assert settled(POLICY, row, now) == (later >= POLICY.settle_s)
+        verdict = absence(POLICY, row, now, measured=True)
+        if verdict == "final":
+            # never "not charged" while a send may still land
+            assert later >= POLICY.settle_s
+            assert answered is not None or sent_for + later >= POLICY.absent_after_s
+    assert absence(POLICY, row, honest, measured=True) == absence(
+        POLICY, row, stepped, measured=True
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(up_at_send=st.floats(1, 10_000), uptime=real, step=steps)
+def test_after_a_reboot_the_key_rests_and_only_this_boots_time_counts(
+    up_at_send: float, uptime: float, step: float
+) -> None:
+    """Across a reboot the real time since the send is unknown: at least this boot's
+    uptime. The key is not sent again; absence waits for this boot's own seconds."""
+    row = sale(up_at_send=up_at_send, sent_for_s=30)
+    now = Moment(T0 + step, "boot-b", uptime)
+    assert not may_send(row, POLICY, now)
+    assert settled(POLICY, row, now) == (uptime >= POLICY.settle_s)
+    verdict = absence(POLICY, row, now, measured=True)
+    assert (verdict == "final") == (uptime >= POLICY.absent_after_s)
+
+
+@given(due=st.floats(-1e6, 1e6), step=steps, longest=st.floats(0, 60))
+def test_a_wait_is_never_longer_than_the_policy_allows(
+    due: float, step: float, longest: float
+) -> None:
+    wait = bounded_wait(T0 + due, Moment(T0 + step), longest)
+    assert 0.0 <= wait <= longest
+
+
+class StepAfterHold(httpx.AsyncBaseTransport):
+    """Once armed, a charge request times out (the service has it and commits it 60 real
+    seconds later, past `settle_s`; the charge endpoint is unreachable meanwhile); the Pi's
+    clock is stepped by `step_s` right after it. Real time (the boot clock) advances one
+    second per look at it."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, step_s: float) -> None:
+        self.inner, self.step_s = inner, step_s
+        self.kept: httpx.Request | None = None
+        self.ahead_s = 0.0
+        self.up = 100.0
+        self.commit_at_up: float | None = None
+        self.committed = False
+        self.commit: Any = None
+        self.armed = False
+
+    def boot(self) -> tuple[str | None, float | None]:
+        self.up += 1.0
+        return "boot-test", self.up
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self.armed and self.kept is None and request.method == "POST":
+            await request.aread()
+            self.kept = request
+            self.ahead_s = self.step_s
+            self.commit_at_up = self.up + 60.0  # later than settle_s: a slow commit
+            raise httpx.ReadTimeout("timed out waiting for the response", request=request)
+        if (
+            not self.committed
+            and self.commit_at_up is not None
+            and self.up >= self.commit_at_up
+            and self.kept is not None
+        ):
+            self.committed = True
+            self.commit(self.kept)
+        if self.kept is not None and not self.committed and request.method == "POST":
+            # until the slow commit lands the charge endpoint cannot be reached
+            raise httpx.ConnectError("connection refused", request=request)
+        return await self.inner.handle_async_request(request)
+
+
+async def run_stepped_sale(
+    ledger: Ledger, sim_app: Any, sandbox: Sandbox, terminal: TerminalCredentials, step_s: float
+) -> tuple[Any, StepAfterHold, int]:
+    transport = StepAfterHold(asgi_transport(sim_app), step_s)
+    record = sandbox.terminal_record(terminal.username)
+    assert record is not None
+
+    def commit(kept: httpx.Request) -> None:
+        done = sandbox.charge(record, kept.content, kept.headers["idempotency-key"])
+        assert done.status == 201
+
+    transport.commit = commit
+    client = TerminalClient(
+        "http://127.0.0.1", terminal.username, terminal.password, transport=transport
+    )
+    policy = RetryPolicy.testing(max_sends=3, resend_horizon_s=300, absent_after_s=600, settle_s=35)
+    try:
+        desk = ChargeDesk(
+            ledger,
+            client,
+            policy=policy,
+            clock=lambda: datetime.now(UTC) + timedelta(seconds=transport.ahead_s),
+            boot_clock=transport.boot,
+        )
+        warm = await desk.charge(100, sandbox.create_wallet(1_000).qr_token, deadline_s=5)
+        assert warm.charged  # the service's clock is measured before the sale
+        wallet = sandbox.create_wallet(10_000)
+        transport.armed = True
+        result = await desk.charge(500, wallet.qr_token, deadline_s=10)
+    finally:
+        await client.aclose()
+    return result, transport, sandbox.wallet(wallet.wallet_id).balance_mnt
+
+
+async def test_a_pi_clock_stepped_forward_mid_sale_is_not_a_decline(
+    ledger: Ledger, sim_app: Any, sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    """NTP steps the clock 3 h forward while a timed-out request may still commit: the
+    horizon and the absence ceiling are real seconds, so the kiosk keeps asking and finds
+    the late commit (the customer paid; the cashier is told so)."""
+    result, transport, balance = await run_stepped_sale(
+        ledger, sim_app, sandbox, terminal, 3 * 3600.0
+    )
+    assert transport.committed
+    assert balance == 10_000 - 500
+    assert result.charged is True, result
+
+
+async def test_a_pi_clock_stepped_back_mid_sale_neither_stalls_nor_reviews(
+    ledger: Ledger, sim_app: Any, sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    """A reboot onto an old saved time (the clock 2 h behind, then right again) must not
+    stretch the retry schedule into hours nor send a clean sale to review."""
+    result, transport, balance = await run_stepped_sale(
+        ledger, sim_app, sandbox, terminal, -2 * 3600.0
+    )
+    assert transport.committed
+    assert balance == 10_000 - 500
+    assert result.charged is True and result.state is not IntentState.NEEDS_REVIEW, result
