@@ -76,7 +76,8 @@ span covered the whole window, the look-up's own `Date` agreed with the clock th
 was placed on, and either the service answered this key (422, another 4xx) or the ceiling
 `absent_after_s` for a service that never answers has passed
 (`qrpos.ledger.timing.absence`, in real seconds). A 409 to a same-key retry is no such
-answer: it may be the duplicate of a charge that committed, so without a row it is a review, never "not charged".
+answer: it may be the duplicate of a charge that committed, so without a row it is a
+review, never "not charged".
 
 The window spans every clock offset measured around the intent's own requests (their
 responses' `Date`, a 409's or 5xx's included, and its look-ups'), and the reading trusted
