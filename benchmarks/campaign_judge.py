@@ -68,10 +68,19 @@ class Figures:
     false_not_charged: int = 0
     wrong_refunds: int = 0
     misattributed: int = 0
+    #: a sale the kiosk says was charged whose customer was not charged at all
+    phantom_approvals: int = 0
+    #: a live charge of this kiosk's sales that no sale of either outbox owns or refunds
+    unowned: int = 0
+    #: not damage: two same-price sales, both charged, each holding the other's row (the
+    #: ledger proves the outcome, never which identical row is whose; docs/ledger.md)
+    swapped_rows: int = 0
     unresolved_left: int = 0
     reviews: int = 0
     reviews_settled: int = 0
     reviews_without_truth: int = 0
+    #: reviews by reason and scenario ("reason: scenario [fault kinds]")
+    review_reasons: collections.Counter[str] = field(default_factory=collections.Counter)
     foreign_noticed: bool = False
     states: collections.Counter[str] = field(default_factory=collections.Counter)
     latencies: dict[str, list[float]] = field(default_factory=lambda: collections.defaultdict(list))
@@ -103,6 +112,8 @@ class Figures:
             and self.false_not_charged == 0
             and self.wrong_refunds == 0
             and self.misattributed == 0
+            and self.phantom_approvals == 0
+            and self.unowned == 0
             and self.unresolved_left == 0
             and self.reviews_without_truth == 0
             and self.integrity == "ok"
@@ -123,12 +134,16 @@ class Figures:
             f"needs review     {self.reviews} (settled by the owner from the sandbox's truth: "
             f"{self.reviews_settled}; the sale's own row not offered: "
             f"{self.reviews_without_truth})",
+            *(f"  review {k}: {v}" for k, v in sorted(self.review_reasons.items())),
             f"second install   {'noticed' if self.foreign_noticed else 'NOT noticed'}",
             f"duplicates       {self.duplicates}",
             f"lost             {self.lost}",
             f"false 'not charged' {self.false_not_charged}",
             f"wrong refunds    {self.wrong_refunds}",
             f"misattributed    {self.misattributed}",
+            f"phantom approvals {self.phantom_approvals}",
+            f"charges unowned  {self.unowned}",
+            f"swapped rows     {self.swapped_rows} (same price, both charged: not damage)",
             f"left unresolved  {self.unresolved_left}",
             f"integrity        {self.integrity}",
             "time from the last fault to a definite answer (s): kind  n  median  p95  max",
@@ -191,6 +206,26 @@ def _owner_of(
     )
 
 
+def _swapped(
+    row: records.IntentRow,
+    sale: Sale,
+    charges: list[SimTransaction],
+    sandbox: Sandbox,
+    sales: list[Sale],
+    rows: dict[int, dict[str, records.IntentRow]],
+) -> bool:
+    """Does `row` hold the charge of another sale of the same price of this kiosk that was
+    charged too, while this sale's own charge is held by a sale of this kiosk?"""
+    tx = next((t for t in sandbox.transactions() if t.id == row.tx_id), None)
+    other = next((s for s in sales if tx is not None and s.wallet_id == tx.wallet_id), None)
+    if tx is None or other is None or other.install != sale.install:
+        return False
+    if other.amount != sale.amount or not charges:
+        return False
+    held = {r.tx_id for r in rows[sale.install].values() if r.tx_id}
+    return all(c.id in held for c in charges)
+
+
 def judge(
     sandbox: Sandbox,
     username: str,
@@ -220,10 +255,15 @@ def judge(
             IntentState.ABANDONED,
             IntentState.REVERSED_AFTER_ABANDON,
         )
-        if row.tx_id is not None and row.tx_id not in {tx.id for tx in charges}:
-            fig.count("misattributed", sale, row)  # it claims another sale's charge, or none
-            owner = _owner_of(row.tx_id, sandbox, sales, rows)
-            fig.examples["misattributed"].append(f"  ... {row.tx_id} is {owner}")
+        if row.tx_id is not None and charges and row.tx_id not in {tx.id for tx in charges}:
+            if _swapped(row, sale, charges, sandbox, sales, rows):
+                fig.swapped_rows += 1
+            else:
+                fig.count("misattributed", sale, row)  # it claims another sale's charge
+                owner = _owner_of(row.tx_id, sandbox, sales, rows)
+                fig.examples["misattributed"].append(f"  ... {row.tx_id} is {owner}")
+        if row.charged == 1 and not charges:
+            fig.count("phantom_approvals", sale, row)  # "paid" (or refunded), nobody paid
         if refunded and not abandoned:
             fig.count("wrong_refunds", sale, row, len(refunded))  # a paid sale refunded
         if row.is_open:
@@ -234,5 +274,14 @@ def judge(
             fig.count("false_not_charged", sale, row)  # charged, and the kiosk said not
         elif abandoned and live:
             fig.count("lost", sale, row)  # abandoned, charged, and never refunded
-        elif row.charged == 1 and not charges and row.tx_id is None:
-            fig.count("misattributed", sale, row)
+    held = {
+        r.tx_id for install_rows in rows.values() for r in install_rows.values() if r.tx_id
+    }
+    for sale in sales:
+        if sale.install != 1:
+            continue
+        for tx in truth.get(sale.wallet_id, []):
+            if tx.status is spec.TxStatus.COMPLETED and tx.id not in held:
+                row = rows[1].get(records.token_digest(sale.token))
+                if row is None or row.state is not IntentState.NEEDS_REVIEW:
+                    fig.count("unowned", sale, row)  # charged, and nothing owns the charge

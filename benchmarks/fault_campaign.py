@@ -17,6 +17,9 @@ Each sale gets its own wallet. Sales take turns through these scenarios (shuffle
 - second_install: another install sharing the terminal's credentials sells the same
   amounts at the same time while this kiosk's sale loses its reply and its key;
 - trickle: the reply comes a few bytes a second, so only the request deadline ends it;
+- kiosk_clock: the kiosk's own wall clock is hours off (a Pi booted on its last saved
+  time, or NTP mis-set) and is stepped right in the middle of a sale whose reply was
+  lost, forward or back by hours: nothing about money may depend on it;
 - kill (with --kills): `qrpos charge` is SIGKILLed at a random moment, then finished.
 
 The truth is the sandbox's own record (`campaign_judge`); the owner settles the reviews
@@ -34,7 +37,7 @@ import random
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +84,19 @@ POLICY = RetryPolicy(
 #: the 45 s target, so that a sale that waits too long shows as "inf", not as a pass)
 PATIENCE_S = 50.0
 CLOCK_OFFSETS_S = (150.0, -150.0, 600.0, -600.0)
-SCENARIOS = ("faults", "faults", "clock", "abandon_then_same", "second_install", "trickle")
+SCENARIOS = (
+    "faults",
+    "faults",
+    "clock",
+    "abandon_then_same",
+    "second_install",
+    "trickle",
+    "kiosk_clock",
+)
+#: a canteen's set-menu prices: most sales are one of these (same-price sales all day)
+SET_PRICES = (4500, 6000, 7500, 9000)
+#: how far the kiosk's wall clock is off before NTP steps it (seconds, both ways)
+KIOSK_STEPS_S = (-3 * 3600.0, -45 * 60.0, 2 * 3600.0, 5 * 3600.0)
 #: one round in this many also has an outage_before_commit (each can wait PATIENCE_S)
 OUTAGE_BEFORE_COMMIT_EVERY = 10
 
@@ -100,6 +115,8 @@ class Run:
     sales: list[Sale] = dataclasses.field(default_factory=list)
     amount: int = 1000
     patience_s: float = PATIENCE_S
+    #: the kiosk's wall clock minus the true time (NTP steps it back to 0)
+    kiosk_offset_s: float = 0.0
 
     def new_sale(self, scenario: str, amount: int, install: int = 1) -> Sale:
         wallet = self.sandbox.create_wallet(1_000_000)
@@ -112,8 +129,15 @@ class Run:
 
     def next_amount(self) -> int:
         if self.rng.random() > 0.3:  # else the same amount twice in a row
-            self.amount = self.rng.choice((500, 1000, 2500, self.rng.randint(1, 50_000)))
+            if self.rng.random() < 0.85:
+                self.amount = self.rng.choice(SET_PRICES)
+            else:
+                self.amount = self.rng.randint(1, 50_000)
         return self.amount
+
+    def kiosk_clock(self) -> datetime:
+        """The kiosk's wall clock: the true time plus whatever it is off by."""
+        return datetime.now(UTC) + timedelta(seconds=self.kiosk_offset_s)
 
 
 async def sell(run: Run, sale: Sale, *, deadline_s: float, abandon: bool = False) -> None:
@@ -240,6 +264,33 @@ async def scenario_trickle(run: Run) -> None:
     await sell(run, sale, deadline_s=3.0)
 
 
+async def scenario_kiosk_clock(run: Run) -> None:
+    """The Pi's clock is hours off, the sale's reply is lost, and NTP steps the clock right
+    then (forward or back); sometimes the clock is right and NTP steps it wrong instead."""
+    step = run.rng.choice(KIOSK_STEPS_S)
+    booted_wrong = run.rng.random() < 0.7
+    run.kiosk_offset_s = step if booted_wrong else 0.0
+    sale = run.new_sale("kiosk_clock", run.next_amount())
+    sale.kinds.discard("kiosk_clock")
+    sale.kinds.add(f"kiosk clock {'booted' if booted_wrong else 'stepped'} {step / 3600:+g} h")
+    first = run.rng.choice(("drop_after_commit", "error_after_commit", "delay"))
+    params = {"seconds": CLIENT_TIMEOUT_S + 0.3} if first == "delay" else {}
+    run.sandbox.arm_fault(first, operation="charge", **params)
+    run.figures.faults[first] += 1
+    run.sandbox.current = sale
+    result = await run.desk.charge(sale.amount, sale.token, deadline_s=0.4)
+    run.kiosk_offset_s = 0.0 if booted_wrong else step  # NTP steps the clock mid-sale
+    while result.is_open and time.monotonic() - sale.started < run.patience_s:
+        result = await run.desk.resolve(result.intent_id, deadline_s=2.0)
+    if result.is_open:
+        sale.gave_up = sale.abandoned = True
+        run.figures.abandoned += 1
+        await run.desk.abandon(result.intent_id)
+    else:
+        sale.answered = time.monotonic()
+    run.kiosk_offset_s = 0.0  # synced for the next sale
+
+
 async def scenario_kill(run: Run) -> None:
     sale = run.new_sale("kill", run.next_amount())
     sale.killed = True
@@ -267,6 +318,7 @@ SCENARIO_RUNS = {
     "abandon_then_same": scenario_abandon_then_same,
     "second_install": scenario_second_install,
     "trickle": scenario_trickle,
+    "kiosk_clock": scenario_kiosk_clock,
     "kill": scenario_kill,
 }
 
@@ -284,6 +336,11 @@ async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
             row = ledgers[install].read(lambda c, i=intent_id: records.get_intent(c, i))
             sale = sale_of.get(row.token_sha256) if row else None
             run.figures.reviews += 1
+            if sale is not None:
+                kinds = ",".join(sorted(sale.kinds)) or "none"
+                run.figures.review_reasons[
+                    f"{review.reason}: install {install} {sale.scenario} [{kinds}]"
+                ] += 1
             if sale is None:
                 run.figures.reviews_without_truth += 1
                 continue
@@ -354,9 +411,9 @@ async def campaign(
         }
         client = TerminalClient(url, term.username, term.password, timeout_s=CLIENT_TIMEOUT_S)
         client2 = TerminalClient(url2, term.username, term.password, timeout_s=CLIENT_TIMEOUT_S)
-        desk = ChargeDesk(ledgers[1], client, policy=POLICY)
         desk2 = ChargeDesk(ledgers[2], client2, policy=POLICY)
-        run = Run(rng, sandbox, term.username, desk, desk2, env, figures, patience_s=patience_s)
+        run = Run(rng, sandbox, term.username, desk2, desk2, env, figures, patience_s=patience_s)
+        run.desk = desk = ChargeDesk(ledgers[1], client, policy=POLICY, clock=run.kiosk_clock)
         try:
             for scenario in plan(charges, kills, rng):
                 if sum(1 for s in run.sales if s.install == 1) >= charges:

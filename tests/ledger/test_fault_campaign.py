@@ -62,10 +62,13 @@ def test_bounded_campaign_never_charges_twice_nor_refunds_or_claims_wrongly(
     kinds = set(figures.latencies)
     assert {"second_install", "abandon_then_same", "trickle", "outage"} <= kinds
     assert any(kind.startswith("clock ") for kind in kinds)
+    assert any(kind.startswith("kiosk clock ") for kind in kinds)
     assert figures.second_install_sales >= 1 and figures.foreign_noticed
     assert figures.duplicates == 0
     assert figures.wrong_refunds == 0
     assert figures.misattributed == 0
+    assert figures.phantom_approvals == 0
+    assert figures.unowned == 0
     assert figures.unresolved_left == 0
     assert figures.reviews_without_truth == 0
     assert figures.integrity == "ok"
@@ -159,6 +162,7 @@ DAMAGE: dict[str, dict[str, Any]] = {
         "charges": 1,
         "row": lambda ids: _approved(["tx_" + "0" * 20]),
     },
+    "phantom_approvals": {"charges": 0, "row": lambda ids: _approved(["tx_" + "0" * 20])},
     "lost": {"charges": 1, "row": None},
     "duplicates": {"charges": 2, "row": _approved},
     "unresolved_left": {
@@ -188,6 +192,15 @@ async def test_an_abandoned_sale_charged_and_never_refunded_is_lost(
         row=lambda ids: {"state": IntentState.ABANDONED, "in_flight": 0, "watching": 0},
     )
     assert figures.lost == 1 and figures.wrong_refunds == 0
+
+
+async def test_a_charge_no_sale_owns_is_counted(
+    world: tuple[Sandbox, str, TerminalClient, Ledger], judge_module: ModuleType
+) -> None:
+    figures = await _stage(
+        world, judge_module, charges=1, row=lambda ids: _approved(["tx_" + "0" * 20])
+    )
+    assert figures.misattributed == 1 and figures.unowned == 1 and not figures.ok
 
 
 def test_a_kind_whose_p95_misses_the_target_fails_the_run(judge_module: ModuleType) -> None:

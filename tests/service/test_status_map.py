@@ -82,8 +82,8 @@ def expected_charge(status: int) -> type:
         409: TokenUsed,
         422: Declined,
     }
-    if 200 <= status < 300:
-        return Approved
+    if status == 201:
+        return Approved  # the contract names 201; another 2xx may or may not have charged
     return named.get(status) or _common(status) or (Refused if status >= 400 else Unresolved)
 
 

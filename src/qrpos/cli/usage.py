@@ -76,10 +76,18 @@ def text(value: str) -> str:
 
 
 def qr_token(value: str) -> str:
-    """A token as scanned: its exact text, which must be valid UTF-8 (never repaired)."""
+    """A token as scanned: its exact text, which must be valid UTF-8 (never repaired), and
+    a wallet token by the kiosk's own rule (`qrpos.scanner.tokens.classify`): what the
+    kiosk refuses on screen, the command refuses with the same words, before anything is
+    stored or sent."""
     text(value)
     if not value:
         raise UsageError("the token is empty")
+    from qrpos.scanner.tokens import Refusal, classify
+
+    read = classify(value.encode("utf-8"))
+    if isinstance(read, Refusal):
+        raise UsageError(read.reason)
     return value
 
 

@@ -102,7 +102,7 @@ a person (`foreign_until`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -151,7 +151,8 @@ class Claimant:
     intent_id: int
     amount_mnt: int
     window: Window
-    #: the row this intent holds through the history, if any (a contestable claim)
+    #: the row this intent holds through the history, if any: a contestable claim, chosen
+    #: among rows it could own, so it never stops the intent owning another of them
     holds: str | None = None
     #: rows its open review offers: held for it whatever their amount or time (a reply
     #: that did not match the sale included), until a person settles it
@@ -159,13 +160,14 @@ class Claimant:
 
     def could_own(self, tx: Transaction) -> bool:
         """True when `tx` could be this intent's charge."""
-        if tx.id in self.offered:
+        if tx.id in self.offered or tx.id == self.holds:
+            # held: its review offers it, or the history gave it to this sale; it stays
+            # ownable by it whatever its window says now (the clock reading moves on)
             return tx.is_charge
         return (
             tx.is_charge
             and tx.amount_mnt == self.amount_mnt
             and self.window.contains(tx.created_at)
-            and (self.holds is None or self.holds == tx.id)
         )
 
 
@@ -226,24 +228,19 @@ def owns_for_good(row: IntentRow) -> bool:
 
 
 def _max_matching(
-    rows: Sequence[Transaction], claimants: Sequence[Claimant], fixed: tuple[int, int] | None
+    rows: Sequence[Transaction], claimants: Sequence[Claimant], fixed: Mapping[int, int]
 ) -> int:
     """The most rows distinct claimants can own at once (augmenting paths, Kuhn).
 
-    `fixed` (row index, claimant index): that pair is taken first and never undone.
+    `fixed` (row index -> claimant index): those pairs are taken first and never undone.
     A look-up's component holds a handful of rows and sales, so this stays tiny.
     """
-    owner: dict[int, int] = {}  # claimant index -> row index
-    size = 0
-    if fixed is not None:
-        owner[fixed[1]] = fixed[0]
-        size = 1
+    owner = {j: i for i, j in fixed.items()}  # claimant index -> row index
+    pinned = set(owner)
 
     def pair(i: int, seen: set[int]) -> bool:
         for j, claimant in enumerate(claimants):
-            if j in seen or (fixed is not None and j == fixed[1]):
-                continue
-            if not claimant.could_own(rows[i]):
+            if j in seen or j in pinned or not claimant.could_own(rows[i]):
                 continue
             seen.add(j)
             if j not in owner or pair(owner[j], seen):
@@ -251,12 +248,7 @@ def _max_matching(
                 return True
         return False
 
-    for i in range(len(rows)):
-        if fixed is not None and i == fixed[0]:
-            continue
-        if pair(i, set()):
-            size += 1
-    return size
+    return len(fixed) + sum(1 for i in range(len(rows)) if i not in fixed and pair(i, set()))
 
 
 def _component(
@@ -278,29 +270,71 @@ def _component(
     return found, people
 
 
+@dataclass(frozen=True)
+class Pairings:
+    """What every pairing of the rows linked to a sale with the sales that could own them
+    says about that sale (`pairings_give`)."""
+
+    #: every pairing gives the sale a row: it was charged
+    certain: bool
+    #: the rows the sale has in at least one pairing
+    possible: tuple[Transaction, ...]
+    #: its row in the canonical pairing (None when no pairing gives it one)
+    canonical: Transaction | None
+
+
+def _canonical(found: Sequence[Transaction], people: Sequence[Claimant]) -> dict[int, int]:
+    """One pairing, the same whichever sale asks: each sale keeps the row it holds where
+    it can; then sales in the order they were made take the earliest row that still
+    leaves a pairing for the rest (sales at one till go out one after another, so their
+    commits most likely follow the same order)."""
+    fixed: dict[int, int] = {}  # row index -> claimant index
+    whole = len(found)
+    order = sorted(range(len(people)), key=lambda j: people[j].intent_id)
+    by_time = sorted(range(whole), key=lambda i: (found[i].created_at, found[i].id))
+    for j in order:
+        held = people[j].holds
+        for i in by_time:
+            keep = found[i].id == held and i not in fixed
+            if keep and _max_matching(found, people, {**fixed, i: j}) == whole:
+                fixed[i] = j
+    for j in order:
+        if j in fixed.values():
+            continue
+        for i in by_time:
+            if i in fixed or not people[j].could_own(found[i]):
+                continue
+            if _max_matching(found, people, {**fixed, i: j}) == whole:
+                fixed[i] = j
+                break
+    return fixed
+
+
 def pairings_give(
     me: Claimant, rows: Sequence[Transaction], claimants: Sequence[Claimant]
-) -> tuple[bool, list[Transaction]] | None:
+) -> Pairings | None:
     """Review the outcome, not the pairing.
 
     Every row that any of these sales could own was charged by one of them (rows nobody
     could own are another install's, `foreign_rows`). Returns None when the rows linked to
     `me` cannot all be paired with distinct sales (a stranger's row is among them: no
-    pairing explains them); else whether *every* pairing gives `me` a row (charged for
-    sure), and the rows `me` has in at least one pairing that holds.
+    pairing explains them); else what the pairings that hold say about `me`.
     """
     found, people = _component(me, rows, claimants)
-    if _max_matching(found, people, None) < len(found):
+    whole = len(found)
+    if _max_matching(found, people, {}) < whole:
         return None
     me_at = people.index(me)
     others = [c for i, c in enumerate(people) if i != me_at]
-    certain = _max_matching(found, others, None) < len(found)
-    mine = [
+    certain = _max_matching(found, others, {}) < whole
+    possible = tuple(
         tx
         for i, tx in enumerate(found)
-        if me.could_own(tx) and _max_matching(found, people, (i, me_at)) == len(found)
-    ]
-    return certain, mine
+        if me.could_own(tx) and _max_matching(found, people, {i: me_at}) == whole
+    )
+    chosen = _canonical(found, people)
+    mine = next((found[i] for i, j in chosen.items() if j == me_at), None)
+    return Pairings(certain, possible, mine)
 
 
 def judge(
@@ -342,16 +376,18 @@ def judge(
     given = pairings_give(me, free, rivals)
     if given is None:
         return Disputed(AMBIGUOUS, candidates)
-    certain, mine = given
-    if not certain:
+    if not given.certain or given.canonical is None:
         return Disputed(CONTESTED if len(found) == 1 else AMBIGUOUS, candidates)
     if abandoned:
-        if len(mine) > 1:
+        # a refund goes to one customer's wallet: only on the row that is this sale's in
+        # every pairing (a row another sale holds through the history was chosen, not
+        # proven, so it does not settle which is whose)
+        if len(given.possible) > 1:
             return Disputed(AMBIGUOUS, candidates)
-        return Proven(mine[0])
-    if not mine[0].is_completed:
+        return Proven(given.possible[0])
+    if not given.canonical.is_completed:
         return Disputed(REVERSED_ROW, candidates)
-    return Proven(mine[0])
+    return Proven(given.canonical)
 
 
 def check_reply(tx: Transaction, amount_mnt: int, terminal_id: str | None) -> str | None:

@@ -1,0 +1,40 @@
+"""`qrpos charge` refuses, before anything is stored or sent, every code the kiosk's camera
+refuses, with the kiosk's own words (`qrpos.scanner.tokens`), as a usage error (64)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qrpos.scanner.tokens import REFUSAL_TEXT, RefusalCode
+
+
+@pytest.mark.parametrize(
+    ("code", "refusal"),
+    [
+        ("https://example.com/pay?vqr_abc", RefusalCode.URL),
+        ("000201010212", RefusalCode.FOREIGN_PAYMENT),
+        ("VQR_uppercase0000", RefusalCode.NOT_A_TOKEN),
+        ("hello", RefusalCode.NOT_A_TOKEN),
+    ],
+)
+def test_a_code_that_is_not_a_token_is_refused_locally(
+    tmp_path: Path, code: str, refusal: RefusalCode
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QRPOS_")}
+    env["QRPOS_STATE_DIR"] = str(tmp_path / "state")
+    done = subprocess.run(
+        [sys.executable, "-m", "qrpos.cli", "charge", "--amount", "500", "--token", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 64, done
+    assert REFUSAL_TEXT[refusal] in done.stderr
+    assert code not in done.stderr  # never repeated back
+    assert not (tmp_path / "state").exists()  # nothing stored
