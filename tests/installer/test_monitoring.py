@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +171,37 @@ def test_the_kiosks_writer_keeps_the_file_fresh_and_survives_a_missing_directory
     assert writer.written >= 2 and writer.failed is None
     assert missing.written == 0 and missing.failed  # logged, not raised: the kiosk goes on
     assert value(parsed(tmp_path / "qrpos.prom"), "qrpos_sales_today") == 0
+
+
+def test_every_sold_state_counts_in_sales_and_gross(tmp_path: Path) -> None:
+    """A sale a person settled as charged is a sale: the counters count every way a charge
+    is proven (reply, history, review), and none that was refunded."""
+    from qrpos.ledger import IntentState, Ledger, records
+
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    states = {
+        IntentState.APPROVED: 100,
+        IntentState.CHARGED_PER_HISTORY: 200,
+        IntentState.CHARGED_PER_REVIEW: 400,
+        IntentState.REFUNDED_PER_REVIEW: 800,
+        IntentState.NOT_CHARGED: 1600,
+    }
+    now = datetime.now(UTC).timestamp()
+
+    def store(conn: Any) -> None:
+        for n, (state, amount) in enumerate(states.items()):
+            new = records.insert_intent(
+                conn, idem_key=f"k{n}", token=f"vqr_{n}", amount_mnt=amount, now=now
+            )
+            if state is not IntentState.APPROVED:
+                records.update_intent(conn, new, state=IntentState.UNRESOLVED)
+                if state in (IntentState.CHARGED_PER_REVIEW, IntentState.REFUNDED_PER_REVIEW):
+                    records.update_intent(conn, new, state=IntentState.NEEDS_REVIEW)
+            sold = state is not IntentState.NOT_CHARGED
+            records.update_intent(conn, new, state=state, charged=int(sold), in_flight=0)
+
+    ledger.write(store)
+    facts = metrics.gather(ledger=ledger, contact=None, username=None, camera=None)
+    ledger.close()
+    assert facts.sales_today == 3
+    assert facts.gross_today_mnt == 100 + 200 + 400
