@@ -2,7 +2,7 @@
 
 Exit codes: 0 refunded (204, or 409 already reversed), 2 refused (400/403/404 with the
 service's reason), 3 unresolved (kept; `qrpos outbox resolve` retries it), 4
-credentials rejected, 1 local error.
+credentials rejected, 1 local error, 64 a usage error (a malformed transaction id).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
         help="refund a charge in full (safe to repeat)",
         description="Reverse a charge by its transaction id; 204 and 409 both mean refunded.",
     )
-    p.add_argument("txid", type=usage.text, help="the transaction id (tx_…)")
+    p.add_argument("txid", type=usage.tx_id, help="the transaction id (tx_…)")
     p.add_argument(
         "--deadline", type=usage.seconds, default=DEFAULT_DEADLINE_S, help="seconds to keep trying"
     )
@@ -56,5 +56,7 @@ def run(args: argparse.Namespace) -> int:
         result = asyncio.run(_reverse(args))
     except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally) as exc:
         return fail(str(exc), EXIT_LOCAL_ERROR)
-    print(f"{result.tx_id}: {result.state} ({result.message})")
+    # the state once; the service's words only where they add to it
+    said = f" ({result.message})" if result.message and result.message != result.state else ""
+    print(f"{result.tx_id}: {result.state}{said}")
     return _CODES[result.state]

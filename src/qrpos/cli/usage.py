@@ -75,6 +75,14 @@ def text(value: str) -> str:
     return value
 
 
+def tx_id(value: str) -> str:
+    """A transaction id as the service writes it: `tx_` then letters and digits."""
+    text(value)
+    if not spec.TX_ID_RE.match(value):
+        raise UsageError("not a transaction id (tx_ followed by letters and digits)")
+    return value
+
+
 def qr_token(value: str) -> str:
     """A token as scanned: its exact text, which must be valid UTF-8 (never repaired), and
     a wallet token by the kiosk's own rule (`qrpos.scanner.tokens.classify`): what the

@@ -1,5 +1,6 @@
-"""`qrpos charge` refuses, before anything is stored or sent, every code the kiosk's camera
-refuses, with the kiosk's own words (`qrpos.scanner.tokens`), as a usage error (64)."""
+"""`qrpos charge` and `qrpos reverse` refuse malformed input before anything is stored or
+sent: every code the kiosk's camera refuses, with the kiosk's own words
+(`qrpos.scanner.tokens`), and a transaction id that is not one, as usage errors (64)."""
 
 from __future__ import annotations
 
@@ -38,3 +39,21 @@ def test_a_code_that_is_not_a_token_is_refused_locally(
     assert REFUSAL_TEXT[refusal] in done.stderr
     assert code not in done.stderr  # never repeated back
     assert not (tmp_path / "state").exists()  # nothing stored
+
+
+@pytest.mark.parametrize("tx_id", ["nonsense", "tx_", "tx_abc def", "tx_ü"])
+def test_reverse_refuses_a_malformed_transaction_id_as_a_usage_error(
+    tmp_path: Path, tx_id: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QRPOS_")}
+    env["QRPOS_STATE_DIR"] = str(tmp_path / "state")
+    done = subprocess.run(
+        [sys.executable, "-m", "qrpos.cli", "reverse", tx_id],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 64, done
+    assert "not a transaction id" in done.stderr
+    assert not (tmp_path / "state").exists()
