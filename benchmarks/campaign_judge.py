@@ -274,9 +274,7 @@ def judge(
             fig.count("false_not_charged", sale, row)  # charged, and the kiosk said not
         elif abandoned and live:
             fig.count("lost", sale, row)  # abandoned, charged, and never refunded
-    held = {
-        r.tx_id for install_rows in rows.values() for r in install_rows.values() if r.tx_id
-    }
+    held = {r.tx_id for install_rows in rows.values() for r in install_rows.values() if r.tx_id}
     for sale in sales:
         if sale.install != 1:
             continue

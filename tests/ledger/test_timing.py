@@ -223,3 +223,46 @@ async def test_a_pi_clock_stepped_back_mid_sale_neither_stalls_nor_reviews(
     assert transport.committed
     assert balance == 10_000 - 500
     assert result.charged is True and result.state is not IntentState.NEEDS_REVIEW, result
+
+
+async def test_stamps_at_the_services_high_water_mark_are_found_after_the_kiosk_clock_stepped(
+    ledger: Ledger, sim_app: Any, sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    """The service ran 10 min ahead, then stepped back: it stamps commits at its old
+    high-water mark until its clock catches up. The kiosk's own clock, meanwhile, was
+    stepped by hours and back (NTP). A sale whose reply and key were lost is found in the
+    history at that stamp: the high-water mark is kept on the service's clock, which the
+    kiosk's steps never move (it was kept as a local-time offset, which they did)."""
+    ahead = {"s": 0.0}
+    client = TerminalClient(
+        "http://127.0.0.1",
+        terminal.username,
+        terminal.password,
+        transport=asgi_transport(sim_app),
+    )
+    policy = RetryPolicy.testing(max_sends=2)
+    try:
+        desk = ChargeDesk(
+            ledger,
+            client,
+            policy=policy,
+            clock=lambda: datetime.now(UTC) + timedelta(seconds=ahead["s"]),
+        )
+        sandbox.set_clock_offset(600.0)
+        first = await desk.charge(4500, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
+        assert first.charged
+        ahead["s"] = 5 * 3600.0  # NTP sets the Pi's clock wrong
+        wrong = await desk.charge(6000, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
+        assert wrong.charged
+        ahead["s"] = 0.0  # and right again
+        sandbox.set_clock_offset(-150.0)  # the service's clock steps back
+        wallet = sandbox.create_wallet(10_000)
+        sandbox.arm_fault("drop_after_commit", count=1, operation="charge")
+        sandbox.arm_fault("forget_idempotency", count=5)
+        result = await desk.charge(4500, wallet.qr_token, deadline_s=5)
+    finally:
+        await client.aclose()
+    [tx] = [t for t in sandbox.transactions() if t.wallet_id == wallet.wallet_id]
+    assert tx.created_at > datetime.now(UTC) + timedelta(seconds=300)  # the high-water stamp
+    assert result.charged is True, result
+    assert result.transaction is not None and result.transaction.id == tx.id

@@ -141,3 +141,19 @@ async def test_scanned_refusal_with_markup_and_escapes_is_shown_inertly(kiosk: K
     assert "[link=http://x]y[/link]" in shown
     assert "\x1b" not in shown and "\\x1b" in shown
     assert "\x07" not in shown
+
+
+async def test_a_lost_reply_is_checking_the_payment_at_once_counted_and_timed(
+    kiosk: Kiosk, wallet: WalletInfo
+) -> None:
+    """From the first step after a lost reply the charging screen says "checking the
+    payment" with the seconds since the charge began (never "the service is busy"), and
+    the status bar counts the sale as unsettled, well before the charge's deadline."""
+    kiosk.sandbox.arm_fault("drop_after_commit", count=50, operation="charge")
+    kiosk.sandbox.arm_fault("error_before_commit", count=10_000, operation="list")
+    await _sale(kiosk, "9000", wallet.qr_token)
+    await kiosk.on_screen("ChargingScreen")
+    await kiosk.until(lambda: "Checking the payment" in kiosk.text("#checking"), timeout=1.5)
+    assert "busy" not in kiosk.text("#phase")
+    assert kiosk.app.status.unresolved >= 1
+    assert any(ch.isdigit() for ch in kiosk.text("#checking"))

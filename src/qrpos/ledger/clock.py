@@ -57,6 +57,10 @@ class ClockReading:
     #: it (its commit times never go back when its clock does), and when it was last seen
     high_s: float | None = None
     high_at: float | None = None
+    #: the latest the service's clock was ever seen at (epoch seconds on *its* clock, so
+    #: stepping the kiosk's own clock cannot move it): commits are stamped no earlier
+    #: than this until the service's clock passes it again
+    high_date: float | None = None
 
 
 def plausible(server_date: datetime | None, local: float) -> datetime | None:
@@ -82,7 +86,7 @@ def read(conn: sqlite3.Connection) -> ClockReading | None:
     """The stored reading, or None when the server's clock was never measured."""
     row = conn.execute(
         "SELECT offset_s, measured_at, stable_since, jumped, previous_s, previous_since,"
-        " high_s, high_at FROM server_clock WHERE id = 1"
+        " high_s, high_at, high_date FROM server_clock WHERE id = 1"
     ).fetchone()
     if row is None or row[0] is None:
         return None
@@ -95,6 +99,7 @@ def read(conn: sqlite3.Connection) -> ClockReading | None:
         None if row[5] is None else float(row[5]),
         None if row[6] is None else float(row[6]),
         None if row[7] is None else float(row[7]),
+        None if row[8] is None else float(row[8]),
     )
 
 
@@ -116,15 +121,18 @@ def observe(conn: sqlite3.Connection, offset_s: float, at: float, tolerance_s: f
         catching_up = at - old.high_at <= old.high_s - offset_s
         if old.high_s > offset_s + tolerance_s and catching_up:
             high, high_at = old.high_s, old.high_at
+    seen = at + offset_s  # the service's clock at this measurement
+    high_date = seen if old is None or old.high_date is None else max(old.high_date, seen)
     conn.execute(
         "INSERT INTO server_clock (id, offset_s, measured_at, stable_since, jumped, previous_s,"
-        " previous_since, high_s, high_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " previous_since, high_s, high_at, high_date) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (id) DO UPDATE SET"
         " offset_s = excluded.offset_s, measured_at = excluded.measured_at,"
         " stable_since = excluded.stable_since, jumped = excluded.jumped,"
         " previous_s = excluded.previous_s, previous_since = excluded.previous_since,"
-        " high_s = excluded.high_s, high_at = excluded.high_at",
-        (offset_s, at, since, int(jumped), previous, previous_since, high, high_at),
+        " high_s = excluded.high_s, high_at = excluded.high_at,"
+        " high_date = excluded.high_date",
+        (offset_s, at, since, int(jumped), previous, previous_since, high, high_at, high_date),
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from qrpos.ledger.claims import Window
+from qrpos.ledger.claims import STAMPS_AHEAD_S, Window
 from qrpos.ledger.clock import DATE_RESOLUTION_S, ClockReading, offset_from
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import IntentRow
@@ -124,9 +124,16 @@ def window_for(row: IntentRow, policy: RetryPolicy, reading: ClockReading | None
         low, high = -policy.max_clock_skew_s, policy.max_clock_skew_s
     else:
         low, high = offsets
+    start, stop = first + low - margin, end + high + margin
+    top = None if reading is None else reading.high_date
+    if top is not None and start < top <= stop + STAMPS_AHEAD_S:
+        # the sale began while the service's clock was behind the latest it was ever seen
+        # at: after stepping back it stamps commits at that high-water mark until it has
+        # caught up (counted on the service's own clock, which the kiosk's steps never move)
+        stop = max(stop, top + margin)
     return Window(
-        start=datetime.fromtimestamp(first + low - margin, UTC),
-        end=datetime.fromtimestamp(end + high + margin, UTC),
+        start=datetime.fromtimestamp(start, UTC),
+        end=datetime.fromtimestamp(stop, UTC),
         measured=offsets is not None,
     )
 

@@ -169,6 +169,9 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     ALTER TABLE charge_intent ADD COLUMN username TEXT;
     -- the username the learned terminal id belongs to (NULL: learned before this was kept)
     ALTER TABLE server_clock ADD COLUMN terminal_user TEXT;
+    -- the latest the service's clock was ever seen at, on its own clock (a kiosk's clock
+    -- stepped by NTP cannot move it): commits are stamped no earlier until it is passed
+    ALTER TABLE server_clock ADD COLUMN high_date REAL;
     -- abandon no longer ends a review: a sale abandoned from review (its charge possibly
     -- real, owned by nothing, never refunded) is back in the review list
     UPDATE charge_intent SET state = 'needs_review'

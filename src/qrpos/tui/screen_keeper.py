@@ -31,7 +31,7 @@ from qrpos.tui.messages import (
 from qrpos.tui.receipts import ReceiptFollower
 from qrpos.tui.sale import Sale, SaleState
 from qrpos.tui.screens.amount import AmountScreen
-from qrpos.tui.screens.charging import ChargingScreen
+from qrpos.tui.screens.charging import UNCLEAR_PHASES, ChargingScreen
 from qrpos.tui.screens.lock import LockScreen
 from qrpos.tui.screens.pairing import PairingScreen
 from qrpos.tui.screens.present import PresentCardScreen
@@ -123,11 +123,20 @@ class ScreenKeeper(App[None]):
     def _charge_progressed(self, message: ChargeProgressed) -> None:
         if isinstance(self.screen, ChargingScreen):
             self.screen.show_progress(message.progress.phase, message.progress.attempt)
+        if message.progress.phase in UNCLEAR_PHASES:
+            self._count_this_sale()
 
     @on(ChargeUnclear)
     def _charge_unclear(self) -> None:
         if isinstance(self.screen, ChargingScreen):
             self.screen.show_unclear()
+        self._count_this_sale()
+
+    def _count_this_sale(self) -> None:
+        """A sale whose outcome is being checked is unsettled: the status bar counts it
+        from the first unclear step (the outbox's count follows when the sale ends)."""
+        if self.status.unresolved < 1:
+            self.status = replace(self.status, unresolved=1)
 
     @on(RecoveryLeft)
     def _recovery_left(self, message: RecoveryLeft) -> None:

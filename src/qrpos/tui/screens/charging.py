@@ -19,6 +19,8 @@ from qrpos.tui.messages import AbandonAsked
 from qrpos.tui.screens.base import KioskScreen
 from qrpos.tui.widgets.big_amount import BigAmount
 
+#: the ledger's steps after the first send: the outcome is being checked
+UNCLEAR_PHASES = frozenset({"retrying", "backing_off", "checking_history"})
 _PHASE_KEYS = {
     "sending": "charging.sending",
     "retrying": "charging.retrying",
@@ -43,6 +45,9 @@ class ChargingScreen(KioskScreen):
         self.abandon_after_s = abandon_after_s
         self._monotonic = monotonic
         self.started = monotonic()
+        #: the outcome is being checked (any step after the first send): said on screen
+        self.checking = False
+        #: the ledger has returned the sale unsettled: the cashier may abandon it
         self.unclear = False
         #: the last step reported (phase, attempt), redrawn after a language switch
         self._step = ("sending", 0)
@@ -73,8 +78,11 @@ class ChargingScreen(KioskScreen):
         return self._monotonic() - self.started
 
     def show_progress(self, phase: str, attempt: int) -> None:
-        """A step reported by the ledger."""
+        """A step reported by the ledger; any step after the first send means the outcome
+        is being checked (the seconds count from the start of the charge)."""
         self._step = (phase, attempt)
+        if phase in UNCLEAR_PHASES:
+            self.checking = True
         self.tick()
 
     def show_unclear(self) -> None:
@@ -92,7 +100,7 @@ class ChargingScreen(KioskScreen):
         phase, attempt = self._step
         key = _PHASE_KEYS.get(phase, "charging.sending")
         phase_line.update(t(key, attempt=attempt))
-        if self.unclear:
+        if self.checking or self.unclear:
             checking.update(
                 Text(t("charging.checking", elapsed=elapsed(self.waited_s)), style="bold")
                 + Text("\n" + t("charging.no_new_sale"))
