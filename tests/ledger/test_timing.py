@@ -248,14 +248,14 @@ async def test_stamps_at_the_services_high_water_mark_are_found_after_the_kiosk_
             policy=policy,
             clock=lambda: datetime.now(UTC) + timedelta(seconds=ahead["s"]),
         )
-        sandbox.set_clock_offset(600.0)
-        first = await desk.charge(4500, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
-        assert first.charged
-        ahead["s"] = 5 * 3600.0  # NTP sets the Pi's clock wrong
-        wrong = await desk.charge(6000, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
-        assert wrong.charged
-        ahead["s"] = 0.0  # and right again
-        sandbox.set_clock_offset(-150.0)  # the service's clock steps back
+        for service_s, kiosk_s in ((600.0, 0.0), (0.0, 0.0), (0.0, 5 * 3600.0), (0.0, 0.0)):
+            # the service 10 min ahead, then right (stamping at its high-water mark); the
+            # Pi's clock set 5 h wrong by NTP, then right again: each step is a jump
+            sandbox.set_clock_offset(service_s)
+            ahead["s"] = kiosk_s
+            sold = await desk.charge(6000, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
+            assert sold.charged, sold
+        sandbox.set_clock_offset(-150.0)  # the service's clock steps back once more
         wallet = sandbox.create_wallet(10_000)
         sandbox.arm_fault("drop_after_commit", count=1, operation="charge")
         sandbox.arm_fault("forget_idempotency", count=5)

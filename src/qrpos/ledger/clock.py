@@ -145,8 +145,9 @@ def latest_service_time(
     reading = read(conn)
     if reading is None:
         return local + unmeasured_s + margin_s
-    upper = reading.offset_s if reading.high_s is None else max(reading.offset_s, reading.high_s)
-    return local + upper + margin_s + DATE_RESOLUTION_S
+    now = local + reading.offset_s
+    top = now if reading.high_date is None else max(now, reading.high_date)
+    return top + margin_s + DATE_RESOLUTION_S
 
 
 def terminal_id(conn: sqlite3.Connection, username: str | None) -> str | None:

@@ -53,14 +53,9 @@ def offsets_for(
         known = own or shared
     else:
         known = min(own[0], shared[0]), max(own[1], shared[1])
-    if known is None or reading is None or reading.high_s is None or reading.high_at is None:
-        return known
-    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
-    lo, hi = known
-    if reading.high_s > hi and first - reading.high_at <= reading.high_s - hi + policy.settle_s:
-        # a service clock that went back stamps commits at its old high-water mark (commit
-        # times never go back) until it has caught up: the window reaches that far meanwhile
-        return lo, reading.high_s
+    # a service clock that went back stamps commits at its old high-water mark until it
+    # has caught up: `window_for` reaches that mark, kept on the service's own clock (a
+    # mark kept against local time was moved by every step of the kiosk's clock)
     return known
 
 
