@@ -1,4 +1,4 @@
-"""The layering rules of design.md, checked on the real import graph: no Textual outside
+"""The layering rules of docs/architecture.md, checked on the real import graph: no Textual outside
 the UI, no import cycle anywhere, and one map of every exception class."""
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def register(sub: Any) -> None:
 
 
 def exit_code(result: SaleResult) -> int:
-    """design.md's exit code for a sale's state."""
+    """The exit code for a sale's state (docs/architecture.md)."""
     if result.charged is True:
         return EXIT_OK
     if result.state is IntentState.CREDENTIALS_REJECTED:

@@ -19,7 +19,7 @@ from qrpos.errors import CredentialsMissing, InsecureBaseURL
 if TYPE_CHECKING:
     from qrpos.service import TerminalClient
 
-# Exit codes shared by the headless commands (design.md).
+# Exit codes shared by the headless commands (docs/architecture.md).
 EXIT_OK = 0
 EXIT_LOCAL_ERROR = 1
 EXIT_REFUSED = 2

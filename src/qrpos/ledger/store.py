@@ -1,6 +1,6 @@
 """The outbox database: one SQLite file, one owner thread, durable writes.
 
-Rules (design.md, "SQLite rules"): WAL, `synchronous=FULL`, `BEGIN IMMEDIATE` for every
+Rules (docs/architecture.md, "SQLite rules"): WAL, `synchronous=FULL`, `BEGIN IMMEDIATE` for every
 write, a busy timeout, `PRAGMA quick_check` at open, the schema version in
 `user_version` with forward migrations. One thread owns the connection; async callers
 reach it through `arun`/`awrite`, so SQLite never blocks the event loop.

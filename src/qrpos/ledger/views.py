@@ -159,7 +159,7 @@ class IntentView:
     attempts: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        """design.md's outbox JSON object."""
+        """The outbox JSON object of docs/architecture.md."""
         return {
             "id": self.id,
             "kind": self.kind,

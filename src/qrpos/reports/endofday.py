@@ -80,7 +80,7 @@ class EndOfDay:
         return self.vat_pending + self.vat_issued + self.vat_voided
 
     def to_json(self) -> dict[str, Any]:
-        """The shape design.md fixes for `qrpos report --json`, plus hourly and
+        """The shape docs/architecture.md fixes for `qrpos report --json`, plus hourly and
         reconciliation fields."""
         out: dict[str, Any] = {
             "date": self.day.isoformat(),

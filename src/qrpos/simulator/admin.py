@@ -1,4 +1,5 @@
-"""The sandbox's admin API under `/_sim` (design.md): terminals, wallets, VAT, faults.
+"""The sandbox's admin API under `/_sim` (docs/service-contract.md): terminals, wallets,
+VAT, faults.
 
 Never part of the service contract and never called by the kiosk's production paths.
 """
