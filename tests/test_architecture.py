@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import pathlib
 import pkgutil
 import subprocess
 import sys
@@ -197,3 +198,46 @@ def test_every_class_named_on_the_map_exists_where_it_says() -> None:
         module, _, name = dotted.rpartition(".")
         cls = getattr(importlib.import_module(module), name)
         assert issubclass(cls, BaseException), dotted
+
+
+def _ledger_floors() -> dict[str, int]:
+    """Each ledger module's floor: 1 for a module importing no other ledger module, else one
+    above the highest module it imports (the longest chain of imports beneath it)."""
+    graph = grimp.build_graph("qrpos")
+    modules = {m for m in graph.modules if m.startswith("qrpos.ledger.")}
+    deps = {
+        m: {d for d in graph.find_modules_directly_imported_by(m) if d in modules} - {m}
+        for m in modules
+    }
+    floors: dict[str, int] = {}
+
+    def floor(module: str) -> int:
+        if module not in floors:
+            floors[module] = 1 + max((floor(d) for d in deps[module]), default=0)
+        return floors[module]
+
+    for module in modules:
+        floor(module)
+    return floors
+
+
+def test_the_ledger_is_at_most_five_floors_deep() -> None:
+    floors = _ledger_floors()
+    assert floors["qrpos.ledger.states"] == 1  # the vocabulary imports nothing of the ledger
+    assert floors["qrpos.ledger.desk"] >= 3  # the check sees real chains
+    deepest = max(floors.values())
+    assert deepest <= 5, sorted(floors.items(), key=lambda kv: kv[1])
+
+
+def test_sql_lives_in_the_ledgers_store_and_records_only() -> None:
+    """No other module of the ledger runs a statement of its own (the import contract keeps
+    sqlite3 out of them; this catches a connection handed in and used directly)."""
+    import re
+
+    ledger = pathlib.Path(qrpos.__file__).parent / "ledger"
+    speaking = sorted(
+        path.name
+        for path in ledger.glob("*.py")
+        if re.search(r"\.execute(many|script)?\(", path.read_text(encoding="utf-8"))
+    )
+    assert speaking == ["records.py", "store.py"]

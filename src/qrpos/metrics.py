@@ -80,8 +80,9 @@ def gather(
 ) -> KioskFacts:
     """Read the outbox (today's sales, what is open) and the contact log."""
     from qrpos.ledger import records
-    from qrpos.ledger.listing import intent_view, outbox_views
+    from qrpos.ledger.listing import outbox_views
     from qrpos.ledger.states import SOLD_STATES
+    from qrpos.ledger.views import intent_view
 
     now = now or datetime.now(UTC)
     local_midnight = (now + _LOCAL).replace(hour=0, minute=0, second=0, microsecond=0) - _LOCAL

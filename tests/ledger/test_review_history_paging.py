@@ -18,7 +18,7 @@ import pytest
 
 from qrpos import spec
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
-from qrpos.ledger.history import MAX_PAGES
+from qrpos.ledger.lookup import MAX_PAGES
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from qrpos.ledger import ChargeDesk, Ledger, LedgerError, LedgerUnhealthy, RetryPolicy
-from qrpos.ledger.schema import SCHEMA_VERSION
+from qrpos.ledger.store import SCHEMA_VERSION
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, WalletInfo
 
@@ -114,3 +115,36 @@ def test_state_dir_that_cannot_be_created_is_a_clear_error(tmp_path: Path) -> No
     blocker.write_text("")
     with pytest.raises(LedgerError, match="cannot create the state dir"):
         Ledger.open(blocker / "state" / "outbox.sqlite3")
+
+
+def test_a_reversal_moves_only_as_its_table_allows(tmp_path: Path) -> None:
+    """Refunded and refused are final; a 401-stopped refund resumes only as pending."""
+    from qrpos.ledger import records
+    from qrpos.ledger.records import IllegalTransition
+    from qrpos.ledger.states import REVERSAL_TRANSITIONS, ReversalState
+
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    try:
+        for old in ReversalState:
+            for new in ReversalState:
+
+                def attempt(conn: Any, old: ReversalState = old, new: ReversalState = new) -> None:
+                    rid = records.insert_reversal(
+                        conn, tx_id=f"tx_{old}_{new}", reason="test", now=1.0
+                    )
+                    if old is not ReversalState.PENDING:
+                        records.update_reversal(conn, rid, state=old)
+                    records.update_reversal(conn, rid, state=new)
+
+                allowed = new in REVERSAL_TRANSITIONS[old]
+                if allowed:
+                    ledger.write(attempt)
+                else:
+                    with pytest.raises(IllegalTransition):
+                        ledger.write(attempt)
+        # the refused moves left nothing half-done: every row kept its first state
+        rows = ledger.read(lambda c: records.list_reversals(c, include_final=True))
+        assert all(r.state in REVERSAL_TRANSITIONS for r in rows)
+        assert len(rows) == sum(len(v) for v in REVERSAL_TRANSITIONS.values())
+    finally:
+        ledger.close()

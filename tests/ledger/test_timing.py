@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
-from qrpos.ledger.facts import IntentRow
-from qrpos.ledger.timing import Moment, absence, bounded_wait, may_send, settled
+from qrpos.ledger.states import IntentRow, Moment
+from qrpos.ledger.timing import absence, bounded_wait, may_send, settled
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport

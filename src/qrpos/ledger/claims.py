@@ -18,8 +18,8 @@ Windows
 An intent's **window** is the span of server time in which its charge, if any, was
 committed: from its first request to its last one plus `settle_s` for late commits,
 shifted by the measured server clock offset and widened by a margin
-(`qrpos.ledger.history.window_for`). Without a trusted measurement of the server's clock
-(`qrpos.ledger.clock`) the window widens by `max_clock_skew_s` and is *unmeasured*.
+(`qrpos.ledger.lookup.window_for`). Without a trusted measurement of the server's clock
+(`qrpos.ledger.states.ClockReading`) the window widens by `max_clock_skew_s` and is *unmeasured*.
 
 Who could own a row
 -------------------
@@ -102,13 +102,13 @@ a person (`foreign_until`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from qrpos import spec
-from qrpos.ledger.facts import IntentRow, Proof
-from qrpos.ledger.states import IntentState
+from qrpos.ledger.states import IntentRow, IntentState, Proof
 from qrpos.service.models import Transaction
 
 #: the stable reason codes of a review (see the module docstring)
@@ -177,6 +177,15 @@ class Candidate:
 
     transaction: Transaction
     others: tuple[int, ...]
+
+
+def candidates_json(candidates: Sequence[Candidate]) -> str:
+    """The candidates as a review stores them: each row with the other sales that could own
+    it (`qrpos.ledger.records.upsert_review`)."""
+    payload = [
+        {"transaction": c.transaction.to_json(), "others": list(c.others)} for c in candidates
+    ]
+    return json.dumps(payload, sort_keys=True)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from datetime import datetime
 
 from qrpos.ledger import clock as boot_clock
 from qrpos.ledger.policy import RetryPolicy
+from qrpos.ledger.states import Moment
 from qrpos.ledger.store import Ledger
-from qrpos.ledger.timing import Moment
 from qrpos.service import TerminalClient
 
 

@@ -18,11 +18,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from qrpos import spec
-from qrpos.ledger import clock, records, reviews
 from qrpos.ledger import clock as clock_module
-from qrpos.ledger.clock import ServiceClock
+from qrpos.ledger import records, reviews
 from qrpos.ledger.context import Context
-from qrpos.ledger.listing import intent_view, outbox_views, sale_result
+from qrpos.ledger.listing import ServiceClock, outbox_views
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import IntentRow, ReversalRow
 from qrpos.ledger.resolver import ProgressCallback, drive
@@ -42,6 +41,8 @@ from qrpos.ledger.views import (
     TokenInReview,
     UnknownIntent,
     UnresolvedChargeExists,
+    intent_view,
+    sale_result,
 )
 from qrpos.redact import escape_text
 from qrpos.service import TerminalClient
@@ -334,14 +335,14 @@ class ChargeDesk:
 
     def clear_foreign_activity(self) -> None:
         """An owner clears the warning: history matching resumes for rows committed after
-        the clear (`reviews.clear_foreign`)."""
+        the clear (`records.clear_foreign`)."""
         now, policy = self._ctx.now(), self._ctx.policy
 
         def clear(conn: Any) -> None:
-            until = clock.latest_service_time(
+            until = records.latest_service_time(
                 conn, now, policy.window_margin_s, policy.max_clock_skew_s
             )
-            reviews.clear_foreign(conn, now, until)
+            records.clear_foreign(conn, now, until)
 
         self.ledger.write(clear)
 
@@ -420,9 +421,5 @@ class ChargeDesk:
 
     def audit(self, intent_id: int) -> list[dict[str, Any]]:
         """Every attempt and lookup recorded for one sale, oldest first."""
-        rows = self.ledger.read(
-            lambda c: c.execute(
-                "SELECT * FROM attempt WHERE intent_id = ? ORDER BY id", (intent_id,)
-            ).fetchall()
-        )
-        return [json.loads(json.dumps(dict(r))) for r in rows]
+        rows = self.ledger.read(lambda c: records.attempts_of(c, intent_id))
+        return [json.loads(json.dumps(r)) for r in rows]

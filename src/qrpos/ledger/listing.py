@@ -1,65 +1,16 @@
-"""The outbox's rows as callers see them: `SaleResult` and the `outbox list` rows."""
+"""What a reader of the outbox sees without a client or a password: the `outbox list` rows
+and the service's clock as this kiosk measured it."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from qrpos.ledger import records
-from qrpos.ledger.records import IntentRow, ReversalRow
-from qrpos.ledger.states import ReversalState
-from qrpos.ledger.store import Ledger
-from qrpos.ledger.views import IntentView, SaleResult
-from qrpos.service import Transaction
-from qrpos.service.models import transaction_from_json_text
-
-
-def sale_result(row: IntentRow) -> SaleResult:
-    """The caller's view of an intent row."""
-    tx: Transaction | None = None
-    if row.tx_json:
-        tx = transaction_from_json_text(row.tx_json)
-    return SaleResult(
-        intent_id=row.id,
-        state=row.state,
-        amount_mnt=row.amount_mnt,
-        transaction=tx,
-        decline_code=row.decline_code,
-        message=row.last_detail,
-        charged=None if row.charged is None else bool(row.charged),
-    )
-
-
-def intent_view(row: IntentRow) -> IntentView:
-    """A charge intent as a row of `qrpos outbox list`."""
-    return IntentView(
-        id=str(row.id),
-        kind="charge",
-        amount_mnt=row.amount_mnt,
-        state=str(row.state),
-        charged=None if row.charged is None else bool(row.charged),
-        transaction_id=row.tx_id,
-        token=row.token_tail,
-        created_at=datetime.fromtimestamp(row.created_at, UTC),
-        detail=row.last_detail,
-        attempts=row.attempts,
-    )
-
-
-def reversal_view(row: ReversalRow) -> IntentView:
-    """A reversal as a row of `qrpos outbox list` (id prefixed `r`)."""
-    return IntentView(
-        id=f"r{row.id}",
-        kind="reversal",
-        amount_mnt=row.amount_mnt,
-        state=str(row.state),
-        charged=False if row.state is ReversalState.REFUNDED else None,
-        transaction_id=row.tx_id,
-        token=None,
-        created_at=datetime.fromtimestamp(row.created_at, UTC),
-        detail=row.message,
-        attempts=row.attempts,
-    )
+from qrpos.ledger.store import Ledger, LedgerError
+from qrpos.ledger.views import IntentView, intent_view, reversal_view
 
 
 def outbox_views(ledger: Ledger, *, include_final: bool) -> list[IntentView]:
@@ -73,3 +24,30 @@ def outbox_views(ledger: Ledger, *, include_final: bool) -> list[IntentView]:
         return sorted(views, key=lambda v: v.created_at)
 
     return ledger.read(read)
+
+
+#: how often `ServiceClock` reads the measured offset from the outbox again
+SERVICE_CLOCK_REREAD_S = 30.0
+
+
+class ServiceClock:
+    """The service's clock as this kiosk measured it (`Date` of its replies), read from
+    the outbox at most every `SERVICE_CLOCK_REREAD_S`; the kiosk's own clock until it has
+    been measured, or when the outbox cannot be read."""
+
+    def __init__(self, ledger: Ledger, local: Callable[[], datetime]) -> None:
+        self._ledger = ledger
+        self._local = local
+        self._checked_at: float | None = None
+        self._offset_s = 0.0
+
+    def now(self) -> datetime:
+        """The service's "now" (aware UTC)."""
+        if self._checked_at is None or time.monotonic() - self._checked_at > SERVICE_CLOCK_REREAD_S:
+            try:
+                reading = self._ledger.read(records.read_clock)
+            except LedgerError:
+                reading = None  # a closed or broken outbox: the kiosk's own clock
+            self._offset_s = reading.offset_s if reading is not None else 0.0
+            self._checked_at = time.monotonic()
+        return self._local() + timedelta(seconds=self._offset_s)

@@ -1,19 +1,23 @@
-"""One look at the history for an intent, judged by the claims model and committed.
+"""One look at the history for an intent: its window, the rows found in it, judged by the
+claims model and committed.
 
-The look-up reads the rows of the intent's window (widened while the server's clock is
-unmeasured); its `Date` measures the clock; `qrpos.ledger.claims` says what the rows
-prove; the conclusion, the clock and any foreign rows are committed in one transaction.
+The window is placed on the server's clock as measured (`qrpos.ledger.states.ClockReading`),
+widened while that clock is unmeasured; every page's `Date` measures the clock again.
+`qrpos.ledger.claims` says what the rows prove, never this module; the conclusion, the
+clock and any foreign rows are committed in one transaction.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
-from qrpos.ledger import clock, records, reviews
+from qrpos.ledger import records
 from qrpos.ledger.claims import (
+    STAMPS_AHEAD_S,
     UNMEASURED,
     UNVERIFIED_CONFLICT,
     Claimant,
@@ -21,24 +25,20 @@ from qrpos.ledger.claims import (
     NoCandidate,
     Proven,
     Window,
+    candidates_json,
     could_claim,
     foreign_rows,
     judge,
     owns_for_good,
 )
 from qrpos.ledger.context import Context
-from qrpos.ledger.history import (
-    Sighting,
-    look_up,
-    offsets_for,
-    own_offsets,
-    spanning,
-    window_for,
-)
-from qrpos.ledger.records import IntentChanges, IntentRow
-from qrpos.ledger.states import IntentState
-from qrpos.ledger.timing import Moment, absence, confirm_by_key, settled
-from qrpos.service import CredentialsRejected
+from qrpos.ledger.policy import RetryPolicy
+from qrpos.ledger.records import Connection, IntentChanges, IntentRow
+from qrpos.ledger.states import DATE_RESOLUTION_S, ClockReading, IntentState, Moment, offset_from
+from qrpos.ledger.timing import absence, confirm_by_key, settled
+from qrpos.service import CredentialsRejected, Page, TerminalClient, Transaction, Unresolved
+from qrpos.service.limits import CursorTrail
+from qrpos.service.outcomes import ListOutcome
 
 #: what an intent ends as when the service answered its key and the history shows nothing
 _ABSENT_STATE = {
@@ -48,47 +48,180 @@ _ABSENT_STATE = {
 #: a 409 to a same-key retry ("not_charged" is how older outboxes stored it): a review
 _VERIFY = ("review", "not_charged")
 
+#: rows per page of a look-up (the spec's maximum)
+PAGE_LIMIT = 1000
+#: pages one look-up reads at most: a sale's window holds a page or two of this terminal's
+#: charges; a service whose cursors never end must not hold the outbox (and the event loop)
+MAX_PAGES = 100
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """What one look at the history saw: every row in the span, and the clock it measured."""
+
+    span: Window
+    rows: tuple[Transaction, ...]
+    #: server − local measured from the first page's `Date` (None: no `Date`, no answer)
+    offset_s: float | None
+    #: local time the measurement was taken
+    measured_at: float
+    failure: ListOutcome | None = None
+
+
+def offsets_for(
+    row: IntentRow, reading: ClockReading | None, policy: RetryPolicy
+) -> tuple[float, float] | None:
+    """The range of server clock offsets to trust for this intent, or None when unknown.
+
+    The range spans every offset the intent's own exchanges measured and, when trusted for
+    it, the kiosk's reading: after a jump the measurements disagree, and the charge may
+    carry either clock (a service's commit times never go back when its clock does).
+    """
+    own = own_offsets(row)
+    shared = _shared_offsets(row, reading, policy)
+    if own is None or shared is None:
+        known = own or shared
+    else:
+        known = min(own[0], shared[0]), max(own[1], shared[1])
+    # a service clock that went back stamps commits at its old high-water mark until it
+    # has caught up: `window_for` reaches that mark, kept on the service's own clock (a
+    # mark kept against local time was moved by every step of the kiosk's clock)
+    return known
+
+
+def own_offsets(row: IntentRow) -> tuple[float, float] | None:
+    """The offsets measured by the `Date` of this intent's own responses, if any."""
+    if row.skew_lo_s is not None and row.skew_hi_s is not None:
+        return row.skew_lo_s, row.skew_hi_s
+    if row.clock_skew_s is not None:
+        return row.clock_skew_s, row.clock_skew_s
+    return None
+
+
+def spanning(
+    row: IntentRow, reading: ClockReading | None, policy: RetryPolicy, offset_s: float
+) -> tuple[float, float]:
+    """The intent's offset range once a new measurement of its own (`offset_s`) is added."""
+    known = offsets_for(row, reading, policy)
+    if known is None:
+        return offset_s, offset_s
+    return min(known[0], offset_s), max(known[1], offset_s)
+
+
+def _shared_offsets(
+    row: IntentRow, reading: ClockReading | None, policy: RetryPolicy
+) -> tuple[float, float] | None:
+    """The offsets the kiosk's stored reading vouches for during this intent, if any."""
+    if reading is None:
+        return None
+    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
+    last = max(row.last_end_at or first, row.last_sent_at or first)
+    now = reading.offset_s
+    before, since = reading.previous_s, reading.previous_since
+    if reading.measured_at < first:
+        # the wall clock went back since the sale (a Pi rebooted onto an old saved time, or
+        # NTP stepped it): local times of before and after are not comparable, so the sale
+        # may carry either offset of the last jump
+        if reading.jumped and before is not None:
+            return min(before, now), max(before, now)
+        return None
+    if reading.stable_since <= first:
+        return now, now  # the offset has held since before the sale
+    if not reading.jumped:
+        if first - policy.clock_fresh_s <= reading.measured_at <= last + policy.clock_fresh_s:
+            return now, now  # the first measurement ever, taken close to the sale
+        return None
+    if before is not None and since is not None and since <= first:
+        return min(before, now), max(before, now)  # the jump came before or after it
+    return None
+
+
+def window_for(row: IntentRow, policy: RetryPolicy, reading: ClockReading | None) -> Window:
+    """The server-time span in which this intent's charge, if any, was committed."""
+    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
+    last_sent = row.last_sent_at if row.last_sent_at is not None else first
+    # never before the first send: a wall clock stepped back mid-sale stamps later requests
+    # "earlier" (the offsets measured then carry the step, so the window stays wide enough)
+    end = max(row.last_end_at or last_sent, last_sent, first) + policy.settle_s
+    margin = policy.window_margin_s + DATE_RESOLUTION_S
+    offsets = offsets_for(row, reading, policy)
+    if offsets is None:
+        low, high = -policy.max_clock_skew_s, policy.max_clock_skew_s
+    else:
+        low, high = offsets
+    start, stop = first + low - margin, end + high + margin
+    top = None if reading is None else reading.high_date
+    if top is not None and start < top <= stop + STAMPS_AHEAD_S:
+        # the sale began while the service's clock was behind the latest it was ever seen
+        # at: after stepping back it stamps commits at that high-water mark until it has
+        # caught up (counted on the service's own clock, which the kiosk's steps never move)
+        stop = max(stop, top + margin)
+    return Window(
+        start=datetime.fromtimestamp(start, UTC),
+        end=datetime.fromtimestamp(stop, UTC),
+        measured=offsets is not None,
+    )
+
+
+async def look_up(client: TerminalClient, span: Window, now: Callable[[], float]) -> Sighting:
+    """Every row of the span (all pages), and the server's clock from the first page.
+
+    A listing that does not add up is a failed look-up, never rows to judge: a cursor that
+    comes back (a loop), more than `MAX_PAGES` pages, or one id listed twice with different
+    contents. An id listed twice alike counts once (a repeat is not a second charge).
+    """
+    rows: dict[str, Transaction] = {}
+    offset: float | None = None
+    measured_at = now()
+    cursor: str | None = None
+    trail = CursorTrail(MAX_PAGES)
+    while True:
+        sent = now()
+        outcome = await client.list_page(
+            from_=span.start, to=span.end, limit=PAGE_LIMIT, cursor=cursor
+        )
+        end = now()
+        if offset is None:
+            offset = offset_from(outcome.exchange.server_date, sent, end)
+            measured_at = end
+        if not isinstance(outcome, Page):
+            return Sighting(span, (), offset, measured_at, failure=outcome)
+        for tx in outcome.page.transactions:
+            if rows.setdefault(tx.id, tx) != tx:
+                twice = f"garbled history: {tx.id} listed twice with different contents"
+                return _failed(span, offset, measured_at, twice, outcome)
+        cursor = outcome.page.next_cursor
+        if not cursor:
+            return Sighting(span, tuple(rows.values()), offset, measured_at)
+        if (endless := trail.follow(cursor)) is not None:
+            return _failed(span, offset, measured_at, endless, outcome)
+
+
+def _failed(
+    span: Window, offset: float | None, measured_at: float, why: str, outcome: Page
+) -> Sighting:
+    return Sighting(
+        span, (), offset, measured_at, failure=Unresolved(reason=why, exchange=outcome.exchange)
+    )
+
 
 def _neighbours(
-    conn: sqlite3.Connection, span: Window, offset: float, tx_ids: Sequence[str]
+    conn: Connection, span: Window, offset: float, tx_ids: Sequence[str]
 ) -> list[IntentRow]:
     """Intents that could matter to rows of `span`: every unsettled one, those near it in
     local time, and those that hold one of its rows (whatever their clock said then)."""
     slack = 3600.0  # local times of intents near the span, whatever their own offset was
     lo = span.start.timestamp() - offset - slack
     hi = span.end.timestamp() - offset + slack
-    marks = ", ".join("?" for _ in tx_ids) or "NULL"
-    # the placeholders are ours; the values go through parameters
-    where = f"charged IS NULL OR created_at BETWEEN ? AND ? OR tx_id IN ({marks})"
-    sql = f"SELECT id FROM charge_intent WHERE {where}"  # noqa: S608
-    rows = conn.execute(sql, (lo, hi, *tx_ids)).fetchall()
-    found = [records.get_intent(conn, int(r[0])) for r in rows]
-    return [r for r in found if r is not None]
-
-
-def _known(conn: sqlite3.Connection, tx_ids: Sequence[str]) -> set[str]:
-    """Which of these rows the outbox accounts for: owned by an intent or refunded by us."""
-    if not tx_ids:
-        return set()
-    marks = ", ".join("?" for _ in tx_ids)
-    # the placeholders are ours; the ids go through parameters
-    owned = conn.execute(
-        f"SELECT tx_id FROM charge_intent WHERE tx_id IN ({marks})",  # noqa: S608
-        tuple(tx_ids),
-    ).fetchall()
-    refunded = conn.execute(
-        f"SELECT tx_id FROM reversal WHERE tx_id IN ({marks})",  # noqa: S608
-        tuple(tx_ids),
-    ).fetchall()
-    return {str(r[0]) for r in (*owned, *refunded)}
+    return records.neighbours(conn, lo, hi, tx_ids)
 
 
 def _conclude(
-    ctx: Context, conn: sqlite3.Connection, row: IntentRow, seen: Sighting, looked_at: Moment
+    ctx: Context, conn: Connection, row: IntentRow, seen: Sighting, looked_at: Moment
 ) -> tuple[IntentChanges, str]:
     """Judge the sighting for `row` inside the commit; returns the changes and an audit word."""
     policy = ctx.policy
-    before = clock.read(conn)
+    before = records.read_clock(conn)
     agreed = True
     skew: IntentChanges = {}
     if seen.offset_s is not None:
@@ -102,8 +235,8 @@ def _conclude(
             lo, hi = spanning(row, before, policy, seen.offset_s)
             skew = {"skew_lo_s": lo, "skew_hi_s": hi}
             row = dataclasses.replace(row, skew_lo_s=lo, skew_hi_s=hi)
-        clock.observe(conn, seen.offset_s, seen.measured_at, policy.window_margin_s)
-    reading = clock.read(conn)
+        records.observe(conn, seen.offset_s, seen.measured_at, policy.window_margin_s)
+    reading = records.read_clock(conn)
     window = window_for(row, policy, reading)
     if not seen.span.covers(window):
         # the clock moved since the span was placed: part of the window went unseen, so
@@ -115,22 +248,22 @@ def _conclude(
 
 def _judged(
     ctx: Context,
-    conn: sqlite3.Connection,
+    conn: Connection,
     row: IntentRow,
     seen: Sighting,
     looked_at: Moment,
-    reading: clock.ClockReading | None,
+    reading: ClockReading | None,
     window: Window,
     agreed: bool,
 ) -> tuple[IntentChanges, str]:
     """What the rows of a look-up that saw the whole window prove for `row`."""
     policy, now = ctx.policy, ctx.now()
     if seen.rows:
-        clock.learn_terminal_id(conn, seen.rows[0].terminal_id, ctx.client.username)
+        records.learn_terminal_id(conn, seen.rows[0].terminal_id, ctx.client.username)
     offset = reading.offset_s if reading else 0.0
     neighbours = _neighbours(conn, seen.span, offset, [tx.id for tx in seen.rows])
     # a sale in review holds the rows its review offers (and may own any of its amount)
-    offered = reviews.offered_rows(conn)
+    offered = records.offered_rows(conn)
     claimants = [
         Claimant(
             n.id,
@@ -144,23 +277,23 @@ def _judged(
     ]
     owned = {n.tx_id for n in neighbours if n.tx_id and owns_for_good(n) and n.id != row.id}
     # another install's rows stay its own after the owner cleared the warning
-    owned |= reviews.foreign_ids(conn, [tx.id for tx in seen.rows])
+    owned |= records.foreign_ids(conn, [tx.id for tx in seen.rows])
     me = Claimant(row.id, row.amount_mnt, window)
     if window.measured:
         in_window = [tx for tx in seen.rows if window.contains(tx.created_at)]
-        known = _known(conn, [tx.id for tx in in_window])
+        known = records.known_tx(conn, [tx.id for tx in in_window])
         strangers = foreign_rows(in_window, [me, *claimants], known)
         surplus = {tx.id for tx in strangers if any(c.could_own(tx) for c in [me, *claimants])}
-        reviews.record_foreign(conn, strangers, row.id, now, surplus)
+        records.record_foreign(conn, strangers, row.id, now, surplus)
     watching = row.state is IntentState.ABANDONED
     verdict = judge(
         me,
         seen.rows,
         claimants,
         owned,
-        foreign_active=reviews.foreign_activity(conn) is not None,
+        foreign_active=bool(records.uncleared_foreign(conn)),
         abandoned=watching,
-        foreign_until=reviews.foreign_suspect_until(conn),
+        foreign_until=records.foreign_suspect_until(conn),
     )
     if isinstance(verdict, Proven) and confirm_by_key(row, policy, looked_at):
         return {
@@ -193,7 +326,9 @@ def _judged(
         # the sale's own; a person decides once late commits had their time
         return {}, "disputed_unsettled"
     if isinstance(verdict, Disputed):
-        reviews.open_review(conn, row.id, verdict.reason, verdict.candidates, now)
+        records.upsert_review(
+            conn, row.id, verdict.reason, candidates_json(verdict.candidates), now
+        )
         ids = ", ".join(c.transaction.id for c in verdict.candidates[:5])
         count = len(verdict.candidates)
         return {
@@ -208,7 +343,7 @@ def _judged(
     assert isinstance(verdict, NoCandidate)
     verdict_on_absence = absence(policy, row, looked_at, measured=window.measured, agreed=agreed)
     if verdict_on_absence == "final" and row.if_absent in _VERIFY:
-        reviews.open_review(conn, row.id, UNVERIFIED_CONFLICT, (), now)
+        records.upsert_review(conn, row.id, UNVERIFIED_CONFLICT, "[]", now)
         return {
             "state": IntentState.NEEDS_REVIEW,
             "token": None,
@@ -220,7 +355,7 @@ def _judged(
             "decide",
         }, UNVERIFIED_CONFLICT
     if verdict_on_absence == "unmeasured":
-        reviews.open_review(conn, row.id, UNMEASURED, (), now)
+        records.upsert_review(conn, row.id, UNMEASURED, "[]", now)
         return {
             "state": IntentState.NEEDS_REVIEW,
             "token": None,
@@ -250,19 +385,19 @@ def _judged(
 
 async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
     """One look at the history for `row`; commits what the claims model concluded."""
-    reading = await ctx.ledger.aread(clock.read)
+    reading = await ctx.ledger.aread(records.read_clock)
     # a little wider than the window: a fresh measurement's jitter must not uncover it
     span = window_for(row, ctx.policy, reading).widened(ctx.policy.window_margin_s)
     looked_at = ctx.moment()
     seen = await look_up(ctx.client, span, ctx.now)
 
-    def commit(conn: sqlite3.Connection) -> IntentRow:
+    def commit(conn: Connection) -> IntentRow:
         current = records.get_intent(conn, row.id)
         assert current is not None
         changes: IntentChanges = {"lookups": current.lookups + 1, "last_lookup_at": ctx.now()}
         if seen.failure is not None:
             if seen.offset_s is not None:
-                clock.observe(conn, seen.offset_s, seen.measured_at, ctx.policy.window_margin_s)
+                records.observe(conn, seen.offset_s, seen.measured_at, ctx.policy.window_margin_s)
             outcome = type(seen.failure).__name__
             if isinstance(seen.failure, CredentialsRejected) and current.state is not (
                 IntentState.ABANDONED

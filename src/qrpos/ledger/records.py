@@ -7,16 +7,31 @@ inside `Ledger.write` (one `BEGIN IMMEDIATE` transaction each).
 from __future__ import annotations
 
 import hashlib
-import sqlite3
-from dataclasses import dataclass, fields
-from typing import Any, Final, TypedDict, Unpack
+import json
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import fields
+from datetime import UTC, datetime
+from sqlite3 import Connection as Connection
+from sqlite3 import Row
+from typing import Any, Final, Unpack
 
-# the rows' types live in facts (pure); re-exported for the modules that read rows here
-from qrpos.ledger.facts import IntentChanges as IntentChanges
-from qrpos.ledger.facts import IntentRow as IntentRow
-from qrpos.ledger.facts import Proof as Proof
-from qrpos.ledger.states import IntentState, ReversalState, can_move
+# the rows' types live in states (pure); re-exported for the modules that read rows here
+from qrpos.ledger.states import (
+    DATE_RESOLUTION_S,
+    ClockReading,
+    IntentState,
+    ReversalState,
+    can_move,
+    can_move_reversal,
+    next_reading,
+)
+from qrpos.ledger.states import IntentChanges as IntentChanges
+from qrpos.ledger.states import IntentRow as IntentRow
+from qrpos.ledger.states import Proof as Proof
+from qrpos.ledger.states import ReversalChanges as ReversalChanges
+from qrpos.ledger.states import ReversalRow as ReversalRow
 from qrpos.redact import token_tail
+from qrpos.service import Transaction
 
 OPEN_SQL = (
     "(state IN ('pending', 'unresolved') OR (state = 'credentials_rejected' AND charged IS NULL))"
@@ -25,24 +40,6 @@ OPEN_SQL = (
 
 class IllegalTransition(RuntimeError):
     """A bug tried a move the state machine forbids; the transaction is rolled back."""
-
-
-@dataclass(frozen=True)
-class ReversalRow:
-    """One `reversal` row."""
-
-    id: int
-    tx_id: str
-    intent_id: int | None
-    amount_mnt: int | None
-    reason: str
-    state: ReversalState
-    created_at: float
-    attempts: int
-    next_try_at: float | None
-    last_status: int | None
-    message: str | None
-    resolved_at: float | None
 
 
 _INTENT_FIELDS = tuple(f.name for f in fields(IntentRow))
@@ -54,13 +51,13 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
-def _intent(row: sqlite3.Row) -> IntentRow:
+def _intent(row: Row) -> IntentRow:
     values = {name: row[name] for name in _INTENT_FIELDS}
     values["state"] = IntentState(values["state"])
     return IntentRow(**values)
 
 
-def _reversal(row: sqlite3.Row) -> ReversalRow:
+def _reversal(row: Row) -> ReversalRow:
     values = {name: row[name] for name in _REVERSAL_FIELDS}
     values["state"] = ReversalState(values["state"])
     return ReversalRow(**values)
@@ -69,13 +66,13 @@ def _reversal(row: sqlite3.Row) -> ReversalRow:
 # --- charge intents ---------------------------------------------------------------------
 
 
-def get_intent(conn: sqlite3.Connection, intent_id: int) -> IntentRow | None:
+def get_intent(conn: Connection, intent_id: int) -> IntentRow | None:
     """The intent with this id, or None."""
     row = conn.execute("SELECT * FROM charge_intent WHERE id = ?", (intent_id,)).fetchone()
     return None if row is None else _intent(row)
 
 
-def open_intents(conn: sqlite3.Connection) -> list[IntentRow]:
+def open_intents(conn: Connection) -> list[IntentRow]:
     """Intents that block a new sale, oldest first."""
     sql = f"SELECT * FROM charge_intent WHERE {OPEN_SQL} ORDER BY id"  # noqa: S608 - constant
     rows = conn.execute(sql).fetchall()
@@ -89,7 +86,7 @@ _TOKEN_STOPS: Final = {
 }
 
 
-def _first_with_token(conn: sqlite3.Connection, digest: str, stop: str) -> IntentRow | None:
+def _first_with_token(conn: Connection, digest: str, stop: str) -> IntentRow | None:
     # the condition is one of ours (`_TOKEN_STOPS`); the digest goes through a parameter
     sql = (
         f"SELECT * FROM charge_intent WHERE token_sha256 = ? AND {_TOKEN_STOPS[stop]}"  # noqa: S608
@@ -99,18 +96,18 @@ def _first_with_token(conn: sqlite3.Connection, digest: str, stop: str) -> Inten
     return None if row is None else _intent(row)
 
 
-def paid_with_token(conn: sqlite3.Connection, digest: str) -> IntentRow | None:
+def paid_with_token(conn: Connection, digest: str) -> IntentRow | None:
     """The intent whose transaction this token (by its digest) already paid, or None.
     The service retires a token at its first successful charge, whatever happened next."""
     return _first_with_token(conn, digest, "paid")
 
 
-def in_review_with_token(conn: sqlite3.Connection, digest: str) -> IntentRow | None:
+def in_review_with_token(conn: Connection, digest: str) -> IntentRow | None:
     """The intent of this token (by its digest) that waits for a person's review, or None."""
     return _first_with_token(conn, digest, "in_review")
 
 
-def watched_intents(conn: sqlite3.Connection) -> list[IntentRow]:
+def watched_intents(conn: Connection) -> list[IntentRow]:
     """Abandoned intents whose history is still watched, oldest first."""
     rows = conn.execute(
         "SELECT * FROM charge_intent WHERE state = 'abandoned' AND watching = 1 ORDER BY id"
@@ -119,7 +116,7 @@ def watched_intents(conn: sqlite3.Connection) -> list[IntentRow]:
 
 
 def list_intents(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     include_final: bool,
     created_from: float | None = None,
@@ -144,7 +141,7 @@ def list_intents(
 
 
 def insert_intent(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     idem_key: str,
     token: str,
@@ -178,9 +175,7 @@ def insert_intent(
     return cur.lastrowid
 
 
-def update_intent(
-    conn: sqlite3.Connection, intent_id: int, **changes: Unpack[IntentChanges]
-) -> IntentRow:
+def update_intent(conn: Connection, intent_id: int, **changes: Unpack[IntentChanges]) -> IntentRow:
     """Apply `changes` to one intent, refusing an illegal state move; returns the new row."""
     current = get_intent(conn, intent_id)
     if current is None:
@@ -203,7 +198,7 @@ def update_intent(
 
 
 def log_attempt(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     kind: str,
     n: int,
@@ -225,7 +220,7 @@ def log_attempt(
 
 
 def log_exchange(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     kind: str,
     n: int,
@@ -255,13 +250,13 @@ def log_exchange(
 # --- reversals --------------------------------------------------------------------------
 
 
-def get_reversal(conn: sqlite3.Connection, reversal_id: int) -> ReversalRow | None:
+def get_reversal(conn: Connection, reversal_id: int) -> ReversalRow | None:
     """The reversal with this id, or None."""
     row = conn.execute("SELECT * FROM reversal WHERE id = ?", (reversal_id,)).fetchone()
     return None if row is None else _reversal(row)
 
 
-def reversal_for_tx(conn: sqlite3.Connection, tx_id: str) -> ReversalRow | None:
+def reversal_for_tx(conn: Connection, tx_id: str) -> ReversalRow | None:
     """The latest reversal of a transaction, or None."""
     row = conn.execute(
         "SELECT * FROM reversal WHERE tx_id = ? ORDER BY id DESC LIMIT 1", (tx_id,)
@@ -269,7 +264,7 @@ def reversal_for_tx(conn: sqlite3.Connection, tx_id: str) -> ReversalRow | None:
     return None if row is None else _reversal(row)
 
 
-def open_reversals(conn: sqlite3.Connection) -> list[ReversalRow]:
+def open_reversals(conn: Connection) -> list[ReversalRow]:
     """Reversals still to be sent or retried, oldest first."""
     rows = conn.execute(
         "SELECT * FROM reversal WHERE state IN ('pending', 'credentials_rejected') ORDER BY id"
@@ -277,7 +272,7 @@ def open_reversals(conn: sqlite3.Connection) -> list[ReversalRow]:
     return [_reversal(r) for r in rows]
 
 
-def list_reversals(conn: sqlite3.Connection, *, include_final: bool) -> list[ReversalRow]:
+def list_reversals(conn: Connection, *, include_final: bool) -> list[ReversalRow]:
     """Reversals, oldest first: all, or only the open ones."""
     if not include_final:
         return open_reversals(conn)
@@ -285,7 +280,7 @@ def list_reversals(conn: sqlite3.Connection, *, include_final: bool) -> list[Rev
 
 
 def insert_reversal(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     tx_id: str,
     reason: str,
@@ -303,24 +298,20 @@ def insert_reversal(
     return cur.lastrowid
 
 
-class ReversalChanges(TypedDict, total=False):
-    """The columns a reversal's move may change, with their types."""
-
-    state: ReversalState
-    attempts: int
-    next_try_at: float | None
-    last_status: int | None
-    message: str | None
-    resolved_at: float | None
-
-
 def update_reversal(
-    conn: sqlite3.Connection, reversal_id: int, **changes: Unpack[ReversalChanges]
+    conn: Connection, reversal_id: int, **changes: Unpack[ReversalChanges]
 ) -> ReversalRow:
     """Apply `changes` to one reversal; returns the new row."""
     unknown = set(changes) - set(_REVERSAL_FIELDS)
     if unknown:
         raise KeyError(f"unknown reversal columns {sorted(unknown)}")
+    new_state = changes.get("state")
+    if new_state is not None:
+        current = get_reversal(conn, reversal_id)
+        if current is None:
+            raise LookupError(f"no reversal {reversal_id}")
+        if not can_move_reversal(current.state, new_state):
+            raise IllegalTransition(f"reversal {reversal_id}: {current.state} -> {new_state}")
     if changes:
         cols = ", ".join(f"{name} = ?" for name in changes)
         values = [str(v) if isinstance(v, ReversalState) else v for v in changes.values()]
@@ -331,7 +322,264 @@ def update_reversal(
     return row
 
 
-def amount_of_tx(conn: sqlite3.Connection, tx_id: str) -> int | None:
+def amount_of_tx(conn: Connection, tx_id: str) -> int | None:
     """The amount of our own charge with this transaction id, when we have it."""
     row = conn.execute("SELECT amount_mnt FROM charge_intent WHERE tx_id = ?", (tx_id,)).fetchone()
     return None if row is None else int(row[0])
+
+
+# --- the service's clock and the terminal, as measured and learned ----------------------
+
+
+def read_clock(conn: Connection) -> ClockReading | None:
+    """The stored reading, or None when the server's clock was never measured."""
+    row = conn.execute(
+        "SELECT offset_s, measured_at, stable_since, jumped, previous_s, previous_since,"
+        " high_s, high_at, high_date FROM server_clock WHERE id = 1"
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    return ClockReading(
+        float(row[0]),
+        float(row[1]),
+        float(row[2]),
+        bool(row[3]),
+        None if row[4] is None else float(row[4]),
+        None if row[5] is None else float(row[5]),
+        None if row[6] is None else float(row[6]),
+        None if row[7] is None else float(row[7]),
+        None if row[8] is None else float(row[8]),
+    )
+
+
+def observe(conn: Connection, offset_s: float, at: float, tolerance_s: float) -> None:
+    """Store a measurement of the service's clock (`qrpos.ledger.states.next_reading`)."""
+    new = next_reading(read_clock(conn), offset_s, at, tolerance_s)
+    conn.execute(
+        "INSERT INTO server_clock (id, offset_s, measured_at, stable_since, jumped, previous_s,"
+        " previous_since, high_s, high_at, high_date) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (id) DO UPDATE SET"
+        " offset_s = excluded.offset_s, measured_at = excluded.measured_at,"
+        " stable_since = excluded.stable_since, jumped = excluded.jumped,"
+        " previous_s = excluded.previous_s, previous_since = excluded.previous_since,"
+        " high_s = excluded.high_s, high_at = excluded.high_at,"
+        " high_date = excluded.high_date",
+        (
+            new.offset_s,
+            new.measured_at,
+            new.stable_since,
+            int(new.jumped),
+            new.previous_s,
+            new.previous_since,
+            new.high_s,
+            new.high_at,
+            new.high_date,
+        ),
+    )
+
+
+def latest_service_time(
+    conn: Connection, local: float, margin_s: float, unmeasured_s: float
+) -> float:
+    """The latest the service's clock (and its commit stamps) may read at local time
+    `local`: the measured offset, or the high-water offset its stamps may still be at, plus
+    `margin_s` and the `Date`'s second; never measured: `unmeasured_s` ahead of `local`."""
+    reading = read_clock(conn)
+    if reading is None:
+        return local + unmeasured_s + margin_s
+    now = local + reading.offset_s
+    top = now if reading.high_date is None else max(now, reading.high_date)
+    return top + margin_s + DATE_RESOLUTION_S
+
+
+def terminal_id(conn: Connection, username: str | None) -> str | None:
+    """The `ter_` id of the terminal paired as `username`, once the history or a verified
+    reply has shown it. A new pairing is a new terminal: the id learned under another
+    username (or before usernames were kept) is not this one's."""
+    row = conn.execute(
+        "SELECT terminal_id, terminal_user FROM server_clock WHERE id = 1"
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    if username is not None and row[1] != username:
+        return None
+    return str(row[0])
+
+
+def learn_terminal_id(conn: Connection, value: str | None, username: str | None) -> None:
+    """Remember the id of the terminal paired as `username` (the history is scoped to it by
+    the service); the first one seen for a pairing is kept, a new pairing replaces it."""
+    if not value or terminal_id(conn, username) is not None:
+        return
+    conn.execute(
+        "INSERT INTO server_clock (id, terminal_id, terminal_user) VALUES (1, ?, ?)"
+        " ON CONFLICT (id) DO UPDATE SET terminal_id = excluded.terminal_id,"
+        " terminal_user = excluded.terminal_user",
+        (value, username),
+    )
+
+
+# --- reviews: the sales a person settles, and the rows each one holds ---------------------
+
+
+def upsert_review(
+    conn: Connection, intent_id: int, reason: str, candidates_json: str, now: float
+) -> None:
+    """Record (or replace) the open review of an intent (`claims.candidates_json`)."""
+    conn.execute(
+        "INSERT INTO review (intent_id, reason, candidates, opened_at) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (intent_id) DO UPDATE SET reason = excluded.reason,"
+        " candidates = excluded.candidates, opened_at = excluded.opened_at,"
+        " decided_at = NULL, decision = NULL, decided_tx = NULL, decided_by = NULL",
+        (intent_id, reason, candidates_json, now),
+    )
+
+
+def review_of(conn: Connection, intent_id: int) -> tuple[str, str] | None:
+    """The review's reason and its candidates (JSON), or None when none was recorded."""
+    found = conn.execute(
+        "SELECT reason, candidates FROM review WHERE intent_id = ?", (intent_id,)
+    ).fetchone()
+    return None if found is None else (str(found[0]), str(found[1]))
+
+
+def in_review(conn: Connection) -> list[IntentRow]:
+    """Every sale in needs_review, oldest first."""
+    rows = conn.execute("SELECT * FROM charge_intent WHERE state = 'needs_review' ORDER BY id")
+    return [_intent(r) for r in rows.fetchall()]
+
+
+def offered_rows(conn: Connection) -> dict[int, frozenset[str]]:
+    """The rows each open review offers, by sale: held for that sale until a person
+    settles it (no other sale is approved or refunded on one of them)."""
+    found = conn.execute(
+        "SELECT r.intent_id, r.candidates FROM review r JOIN charge_intent i"
+        " ON i.id = r.intent_id WHERE i.state = 'needs_review' AND r.decided_at IS NULL"
+    ).fetchall()
+    return {
+        int(intent_id): frozenset(str(item["transaction"]["id"]) for item in json.loads(text))
+        for intent_id, text in found
+    }
+
+
+def holder_of(conn: Connection, tx_id: str, besides: int) -> int | None:
+    """The sale (other than `besides`) whose proven charge is `tx_id`, if any."""
+    row = conn.execute(
+        "SELECT id FROM charge_intent WHERE tx_id = ? AND id != ?", (tx_id, besides)
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def mark_decided(
+    conn: Connection, intent_id: int, *, now: float, what: str, tx_id: str | None, actor: str
+) -> None:
+    """Close the review of `intent_id` with a person's decision."""
+    conn.execute(
+        "UPDATE review SET decided_at = ?, decision = ?, decided_tx = ?, decided_by = ?"
+        " WHERE intent_id = ?",
+        (now, what, tx_id, actor, intent_id),
+    )
+
+
+def neighbours(conn: Connection, lo: float, hi: float, tx_ids: Sequence[str]) -> list[IntentRow]:
+    """Intents that could matter to a look-up: every unsettled one, those created between
+    `lo` and `hi` (local time), and those that hold one of `tx_ids`."""
+    marks = ", ".join("?" for _ in tx_ids) or "NULL"
+    # the placeholders are ours; the values go through parameters
+    where = f"charged IS NULL OR created_at BETWEEN ? AND ? OR tx_id IN ({marks})"
+    sql = f"SELECT * FROM charge_intent WHERE {where} ORDER BY id"  # noqa: S608
+    return [_intent(r) for r in conn.execute(sql, (lo, hi, *tx_ids)).fetchall()]
+
+
+def known_tx(conn: Connection, tx_ids: Sequence[str]) -> set[str]:
+    """Which of these rows the outbox accounts for: owned by an intent or refunded by us."""
+    if not tx_ids:
+        return set()
+    marks = ", ".join("?" for _ in tx_ids)
+    # the placeholders are ours; the ids go through parameters
+    owned = conn.execute(
+        f"SELECT tx_id FROM charge_intent WHERE tx_id IN ({marks})",  # noqa: S608
+        tuple(tx_ids),
+    ).fetchall()
+    refunded = conn.execute(
+        f"SELECT tx_id FROM reversal WHERE tx_id IN ({marks})",  # noqa: S608
+        tuple(tx_ids),
+    ).fetchall()
+    return {str(r[0]) for r in (*owned, *refunded)}
+
+
+def attempts_of(conn: Connection, intent_id: int) -> list[dict[str, Any]]:
+    """Every attempt and look-up recorded for one sale, oldest first."""
+    rows = conn.execute("SELECT * FROM attempt WHERE intent_id = ? ORDER BY id", (intent_id,))
+    return [dict(r) for r in rows.fetchall()]
+
+
+# --- rows another install charged ---------------------------------------------------------
+
+
+def record_foreign(
+    conn: Connection,
+    rows: Iterable[Transaction],
+    intent_id: int,
+    now: float,
+    surplus: Collection[str] = (),
+) -> None:
+    """Remember rows no sale of this outbox sent.
+
+    A row in `surplus` was left over only because there were more rows an intent could own
+    than intents: which of them is the stranger's is not known, so it raises the warning
+    but is not set aside as another install's (`foreign_ids`); seen later as a row no intent
+    could own, it is.
+    """
+    for tx in rows:
+        conn.execute(
+            "INSERT INTO foreign_row (tx_id, amount_mnt, created_at, seen_at, intent_id,"
+            " surplus) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tx_id) DO UPDATE SET"
+            " surplus = MIN(surplus, excluded.surplus)",
+            (tx.id, tx.amount_mnt, tx.created_at.isoformat(), now, intent_id, tx.id in surplus),
+        )
+
+
+def foreign_ids(conn: Connection, tx_ids: Sequence[str]) -> set[str]:
+    """Which of these rows were seen as another install's (a cleared warning included)."""
+    if not tx_ids:
+        return set()
+    marks = ", ".join("?" for _ in tx_ids)
+    # the placeholders are ours; the ids go through parameters
+    sql = f"SELECT tx_id FROM foreign_row WHERE surplus = 0 AND tx_id IN ({marks})"  # noqa: S608
+    return {str(r[0]) for r in conn.execute(sql, tuple(tx_ids)).fetchall()}
+
+
+def foreign_suspect_until(conn: Connection) -> datetime | None:
+    """Up to when (service time) a row may be another install's charge that this kiosk
+    never saw: the latest cleared warning's moment, or None when none was ever cleared."""
+    row = conn.execute("SELECT MAX(suspect_until) FROM foreign_row").fetchone()
+    if row is None or row[0] is None:
+        return None
+    return datetime.fromtimestamp(float(row[0]), UTC)
+
+
+def uncleared_foreign(conn: Connection) -> list[tuple[str, float]]:
+    """(transaction id, local time first seen) of every foreign row not yet cleared, oldest
+    first: while there is one, another install's activity is a warning on screen."""
+    rows = conn.execute(
+        "SELECT tx_id, seen_at FROM foreign_row WHERE cleared_at IS NULL ORDER BY seen_at, tx_id"
+    ).fetchall()
+    return [(str(r[0]), float(r[1])) for r in rows]
+
+
+def clear_foreign(conn: Connection, now: float, suspect_until: float) -> None:
+    """An owner cleared the warning (after rotating the password, say).
+
+    The other install may have charged up to the moment it was re-paired, and not every
+    one of its rows lay in a window this kiosk looked at: rows committed up to
+    `suspect_until` (the service's clock at the clear, with margin) stay doubtful, so they
+    go to a person rather than prove a sale (`foreign_suspect_until`).
+    """
+    conn.execute(
+        "UPDATE foreign_row SET cleared_at = ?, suspect_until = ? WHERE cleared_at IS NULL",
+        (now, suspect_until),
+    )
+    log_attempt(
+        conn, kind="foreign", n=1, sent_at=now, outcome="cleared", detail="cleared by an owner"
+    )

@@ -10,25 +10,24 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import sqlite3
 import time
 from collections.abc import Callable
 
-from qrpos.ledger import clock, records, reviews
+from qrpos.ledger import records
 from qrpos.ledger.claims import (
     OTHER_TERMINAL,
     REPLY_MISMATCH,
     Candidate,
+    candidates_json,
     check_reply,
     check_reply_time,
 )
 from qrpos.ledger.context import Context
-from qrpos.ledger.history import spanning
-from qrpos.ledger.lookup import check_history
+from qrpos.ledger.lookup import check_history, spanning
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.records import IntentChanges, IntentRow
-from qrpos.ledger.states import IntentState
-from qrpos.ledger.timing import Moment, bounded_wait, may_send, since_first_send
+from qrpos.ledger.records import Connection, IntentChanges, IntentRow
+from qrpos.ledger.states import IntentState, Moment, offset_from, plausible
+from qrpos.ledger.timing import bounded_wait, may_send, since_first_send
 from qrpos.ledger.views import Phase, SaleProgress
 from qrpos.service import (
     Approved,
@@ -134,7 +133,7 @@ def _outcome_changes(
 
 
 def _checked_approval(
-    conn: sqlite3.Connection,
+    conn: Connection,
     row: IntentRow,
     outcome: Approved,
     changes: IntentChanges,
@@ -148,25 +147,25 @@ def _checked_approval(
     now = moment.wall
     # real seconds since the first send (None after a reboot: not known, no lower limit)
     elapsed = since_first_send(row, moment).exactly
-    why = check_reply(tx, row.amount_mnt, clock.terminal_id(conn, row.username)) or (
+    why = check_reply(tx, row.amount_mnt, records.terminal_id(conn, row.username)) or (
         check_reply_time(
-            tx, clock.plausible(outcome.exchange.server_date, now), elapsed, policy.max_clock_skew_s
+            tx, plausible(outcome.exchange.server_date, now), elapsed, policy.max_clock_skew_s
         )
     )
-    holder = conn.execute(
-        "SELECT id FROM charge_intent WHERE tx_id = ? AND id != ?", (tx.id, row.id)
-    ).fetchone()
-    others: tuple[int, ...] = () if holder is None else (int(holder[0]),)
+    holder = records.holder_of(conn, tx.id, besides=row.id)
+    others: tuple[int, ...] = () if holder is None else (holder,)
     if why is None and others:
         why = f"the reply's {tx.id} already belongs to sale #{others[0]}"
     if why is None and records.reversal_for_tx(conn, tx.id) is not None:
         why = f"the reply's {tx.id} is a charge this kiosk refunds (or refunded)"
-    if why is None and reviews.foreign_ids(conn, [tx.id]):
+    if why is None and records.foreign_ids(conn, [tx.id]):
         why = f"the reply's {tx.id} was seen as another install's charge"
     if why is None:
-        clock.learn_terminal_id(conn, tx.terminal_id, row.username)
+        records.learn_terminal_id(conn, tx.terminal_id, row.username)
         return
-    reviews.open_review(conn, row.id, REPLY_MISMATCH, [Candidate(tx, others)], now)
+    records.upsert_review(
+        conn, row.id, REPLY_MISMATCH, candidates_json([Candidate(tx, others)]), now
+    )
     changes.update(
         {
             "state": IntentState.NEEDS_REVIEW,
@@ -197,16 +196,16 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
     moment = ctx.moment()
     now = moment.wall
     changes = _outcome_changes(row, outcome, ctx.policy, moment)
-    offset = clock.offset_from(outcome.exchange.server_date, sent_at, now)
+    offset = offset_from(outcome.exchange.server_date, sent_at, now)
     if offset is not None:
         changes["clock_skew_s"] = offset
 
-    def commit(conn: sqlite3.Connection) -> IntentRow:
+    def commit(conn: Connection) -> IntentRow:
         if offset is not None:
             # the window spans this measurement and every earlier one trusted for the sale
-            lo, hi = spanning(row, clock.read(conn), ctx.policy, offset)
+            lo, hi = spanning(row, records.read_clock(conn), ctx.policy, offset)
             changes.update({"skew_lo_s": lo, "skew_hi_s": hi})
-            clock.observe(conn, offset, now, ctx.policy.window_margin_s)
+            records.observe(conn, offset, now, ctx.policy.window_margin_s)
         if isinstance(outcome, Approved):
             _checked_approval(conn, row, outcome, changes, ctx.policy, moment)
         records.log_exchange(
@@ -244,8 +243,8 @@ async def _paired_elsewhere(ctx: Context, row: IntentRow) -> IntentRow:
         f"{ctx.client.username}; a person must decide"
     )
 
-    def move(conn: sqlite3.Connection) -> IntentRow:
-        reviews.open_review(conn, row.id, OTHER_TERMINAL, (), now)
+    def move(conn: Connection) -> IntentRow:
+        records.upsert_review(conn, row.id, OTHER_TERMINAL, "[]", now)
         return records.update_intent(
             conn,
             row.id,

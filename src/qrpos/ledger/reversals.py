@@ -9,14 +9,13 @@ proof that the refund landed: it is retried, and the retry's 204 or 409 settles 
 from __future__ import annotations
 
 import functools
-import sqlite3
 import time
 
 from qrpos import spec
-from qrpos.ledger import clock, records
+from qrpos.ledger import records
 from qrpos.ledger.context import Context
-from qrpos.ledger.records import ReversalChanges, ReversalRow
-from qrpos.ledger.states import IntentState, ReversalState
+from qrpos.ledger.records import Connection, ReversalChanges, ReversalRow
+from qrpos.ledger.states import IntentState, ReversalState, offset_from
 from qrpos.service import (
     AlreadyReversed,
     CredentialsRejected,
@@ -72,7 +71,7 @@ def _changes(
 
 
 def _commit(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     row: ReversalRow,
     sent_at: float,
@@ -83,7 +82,7 @@ def _commit(
     tolerance_s: float,
 ) -> ReversalRow:
     if offset is not None:
-        clock.observe(conn, offset, now, tolerance_s)
+        records.observe(conn, offset, now, tolerance_s)
     records.log_exchange(
         conn,
         kind="reverse",
@@ -131,7 +130,7 @@ async def drive_reversal(ctx: Context, row: ReversalRow, *, deadline: float) -> 
                 outcome=outcome,
                 changes=changes,
                 now=now,
-                offset=clock.offset_from(outcome.exchange.server_date, sent_at, now),
+                offset=offset_from(outcome.exchange.server_date, sent_at, now),
                 tolerance_s=ctx.policy.window_margin_s,
             )
         )

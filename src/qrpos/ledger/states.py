@@ -40,8 +40,10 @@ may have reached the service) block a new sale. Every other state is kept for au
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
-from typing import Final
+from typing import Final, Literal, TypedDict
 
 
 class IntentState(StrEnum):
@@ -177,3 +179,261 @@ TRANSITIONS: Final[dict[IntentState, frozenset[IntentState]]] = {
 def can_move(old: IntentState, new: IntentState) -> bool:
     """True when the state machine allows `old` → `new`."""
     return new in TRANSITIONS.get(old, frozenset())
+
+
+#: every legal move of a reversal: retried while pending; refunded and refused are final;
+#: one stopped by a 401 goes back to pending once the terminal is re-paired
+REVERSAL_TRANSITIONS: Final[dict[ReversalState, frozenset[ReversalState]]] = {
+    ReversalState.PENDING: frozenset(ReversalState),
+    ReversalState.CREDENTIALS_REJECTED: frozenset(
+        {ReversalState.CREDENTIALS_REJECTED, ReversalState.PENDING}
+    ),
+    ReversalState.REFUNDED: frozenset({ReversalState.REFUNDED}),
+    ReversalState.REFUSED: frozenset({ReversalState.REFUSED}),
+}
+
+
+def can_move_reversal(old: ReversalState, new: ReversalState) -> bool:
+    """True when a reversal may move from `old` to `new`."""
+    return new in REVERSAL_TRANSITIONS.get(old, frozenset())
+
+
+# --- the facts the decisions take (`qrpos.ledger.records` reads and writes them) ------
+
+#: how an intent's transaction was proven (`qrpos.ledger.claims`)
+Proof = Literal["reply", "history", "review"]
+
+
+class IntentChanges(TypedDict, total=False):
+    """The columns a move may change, with their types: every transition is typed."""
+
+    token: str | None
+    state: IntentState
+    charged: int | None
+    first_sent_at: float | None
+    last_sent_at: float | None
+    last_end_at: float | None
+    attempts: int
+    in_flight: int
+    maybe_sent: int
+    may_resend: int
+    next_try_at: float | None
+    clock_skew_s: float | None
+    last_status: int | None
+    last_detail: str | None
+    decline_code: str | None
+    if_absent: str | None
+    lookups: int
+    last_lookup_at: float | None
+    tx_id: str | None
+    tx_json: str | None
+    watching: int
+    resolved_at: float | None
+    last_unclear_end_at: float | None
+    proof: Proof | None
+    skew_lo_s: float | None
+    skew_hi_s: float | None
+    answered_lookups: int
+    unclear_end_boot: str | None
+    unclear_end_up: float | None
+    matched_at: float | None
+    first_sent_boot: str | None
+    first_sent_up: float | None
+    username: str | None
+
+
+@dataclass(frozen=True)
+class IntentRow:
+    """One `charge_intent` row."""
+
+    id: int
+    idem_key: str
+    token: str | None
+    token_sha256: str
+    token_tail: str
+    amount_mnt: int
+    state: IntentState
+    charged: int | None
+    created_at: float
+    first_sent_at: float | None
+    last_sent_at: float | None
+    last_end_at: float | None
+    attempts: int
+    in_flight: int
+    maybe_sent: int
+    may_resend: int
+    next_try_at: float | None
+    clock_skew_s: float | None
+    last_status: int | None
+    last_detail: str | None
+    decline_code: str | None
+    if_absent: str | None
+    lookups: int
+    last_lookup_at: float | None
+    tx_id: str | None
+    tx_json: str | None
+    watching: int
+    resolved_at: float | None
+    last_unclear_end_at: float | None
+    proof: Proof | None
+    skew_lo_s: float | None
+    skew_hi_s: float | None
+    answered_lookups: int
+    unclear_end_boot: str | None
+    unclear_end_up: float | None
+    #: when a look-up first found a unique history match while the key could still be
+    #: sent: the key is sent once more before the match may prove anything (lookup.py)
+    matched_at: float | None = None
+    #: the first send's step-proof stamp (boot id, CLOCK_BOOTTIME): the resend horizon and
+    #: the absence ceiling count real seconds from it (`qrpos.ledger.timing`)
+    first_sent_boot: str | None = None
+    first_sent_up: float | None = None
+    #: the pairing (terminal username) the sale was sent under: a new pairing is a new
+    #: terminal, whose key space and history this sale is not in
+    username: str | None = None
+
+    @property
+    def is_open(self) -> bool:
+        """Blocks a new sale: the resolver still has to settle it."""
+        return self.state in (IntentState.PENDING, IntentState.UNRESOLVED) or (
+            self.state is IntentState.CREDENTIALS_REJECTED and self.charged is None
+        )
+
+
+@dataclass(frozen=True)
+class ReversalRow:
+    """One `reversal` row."""
+
+    id: int
+    tx_id: str
+    intent_id: int | None
+    amount_mnt: int | None
+    reason: str
+    state: ReversalState
+    created_at: float
+    attempts: int
+    next_try_at: float | None
+    last_status: int | None
+    message: str | None
+    resolved_at: float | None
+
+
+class ReversalChanges(TypedDict, total=False):
+    """The columns a reversal's move may change, with their types."""
+
+    state: ReversalState
+    attempts: int
+    next_try_at: float | None
+    last_status: int | None
+    message: str | None
+    resolved_at: float | None
+
+
+@dataclass(frozen=True)
+class Moment:
+    """ "Now", as the caller read it: the wall clock and the step-proof boot clock."""
+
+    #: UTC epoch seconds (the wall clock; NTP steps it)
+    wall: float
+    #: this boot's id (None where the system does not tell)
+    boot: str | None = None
+    #: CLOCK_BOOTTIME seconds on this boot (None without a boot id)
+    up: float | None = None
+
+
+# --- the service's clock, as measured from its replies' `Date` --------------------------
+# A Pi without a real-time clock can boot minutes (or days) off; the history's `createdAt`
+# is the server's clock. Every response's `Date` (charges, refunds and history pages alike)
+# measures `offset = server − local`; the latest measurement is kept in the outbox with
+# when it was taken and since when the offset has held (a jump of either clock resets that).
+#
+# A measurement is trusted for a sale when it is the sale's own (a response to one of its
+# requests), or the offset has held since before the sale, or it is the first measurement
+# ever and was taken close to the sale. After a jump, a sale from before it that has no
+# measurement of its own gets a window that spans the offsets before and after the jump
+# (the jump may have come before or after its requests); with two jumps since, it is
+# unmeasured. A sale's window also spans every offset its own responses measured (a 409's
+# and a 5xx's `Date` too, and its look-ups'): `qrpos.ledger.lookup.offsets_for`. And since a
+# service's commit times never go back when its clock does, the highest offset seen
+# (`high_s`) stays in every window until the service's clock has had time to catch up with it.
+# Without one the look-up window widens by `RetryPolicy.max_clock_skew_s`, and absence is
+# never final (`qrpos.ledger.claims`).
+
+#: the server's `Date` header has a resolution of one second (the true time is in [D, D+1))
+DATE_RESOLUTION_S = 1.0
+#: a slower exchange says too little about when the server stamped its `Date`
+MAX_ROUND_TRIP_S = 2.0
+#: a `Date` further than this from the kiosk's clock is garbage, not a measurement: a Pi
+#: may boot at 1970, but a year-9999 (or year-1) `Date` would place windows out of range
+MAX_OFFSET_S = 100 * 366 * 86_400.0
+
+
+@dataclass(frozen=True)
+class ClockReading:
+    """The last measured offset of the server's clock (server − local, seconds)."""
+
+    offset_s: float
+    #: local time of the measurement (UTC epoch seconds)
+    measured_at: float
+    #: local time since which every measurement agreed with `offset_s`
+    stable_since: float
+    #: True when an earlier measurement disagreed (a clock jumped at some point before
+    #: `stable_since`): then the offset is not known for anything before it
+    jumped: bool = False
+    #: the offset that held before the last jump, and since when (None: no jump known)
+    previous_s: float | None = None
+    previous_since: float | None = None
+    #: the highest offset measured while the service's stamps may still be catching up with
+    #: it (its commit times never go back when its clock does), and when it was last seen
+    high_s: float | None = None
+    high_at: float | None = None
+    #: the latest the service's clock was ever seen at (epoch seconds on *its* clock, so
+    #: stepping the kiosk's own clock cannot move it): commits are stamped no earlier
+    #: than this until the service's clock passes it again
+    high_date: float | None = None
+
+
+def plausible(server_date: datetime | None, local: float) -> datetime | None:
+    """The `Date`, or None when it is more than `MAX_OFFSET_S` from the kiosk's clock."""
+    if server_date is None or abs(server_date.timestamp() - local) > MAX_OFFSET_S:
+        return None
+    return server_date
+
+
+def offset_from(server_date: datetime | None, sent_local: float, end_local: float) -> float | None:
+    """server − local from one response's `Date`, taken against the request's midpoint.
+
+    None without a `Date`, when the round trip was too slow to place it within a second, or
+    when the `Date` is more than `MAX_OFFSET_S` from the kiosk's clock.
+    """
+    if server_date is None or not 0 <= end_local - sent_local <= MAX_ROUND_TRIP_S:
+        return None
+    offset = server_date.timestamp() + DATE_RESOLUTION_S / 2 - (sent_local + end_local) / 2
+    return offset if abs(offset) <= MAX_OFFSET_S else None
+
+
+def next_reading(
+    old: ClockReading | None, offset_s: float, at: float, tolerance_s: float
+) -> ClockReading:
+    """The reading after a measurement of `offset_s` taken at local time `at`: a change
+    beyond `tolerance_s` (or the kiosk's time going back) is a jump."""
+    steady = (
+        old is not None and at >= old.measured_at and abs(offset_s - old.offset_s) <= tolerance_s
+    )
+    if old is None:
+        since, jumped, previous, previous_since = at, False, None, None
+    elif steady:
+        since, jumped = old.stable_since, old.jumped
+        previous, previous_since = old.previous_s, old.previous_since
+    else:
+        since, jumped, previous, previous_since = at, True, old.offset_s, old.stable_since
+    high, high_at = offset_s, at
+    if old is not None and old.high_s is not None and old.high_at is not None:
+        catching_up = at - old.high_at <= old.high_s - offset_s
+        if old.high_s > offset_s + tolerance_s and catching_up:
+            high, high_at = old.high_s, old.high_at
+    seen = at + offset_s  # the service's clock at this measurement
+    high_date = seen if old is None or old.high_date is None else max(old.high_date, seen)
+    return ClockReading(
+        offset_s, at, since, jumped, previous, previous_since, high, high_at, high_date
+    )

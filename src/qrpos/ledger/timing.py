@@ -8,7 +8,7 @@ the wall clock, often by hours, in either direction. So every duration that deci
 money is counted in *real seconds*: `CLOCK_BOOTTIME` on the boot that stamped it (a clock
 NTP never steps, that counts a suspend). The wall clock is only for what a person reads,
 the local day, and the history's windows (compared with the service's clock through the
-measured offset, `qrpos.ledger.clock`).
+measured offset, `qrpos.ledger.states.ClockReading`).
 
 Across a reboot the real time since a stamp is not known: it is *at least* the new boot's
 uptime, and no more is assumed. So after a reboot the key is never sent again (its
@@ -24,21 +24,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
-from qrpos.ledger.facts import IntentRow
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.states import IntentState
-
-
-@dataclass(frozen=True)
-class Moment:
-    """ "Now", as the caller read it: the wall clock and the step-proof boot clock."""
-
-    #: UTC epoch seconds (the wall clock; NTP steps it)
-    wall: float
-    #: this boot's id (None where the system does not tell)
-    boot: str | None = None
-    #: CLOCK_BOOTTIME seconds on this boot (None without a boot id)
-    up: float | None = None
+from qrpos.ledger.states import IntentRow, IntentState, Moment
 
 
 @dataclass(frozen=True)

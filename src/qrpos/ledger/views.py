@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from qrpos.ledger.states import IntentState, ReversalState
+from qrpos.ledger.states import IntentRow, IntentState, ReversalRow, ReversalState
 from qrpos.service import Transaction, format_rfc3339
+from qrpos.service.models import transaction_from_json_text
 
 
 class ChargeRefusedLocally(Exception):
@@ -170,3 +171,51 @@ class IntentView:
             "token": self.token,
             "createdAt": format_rfc3339(self.created_at.astimezone(UTC)),
         }
+
+
+def sale_result(row: IntentRow) -> SaleResult:
+    """The caller's view of an intent row."""
+    tx: Transaction | None = None
+    if row.tx_json:
+        tx = transaction_from_json_text(row.tx_json)
+    return SaleResult(
+        intent_id=row.id,
+        state=row.state,
+        amount_mnt=row.amount_mnt,
+        transaction=tx,
+        decline_code=row.decline_code,
+        message=row.last_detail,
+        charged=None if row.charged is None else bool(row.charged),
+    )
+
+
+def intent_view(row: IntentRow) -> IntentView:
+    """A charge intent as a row of `qrpos outbox list`."""
+    return IntentView(
+        id=str(row.id),
+        kind="charge",
+        amount_mnt=row.amount_mnt,
+        state=str(row.state),
+        charged=None if row.charged is None else bool(row.charged),
+        transaction_id=row.tx_id,
+        token=row.token_tail,
+        created_at=datetime.fromtimestamp(row.created_at, UTC),
+        detail=row.last_detail,
+        attempts=row.attempts,
+    )
+
+
+def reversal_view(row: ReversalRow) -> IntentView:
+    """A reversal as a row of `qrpos outbox list` (id prefixed `r`)."""
+    return IntentView(
+        id=f"r{row.id}",
+        kind="reversal",
+        amount_mnt=row.amount_mnt,
+        state=str(row.state),
+        charged=False if row.state is ReversalState.REFUNDED else None,
+        transaction_id=row.tx_id,
+        token=None,
+        created_at=datetime.fromtimestamp(row.created_at, UTC),
+        detail=row.message,
+        attempts=row.attempts,
+    )
