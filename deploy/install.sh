@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Install or upgrade qrpos as a kiosk on Raspberry Pi OS (64-bit, Bookworm or Trixie).
+# Install or upgrade qrpos as a kiosk on Raspberry Pi OS (64-bit, Bookworm).
 #
 #   sudo deploy/install.sh              install, or upgrade in place when run again
 #   deploy/install.sh --dry-run         print every step, change nothing (no root needed)
 #   sudo deploy/install.sh --source X   install qrpos from a wheel or a checkout X
+#   deploy/install.sh --image-build     inside an image being built (a chroot): no running
+#                                       systemd is asked; detected by itself in a chroot
 #
 # Then pair the terminal once: sudo deploy/provision.sh (stores the password as an
 # encrypted systemd credential and starts the kiosk). Every step checks before it acts,
@@ -23,12 +25,14 @@ UNIT_DEST=/etc/systemd/system/$UNIT_NAME
 CONSOLE_SETUP=/etc/default/console-setup
 SYSTEM_PYTHON=/usr/bin/python3
 LOCK=$here/deploy/requirements.lock
+TEXTFILE_DIR=/var/lib/node_exporter/textfile_collector
 
 DRY_RUN=0
 SOURCE=$here
+IMAGE_BUILD=0
 
 usage() {
-    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 while [ $# -gt 0 ]; do
@@ -39,6 +43,7 @@ while [ $# -gt 0 ]; do
             SOURCE=$2
             shift
             ;;
+        --image-build) IMAGE_BUILD=1 ;;
         -h | --help) usage; exit 0 ;;
         *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
     esac
@@ -76,6 +81,24 @@ write_file() {
     mv -f "$tmp" "$dest"
 }
 
+in_chroot() {
+    # True when building an image: --image-build, or / is not PID 1's root (a chroot such
+    # as pi-gen's stages), where no systemd runs to reload or restart anything.
+    [ "$IMAGE_BUILD" -eq 1 ] && return 0
+    if command -v systemd-detect-virt >/dev/null; then
+        systemd-detect-virt --quiet --chroot && return 0
+    fi
+    return 1
+}
+
+APT_UPDATED=0
+apt_update_once() {
+    # A fresh image's package lists are empty: ask apt about candidates only after this.
+    [ "$APT_UPDATED" -eq 1 ] && return 0
+    APT_UPDATED=1
+    run env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+}
+
 has_candidate() {
     # True when apt knows an installable version of the package.
     local candidate
@@ -93,8 +116,14 @@ preflight() {
     arch=$(uname -m)
     note "OS release: $codename, architecture: $arch"
     case "$codename" in
-        bookworm | trixie) ;;
-        *) warn "tested on Raspberry Pi OS Bookworm and Trixie only; continuing" ;;
+        bookworm) ;;
+        trixie)
+            # Trixie ships numpy 2.2; the lock pins Bookworm's numpy 1.24.2, against which
+            # picamera2 from apt is built. A Trixie lock is not made or tested yet.
+            warn "Trixie is not supported yet: the lock is for Bookworm (numpy 1.24.2);"
+            warn "the install stops at the numpy check (README, Installing)"
+            ;;
+        *) warn "tested on Raspberry Pi OS Bookworm only; continuing" ;;
     esac
     [ "$arch" = aarch64 ] || warn "Raspberry Pi OS 64-bit (aarch64) is the supported target"
     if [ ! -r /proc/device-tree/model ] || ! grep -qa "Raspberry Pi" /proc/device-tree/model; then
@@ -110,6 +139,7 @@ preflight() {
 system_packages() {
     step "Install system packages"
     local pkgs=(python3 python3-venv python3-numpy kbd console-setup systemd)
+    apt_update_once
     # Trixie renamed the library for the 64-bit time_t transition.
     if has_candidate libzbar0t64; then pkgs+=(libzbar0t64); else pkgs+=(libzbar0); fi
     # picamera2 and libcamera come from the Raspberry Pi archive, built for its numpy.
@@ -120,7 +150,6 @@ system_packages() {
         warn "only a USB webcam (OpenCV) will work as the camera here"
     fi
     note "packages: ${pkgs[*]}"
-    run env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     run env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         "${pkgs[@]}"
 }
@@ -205,6 +234,8 @@ python_env() {
     # qrpos itself, with no dependency resolution and no index: everything is in place
     run "$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation --no-index \
         "$SOURCE"
+    # `qrpos doctor`, `qrpos pair` and the rest on every root shell's PATH
+    run ln -sfn "$VENV/bin/qrpos" /usr/local/bin/qrpos
     if [ -f "$here/hardware.md" ]; then
         run install -D -m 0644 "$here/hardware.md" "$PREFIX/share/hardware.md"
     fi
@@ -231,6 +262,8 @@ EOF
     run install -d -m 0700 -o "$SERVICE_USER" -g "$SERVICE_USER" "$STATE_DIR"
     # The credential store: root only; systemd decrypts for the unit at start.
     run install -d -m 0700 "$CREDSTORE"
+    # node_exporter's textfile collector reads the kiosk's metrics from here (qrpos.metrics)
+    run install -d -m 0755 -o "$SERVICE_USER" -g "$SERVICE_USER" "$TEXTFILE_DIR"
 }
 
 systemd_unit() {
@@ -240,12 +273,19 @@ systemd_unit() {
     run install -d -m 0755 /etc/systemd/system/systemd-time-wait-sync.service.d
     run install -m 0644 "$here/systemd/systemd-time-wait-sync.service.d/qrpos-bounded.conf" \
         /etc/systemd/system/systemd-time-wait-sync.service.d/qrpos-bounded.conf
-    run systemctl daemon-reload
+    if in_chroot; then
+        note "building an image: no systemd runs here, so nothing is reloaded or restarted;"
+        note "the unit is enabled for the first boot"
+    else
+        run systemctl daemon-reload
+    fi
     run systemctl enable "$UNIT_NAME"
     # The kiosk owns tty1 (the unit has Conflicts=getty@tty1); other VTs keep a login.
     run systemctl disable getty@tty1.service
     run systemctl set-default multi-user.target
-    if [ -f "$CREDSTORE/qrpos-password" ]; then
+    if in_chroot; then
+        note "first boot: pair each till with sudo $here/deploy/provision.sh"
+    elif [ -f "$CREDSTORE/qrpos-password" ]; then
         note "terminal already paired: restarting the kiosk on the new version"
         run systemctl restart "$UNIT_NAME"
     else

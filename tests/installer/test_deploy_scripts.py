@@ -115,3 +115,38 @@ def test_provision_stores_the_password_only_through_systemd_creds() -> None:
     # the password is piped from the printf builtin, never an argument or a file
     assert '"$PASSWORD" >' not in text
     assert "--password-stdin" in text
+
+
+def test_plan_updates_apt_before_asking_for_candidates(plan: str) -> None:
+    """A fresh image has empty package lists: "no candidate" must not come from them."""
+    lines = plan.splitlines()
+    update = next(i for i, ln in enumerate(lines) if "apt-get update" in ln)
+    install = next(i for i, ln in enumerate(lines) if "apt-get install" in ln)
+    packages = next(i for i, ln in enumerate(lines) if ln.strip().startswith("packages:"))
+    assert update < packages < install
+    assert sum("apt-get update" in ln for ln in lines) == 1
+
+
+def test_plan_puts_qrpos_on_the_path_and_makes_the_metrics_folder(plan: str) -> None:
+    assert "ln -sfn /opt/qrpos/venv/bin/qrpos /usr/local/bin/qrpos" in plan
+    assert "install -d -m 0755 -o qrpos -g qrpos /var/lib/node_exporter/textfile_collector" in (
+        plan
+    )
+
+
+def test_an_image_build_enables_the_unit_without_a_running_systemd() -> None:
+    """In a chroot (pi-gen, rpi-image-gen) `systemctl daemon-reload` fails under set -e:
+    the image's plan enables the unit for the first boot and reloads nothing."""
+    result = subprocess.run(
+        ["bash", str(INSTALL), "--dry-run", "--image-build"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "LC_ALL": "C"},
+    )
+    assert result.returncode == 0, result.stderr
+    plan = result.stdout
+    assert "systemctl enable qrpos.service" in plan
+    assert "daemon-reload" not in plan
+    assert "systemctl restart" not in plan
+    assert "provision.sh" in plan  # pairing is a first-boot step
