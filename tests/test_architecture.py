@@ -241,3 +241,12 @@ def test_sql_lives_in_the_ledgers_store_and_records_only() -> None:
         if re.search(r"\.execute(many|script)?\(", path.read_text(encoding="utf-8"))
     )
     assert speaking == ["records.py", "store.py"]
+
+
+def test_every_error_of_qrpos_has_the_one_root() -> None:
+    """A caller catches `QrposError` for what qrpos raises on purpose; a bug is anything
+    else. Private control-flow exceptions (``_Name``) are left out, as on the map."""
+    classes = _exception_classes()
+    assert len(classes) > 20  # the walk found them
+    strays = [name for name, cls in classes.items() if not issubclass(cls, qrpos.errors.QrposError)]
+    assert strays == []

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from qrpos import spec
+from qrpos.errors import QrposError
 from qrpos.statedir import write_private
 
 DEFAULT_CONFIG_PATH = Path("/etc/qrpos/config.toml")
@@ -35,7 +36,7 @@ LANGUAGES = ("mn", "en")
 PAIRING_FILE = "terminal.toml"
 
 
-class ConfigError(Exception):
+class ConfigError(QrposError):
     """The configuration cannot be used; the message says which setting and why."""
 
 

@@ -6,45 +6,47 @@ Those marked ◆ are defined in this module. Private ones (``_Name``) stay insid
 module that raises and catches them and are left off the map.
 
     Exception
-    ├── ◆ CredentialsMissing ............ no password stored; the message names the fix
-    ├── ◆ CredentialStoreUnavailable .... the password cannot be stored here
-    ├── ◆ CatalogueError ................ a catalogue file is unreadable or says a key twice
-    ├── qrpos.cli.verify.VerifyFailed ... `qrpos verify` stopped at a step (carries the exit code)
-    ├── qrpos.config.ConfigError ........ a setting is missing or malformed
-    ├── qrpos.scanner.frames.CameraUnavailable
-    ├── qrpos.scanner.decoders.DecoderUnavailable
-    ├── qrpos.service.models.MalformedResponse ... a reply that breaks the contract
-    ├── qrpos.service.limits.ResponseTooLarge .... a reply longer than the largest legal page
-    ├── qrpos.service.client.ListingFailed ....... the history cannot be read (carries the outcome)
-    ├── qrpos.ledger.store.LedgerError ........... the outbox file cannot be used
-    ├── qrpos.ledger.views.ChargeRefusedLocally .. refused before anything is stored or sent
-    │   ├── UnresolvedChargeExists
-    │   ├── TokenAlreadyPaid ........ the code already paid for a sale of this outbox
-    │   ├── TokenInReview ........... the code's earlier sale waits for the owner's review
-    │   ├── AmountOutOfRange
-    │   ├── InvalidToken
-    │   ├── LedgerUnhealthy
-    │   └── OutboxBusy
-    ├── qrpos.reports.history_cache.CacheError
-    ├── qrpos.reports.csv_export.ExportError
-    ├── qrpos.ledger.reviews.ReviewRefused .. a review decision the outbox cannot take (not a
-    │                                          ValueError: the store reads those as damage)
-    ├── qrpos.reports.merge.MergeError .......... `report --merge` given mismatched days or tills
-    ├── RuntimeError
-    │   ├── qrpos.ledger.records.IllegalTransition .. a bug: a move states.py does not allow
-    │   ├── ◆ IllegalSaleMove ........................ a bug: a move tui/sale.py does not allow
-    │   └── qrpos.simulator.http.ConnectionDropped .. the sandbox's fault injection
-    ├── OSError
-    │   └── qrpos.statedir.UnsafeStateDir .... a link or a stranger's file where the state goes
-    ├── LookupError
-    │   └── qrpos.ledger.views.UnknownIntent
-    └── ValueError
-        ├── ◆ InsecureBaseURL ........... the base URL is not https (or loopback http)
-        ├── qrpos.manager_pin.PinError
-        ├── argparse.ArgumentTypeError
-        │   └── qrpos.cli.usage.UsageError ..... a malformed option value (exit 64)
-        └── qrpos.simulator.state.SandboxError
+    └── ◆ QrposError: the root; the ones below also derive from the built-in named in [ ]
+        ├── ◆ CredentialsMissing ............ no password stored; the message names the fix
+        ├── ◆ CredentialStoreUnavailable .... the password cannot be stored here
+        ├── ◆ CatalogueError ................ a catalogue file is unreadable or says a key twice
+        ├── ◆ InsecureBaseURL [ValueError] .. the base URL is not https (or loopback http)
+        ├── ◆ IllegalSaleMove [RuntimeError] . a bug: a move tui/sale.py does not allow
+        ├── qrpos.cli.verify.VerifyFailed ... `qrpos verify` stopped at a step (carries the code)
+        ├── qrpos.cli.usage.UsageError [argparse.ArgumentTypeError] .. a malformed option (64)
+        ├── qrpos.config.ConfigError ........ a setting is missing or malformed
+        ├── qrpos.statedir.UnsafeStateDir [OSError] .. a link or a stranger's file in the way
+        ├── qrpos.manager_pin.PinError [ValueError]
+        ├── qrpos.scanner.frames.CameraUnavailable
+        ├── qrpos.scanner.decoders.DecoderUnavailable
+        ├── qrpos.service.models.MalformedResponse ... a reply that breaks the contract
+        ├── qrpos.service.limits.ResponseTooLarge .... a reply longer than the largest page
+        ├── qrpos.service.client.ListingFailed ....... the history cannot be read (the outcome)
+        ├── qrpos.ledger.store.LedgerError ........... the outbox file cannot be used
+        │   └── DamagedRow .............. a stored value is not what its column holds
+        ├── qrpos.ledger.views.ChargeRefusedLocally .. refused before anything is stored or sent
+        │   ├── UnresolvedChargeExists
+        │   ├── TokenAlreadyPaid ........ the code already paid for a sale of this outbox
+        │   ├── TokenInReview ........... the code's earlier sale waits for the owner's review
+        │   ├── AmountOutOfRange
+        │   ├── InvalidToken
+        │   ├── LedgerUnhealthy
+        │   └── OutboxBusy
+        ├── qrpos.ledger.views.UnknownIntent [LookupError]
+        ├── qrpos.ledger.reviews.ReviewRefused .. a review decision the outbox cannot take
+        ├── qrpos.ledger.records.IllegalTransition [RuntimeError] .. a bug: a move states.py
+        │                                          does not allow
+        ├── qrpos.reports.history_cache.CacheError
+        ├── qrpos.reports.csv_export.ExportError
+        ├── qrpos.reports.merge.MergeError .......... `report --merge` given mismatched days
+        ├── qrpos.simulator.http.ConnectionDropped [RuntimeError] .. the sandbox's faults
+        └── qrpos.simulator.state.SandboxError [ValueError]
             └── UnknownRecord
+
+The outbox's damage trap (`qrpos.ledger.store`) turns SQLite's errors and `DamagedRow`
+into a `LedgerError` that says the file is kept; anything else raised inside a transaction
+is a bug and is raised as itself. A command ends with a `QrposError`'s message
+(`qrpos: …`, exit 1) where it has nothing better to say; anything else is a traceback.
 
 The set-up errors (◆ credentials, `ConfigError`, `InsecureBaseURL`) live in modules that
 import nothing heavy, so `qrpos --help` and the kiosk's first screen need neither httpx nor
@@ -55,23 +57,29 @@ named and that no exception class of qrpos is missing from this map.
 from __future__ import annotations
 
 
-class CredentialsMissing(Exception):
+class QrposError(Exception):
+    """The root of every error qrpos raises on purpose: its message is for a person, and a
+    command ends with it (`qrpos: <message>`) instead of a traceback. Anything else that
+    escapes is a bug."""
+
+
+class CredentialsMissing(QrposError):
     """No password is stored for this terminal; the message names the fix."""
 
 
-class CredentialStoreUnavailable(Exception):
+class CredentialStoreUnavailable(QrposError):
     """The password cannot be stored here; the message names the fix."""
 
 
-class InsecureBaseURL(ValueError):
+class InsecureBaseURL(QrposError, ValueError):
     """The base URL is not https (plain http is allowed only to a loopback address)."""
 
 
-class CatalogueError(Exception):
+class CatalogueError(QrposError):
     """A catalogue file is unreadable, or defines a key twice; the message says where."""
 
 
-class IllegalSaleMove(RuntimeError):
+class IllegalSaleMove(QrposError, RuntimeError):
     """The kiosk tried a move between sale states that `qrpos.tui.sale.MOVES` forbids."""
 
     def __init__(self, from_state: str, to_state: str) -> None:

@@ -11,6 +11,7 @@ import hmac
 import secrets
 from pathlib import Path
 
+from qrpos.errors import QrposError
 from qrpos.statedir import write_private
 
 PIN_FILE = "manager-pin"
@@ -22,7 +23,7 @@ MAX_LEN = 12
 _N, _R, _P = 2**14, 8, 1
 
 
-class PinError(ValueError):
+class PinError(QrposError, ValueError):
     """The PIN is not acceptable; the message says why (never the PIN)."""
 
 

@@ -27,11 +27,13 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from qrpos.errors import QrposError
+
 #: mode of every file qrpos creates in the state dir: only the kiosk user reads it
 PRIVATE_MODE = 0o600
 
 
-class UnsafeStateDir(OSError):
+class UnsafeStateDir(QrposError, OSError):
     """The state dir or a file in it is not what we may safely write to."""
 
 

@@ -148,3 +148,65 @@ def test_a_reversal_moves_only_as_its_table_allows(tmp_path: Path) -> None:
         assert len(rows) == sum(len(v) for v in REVERSAL_TRANSITIONS.values())
     finally:
         ledger.close()
+
+
+def test_a_bug_inside_a_transaction_is_raised_as_itself_not_as_damage(tmp_path: Path) -> None:
+    """The damage trap takes SQLite's errors and rows that cannot be decoded; a KeyError or
+    a ValueError in the ledger's own code is a bug and must be seen as one."""
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    try:
+
+        def buggy(conn: Any) -> None:
+            raise KeyError("a column the code misspelt")
+
+        with pytest.raises(KeyError):
+            ledger.write(buggy)
+        with pytest.raises(ValueError):
+            ledger.read(lambda conn: int("not a number"))
+    finally:
+        ledger.close()
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("state", "no-such-state"),
+        ("created_at", "yesterday"),
+        ("created_at", 1e300),
+        ("attempts", 2.5),
+        ("tx_json", "{not json"),
+    ],
+)
+def test_a_damaged_row_is_reported_as_a_damaged_outbox_and_kept(
+    tmp_path: Path, column: str, value: object
+) -> None:
+    from qrpos.ledger import outbox_views, records
+    from qrpos.ledger.views import sale_result
+
+    path = tmp_path / "outbox.sqlite3"
+    ledger = Ledger.open(path)
+    intent_id = ledger.write(
+        lambda c: records.insert_intent(
+            c, idem_key="k1", token="vqr_" + "a" * 40, amount_mnt=4500, now=1.0
+        )
+    )
+    ledger.close()
+    raw = sqlite3.connect(path)
+    with raw:
+        if column == "tx_json":
+            raw.execute("UPDATE charge_intent SET state = 'approved', tx_json = ?", (value,))
+        else:
+            # the placeholders are ours; the column is one of the few named above
+            raw.execute(f"UPDATE charge_intent SET {column} = ?", (value,))
+    raw.close()
+    ledger = Ledger.open(path)
+    try:
+        with pytest.raises(LedgerError, match="damaged"):
+            if column == "tx_json":
+                row = ledger.read(lambda c: records.get_intent(c, intent_id))
+                assert row is not None
+                sale_result(row)
+            else:
+                outbox_views(ledger, include_final=True)
+    finally:
+        ledger.close()

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from qrpos import __version__
 from qrpos.cli.common import add_global_options, as_state_owner, fail
 from qrpos.cli.usage import EXIT_CODES, EXIT_USAGE, UsageError, UsageParser, safe_output
+from qrpos.errors import QrposError
 from qrpos.journal import configure_logging
 
 #: command -> the module that registers it, in the order of `qrpos --help`
@@ -98,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 code: int = args.func(args)
         except UsageError as exc:
             return fail(str(exc), EXIT_USAGE)
+        except QrposError as exc:  # on purpose, for a person; a bug stays a traceback
+            return fail(str(exc))
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130

@@ -21,6 +21,7 @@ from typing import NoReturn, TextIO
 from urllib.parse import urlsplit
 
 from qrpos import spec
+from qrpos.errors import QrposError
 from qrpos.redact import terminal_safe
 
 EXIT_USAGE = 64
@@ -50,7 +51,7 @@ EXIT_CODES: dict[str, str] = {
 }
 
 
-class UsageError(argparse.ArgumentTypeError):
+class UsageError(QrposError, argparse.ArgumentTypeError):
     """A malformed option value; the message says what is expected (never the value)."""
 
 

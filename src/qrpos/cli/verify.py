@@ -34,6 +34,7 @@ from qrpos.cli.common import (
 )
 from qrpos.config import Config
 from qrpos.doctor import hand_back_state_files
+from qrpos.errors import QrposError
 from qrpos.ledger import ChargeDesk, ChargeRefusedLocally, Ledger, LedgerError, SaleProgress
 from qrpos.redact import token_tail
 from qrpos.service import ListingFailed, TerminalClient
@@ -41,7 +42,7 @@ from qrpos.service.models import Transaction
 from qrpos.service.outcomes import CredentialsRejected
 
 
-class VerifyFailed(Exception):
+class VerifyFailed(QrposError):
     """A step failed; `code` is the exit code, the message the verdict."""
 
     def __init__(self, message: str, code: int) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import fields
 from datetime import UTC, datetime
@@ -15,7 +16,7 @@ from sqlite3 import Connection as Connection
 from sqlite3 import Row
 from typing import Any, Final, Unpack
 
-# the rows' types live in states (pure); re-exported for the modules that read rows here
+from qrpos.errors import QrposError
 from qrpos.ledger.states import (
     DATE_RESOLUTION_S,
     ClockReading,
@@ -30,6 +31,9 @@ from qrpos.ledger.states import IntentRow as IntentRow
 from qrpos.ledger.states import Proof as Proof
 from qrpos.ledger.states import ReversalChanges as ReversalChanges
 from qrpos.ledger.states import ReversalRow as ReversalRow
+
+# the rows' types live in states (pure); re-exported for the modules that read rows here
+from qrpos.ledger.store import DamagedRow
 from qrpos.redact import token_tail
 from qrpos.service import Transaction
 
@@ -38,12 +42,17 @@ OPEN_SQL = (
 )
 
 
-class IllegalTransition(RuntimeError):
+class IllegalTransition(QrposError, RuntimeError):
     """A bug tried a move the state machine forbids; the transaction is rolled back."""
 
 
 _INTENT_FIELDS = tuple(f.name for f in fields(IntentRow))
 _REVERSAL_FIELDS = tuple(f.name for f in fields(ReversalRow))
+_CLOCK_FIELDS = tuple(f.name for f in fields(ClockReading))
+#: each field's declared type, which the stored value must have (`_checked`)
+_INTENT_TYPES: dict[str, object] = {f.name: f.type for f in fields(IntentRow)}
+_REVERSAL_TYPES: dict[str, object] = {f.name: f.type for f in fields(ReversalRow)}
+_CLOCK_TYPES: dict[str, object] = {f.name: f.type for f in fields(ClockReading)}
 
 
 def token_digest(token: str) -> str:
@@ -51,16 +60,68 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
+#: no stored number (a time, an offset, an uptime) is further from 0 than this: about
+#: 1,900 years either side of 1970, which every date on a screen can still show
+_LATEST_S = 60_000_000_000.0
+
+
+def _checked(name: str, annotation: object, value: object) -> Any:
+    """`value` as the column `name` (typed `annotation`) holds it, or `DamagedRow`."""
+    kinds = str(annotation)
+    if value is None:
+        if "None" in kinds:
+            return None
+        raise DamagedRow(f"{name} is empty")
+    for states in (IntentState, ReversalState):
+        if states.__name__ in kinds:
+            if not isinstance(value, str) or value not in {str(v) for v in states}:
+                raise DamagedRow(f"{name} {str(value)[:20]!r} is not a state")
+            return states(value)
+    if "Proof" in kinds:
+        if value not in ("reply", "history", "review"):
+            raise DamagedRow(f"{name} {str(value)[:20]!r} is not a proof")
+        return value
+    if "bool" in kinds:
+        if value not in (0, 1):
+            raise DamagedRow(f"{name} is not a flag")
+        return bool(value)
+    if "float" in kinds:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise DamagedRow(f"{name} is not a number")
+        number = float(value)
+        if not math.isfinite(number) or abs(number) > _LATEST_S:
+            raise DamagedRow(f"{name} {number!r} is out of range")
+        return number
+    if "int" in kinds:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise DamagedRow(f"{name} is not an integer")
+        return value
+    if "str" in kinds and not isinstance(value, str):
+        raise DamagedRow(f"{name} is not text")
+    return value
+
+
+def _decoded(row: Row, names: tuple[str, ...], types: dict[str, object]) -> dict[str, Any]:
+    try:
+        return {name: _checked(name, types[name], row[name]) for name in names}
+    except IndexError as exc:  # a column that is gone
+        raise DamagedRow(str(exc)) from None
+
+
 def _intent(row: Row) -> IntentRow:
-    values = {name: row[name] for name in _INTENT_FIELDS}
-    values["state"] = IntentState(values["state"])
-    return IntentRow(**values)
+    return IntentRow(**_decoded(row, _INTENT_FIELDS, _INTENT_TYPES))
 
 
 def _reversal(row: Row) -> ReversalRow:
-    values = {name: row[name] for name in _REVERSAL_FIELDS}
-    values["state"] = ReversalState(values["state"])
-    return ReversalRow(**values)
+    return ReversalRow(**_decoded(row, _REVERSAL_FIELDS, _REVERSAL_TYPES))
+
+
+def stored_json(text: str | None, what: str) -> Any:
+    """Parse JSON the outbox stored; `DamagedRow` when it does not parse."""
+    try:
+        return json.loads(text or "")
+    except (ValueError, TypeError) as exc:
+        raise DamagedRow(f"{what} is not JSON ({exc})") from None
 
 
 # --- charge intents ---------------------------------------------------------------------
@@ -339,17 +400,7 @@ def read_clock(conn: Connection) -> ClockReading | None:
     ).fetchone()
     if row is None or row[0] is None:
         return None
-    return ClockReading(
-        float(row[0]),
-        float(row[1]),
-        float(row[2]),
-        bool(row[3]),
-        None if row[4] is None else float(row[4]),
-        None if row[5] is None else float(row[5]),
-        None if row[6] is None else float(row[6]),
-        None if row[7] is None else float(row[7]),
-        None if row[8] is None else float(row[8]),
-    )
+    return ClockReading(**_decoded(row, _CLOCK_FIELDS, _CLOCK_TYPES))
 
 
 def observe(conn: Connection, offset_s: float, at: float, tolerance_s: float) -> None:
@@ -456,10 +507,14 @@ def offered_rows(conn: Connection) -> dict[int, frozenset[str]]:
         "SELECT r.intent_id, r.candidates FROM review r JOIN charge_intent i"
         " ON i.id = r.intent_id WHERE i.state = 'needs_review' AND r.decided_at IS NULL"
     ).fetchall()
-    return {
-        int(intent_id): frozenset(str(item["transaction"]["id"]) for item in json.loads(text))
-        for intent_id, text in found
-    }
+    held: dict[int, frozenset[str]] = {}
+    for intent_id, text in found:
+        try:
+            items = stored_json(text, "a review's rows")
+            held[int(intent_id)] = frozenset(str(item["transaction"]["id"]) for item in items)
+        except (KeyError, TypeError) as exc:
+            raise DamagedRow(f"a review's rows lack {exc}") from None
+    return held
 
 
 def holder_of(conn: Connection, tx_id: str, besides: int) -> int | None:
@@ -556,7 +611,8 @@ def foreign_suspect_until(conn: Connection) -> datetime | None:
     row = conn.execute("SELECT MAX(suspect_until) FROM foreign_row").fetchone()
     if row is None or row[0] is None:
         return None
-    return datetime.fromtimestamp(float(row[0]), UTC)
+    until: float = _checked("suspect_until", "float", row[0])
+    return datetime.fromtimestamp(until, UTC)
 
 
 def uncleared_foreign(conn: Connection) -> list[tuple[str, float]]:
@@ -565,7 +621,7 @@ def uncleared_foreign(conn: Connection) -> list[tuple[str, float]]:
     rows = conn.execute(
         "SELECT tx_id, seen_at FROM foreign_row WHERE cleared_at IS NULL ORDER BY seen_at, tx_id"
     ).fetchall()
-    return [(str(r[0]), float(r[1])) for r in rows]
+    return [(str(r[0]), _checked("seen_at", "float", r[1])) for r in rows]
 
 
 def clear_foreign(conn: Connection, now: float, suspect_until: float) -> None:

@@ -12,12 +12,14 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from qrpos.errors import QrposError
 from qrpos.ledger import records
 from qrpos.ledger.records import Connection, IntentRow
 from qrpos.ledger.states import IntentState, ReversalState
-from qrpos.ledger.store import Ledger
+from qrpos.ledger.store import DamagedRow, Ledger
 from qrpos.ledger.views import IntentView, intent_view
 from qrpos.service import Transaction, parse_transaction
+from qrpos.service.models import MalformedResponse
 
 #: how many example transaction ids `ForeignActivity` carries
 FOREIGN_EXAMPLES = 5
@@ -78,7 +80,7 @@ class ForeignActivity:
     tx_ids: tuple[str, ...]
 
 
-class ReviewRefused(Exception):
+class ReviewRefused(QrposError):
     """A decision the review cannot take; the message says why (nothing was changed)."""
 
 
@@ -86,10 +88,13 @@ class ReviewRefused(Exception):
 
 
 def _candidates(text: str) -> tuple[ReviewCandidate, ...]:
-    return tuple(
-        ReviewCandidate(parse_transaction(item["transaction"]), tuple(item["others"]))
-        for item in json.loads(text)
-    )
+    try:
+        return tuple(
+            ReviewCandidate(parse_transaction(item["transaction"]), tuple(item["others"]))
+            for item in records.stored_json(text, "a review's rows")
+        )
+    except (KeyError, TypeError, MalformedResponse) as exc:
+        raise DamagedRow(f"a review's rows cannot be read ({exc})") from None
 
 
 def _view(conn: Connection, row: IntentRow) -> ReviewView:

@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Final, TypeVar
 
+from qrpos.errors import QrposError
+
 #: migration N brings the schema from user_version N to N + 1
 MIGRATIONS: Final[tuple[str, ...]] = (
     """
@@ -198,7 +200,7 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5000
 
 
-class LedgerError(Exception):
+class LedgerError(QrposError):
     """The outbox cannot be read or written; the message says why and what to do.
 
     Raised for a full disk, a read-only or missing state dir, a corrupt file, or a
@@ -206,13 +208,21 @@ class LedgerError(Exception):
     """
 
 
+class DamagedRow(LedgerError):
+    """A stored value is not what its column holds (a state that is none, a time that is no
+    number, JSON that does not parse): the file's bytes were damaged. Raised by the ledger's
+    records (and views) as they decode a row; inside a read or a write the store reports it
+    as a damaged outbox. Any other exception there is a bug, and is raised as itself."""
+
+
 def _one_line(exc: object, limit: int = 200) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-#: what reading rows whose bytes were damaged raises (quick_check passes on some): text
-#: that is not UTF-8, a state or a number that is no longer one, a column that is gone
+#: what SQLite's own reading of a damaged file raises besides `sqlite3.Error` (a schema
+#: quoted back that is not UTF-8, say): caught only around SQLite's statements at open,
+#: never around the ledger's code, where these are bugs (`DamagedRow` is the damage)
 _DAMAGED_DATA = (UnicodeDecodeError, ValueError, OverflowError, IndexError, KeyError, TypeError)
 
 
@@ -367,7 +377,7 @@ class Ledger:
             return fn(self._conn)
         except sqlite3.Error as exc:
             raise _explain(exc, self.path) from None
-        except _DAMAGED_DATA as exc:
+        except DamagedRow as exc:
             raise _damaged(exc, self.path) from None
 
     def _transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -385,7 +395,7 @@ class Ledger:
                     log.exception("rollback failed")
             if isinstance(exc, sqlite3.Error):
                 raise _explain(exc, self.path) from None
-            if isinstance(exc, _DAMAGED_DATA):
+            if isinstance(exc, DamagedRow):
                 raise _damaged(exc, self.path) from None
             raise
 

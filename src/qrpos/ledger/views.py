@@ -6,12 +6,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from qrpos.errors import QrposError
 from qrpos.ledger.states import IntentRow, IntentState, ReversalRow, ReversalState
+from qrpos.ledger.store import DamagedRow
 from qrpos.service import Transaction, format_rfc3339
-from qrpos.service.models import transaction_from_json_text
+from qrpos.service.models import MalformedResponse, transaction_from_json_text
 
 
-class ChargeRefusedLocally(Exception):
+class ChargeRefusedLocally(QrposError):
     """A charge refused before anything was stored or sent; the message is for the cashier."""
 
 
@@ -73,7 +75,7 @@ class OutboxBusy(ChargeRefusedLocally):
     """Another qrpos process is working on the outbox right now."""
 
 
-class UnknownIntent(LookupError):
+class UnknownIntent(QrposError, LookupError):
     """No charge intent has that id."""
 
 
@@ -177,7 +179,12 @@ def sale_result(row: IntentRow) -> SaleResult:
     """The caller's view of an intent row."""
     tx: Transaction | None = None
     if row.tx_json:
-        tx = transaction_from_json_text(row.tx_json)
+        try:
+            tx = transaction_from_json_text(row.tx_json)
+        except MalformedResponse as exc:
+            raise DamagedRow(
+                f"a damaged row: sale #{row.id}'s transaction cannot be read ({exc})"
+            ) from None
     return SaleResult(
         intent_id=row.id,
         state=row.state,

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from qrpos.errors import QrposError
 from qrpos.reports.localday import to_local
 from qrpos.service.models import Transaction
 
@@ -29,7 +30,7 @@ COLUMNS = (
 )
 
 
-class ExportError(Exception):
+class ExportError(QrposError):
     """The CSV cannot be written; the message names the path and why."""
 
 

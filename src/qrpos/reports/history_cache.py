@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from qrpos.errors import QrposError
 from qrpos.service.models import (
     MalformedResponse,
     Transaction,
@@ -43,7 +44,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
-class CacheError(Exception):
+class CacheError(QrposError):
     """The cache file cannot be used; the message says why (the kiosk works without)."""
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qrpos.errors import QrposError
+
 #: (section, field) pairs that are summed
 SUMMED = (
     ("charges", "count"),
@@ -26,7 +28,7 @@ SUMMED = (
 )
 
 
-class MergeError(Exception):
+class MergeError(QrposError):
     """The reports cannot be merged; the message says which file and why."""
 
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from qrpos.errors import QrposError
 from qrpos.scanner.frames import Frame
 from qrpos.scanner.passes import DEFAULT_PASSES, PASS_BUDGET_MS, PassPlan, half
 
@@ -32,7 +33,7 @@ _FOURCC_Y800 = 0x30303859
 _HALF_SCALE_MIN_SIDE = 400
 
 
-class DecoderUnavailable(Exception):
+class DecoderUnavailable(QrposError):
     """The configured decoder cannot be loaded; the message names the fix."""
 
 

@@ -7,11 +7,13 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from qrpos.errors import QrposError
+
 #: a 2-D 8-bit greyscale image (rows x columns), C-contiguous
 Frame: TypeAlias = npt.NDArray[np.uint8]
 
 
-class CameraUnavailable(Exception):
+class CameraUnavailable(QrposError):
     """The chosen camera cannot be used; the message names the fix for the installer."""
 
 

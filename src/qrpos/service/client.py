@@ -25,6 +25,7 @@ import httpx
 
 from qrpos import spec
 from qrpos.errors import InsecureBaseURL as InsecureBaseURL
+from qrpos.errors import QrposError
 from qrpos.redact import token_tail
 from qrpos.service.contact import ContactLog
 from qrpos.service.limits import CursorTrail, ResponseTooLarge, send_capped
@@ -55,7 +56,7 @@ from qrpos.service.status import (
 log = logging.getLogger("qrpos.service")
 
 
-class ListingFailed(Exception):
+class ListingFailed(QrposError):
     """Paging through the history stopped on a non-200 outcome (carried in `outcome`)."""
 
     def __init__(self, outcome: ListOutcome) -> None:

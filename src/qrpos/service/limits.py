@@ -10,6 +10,7 @@ from __future__ import annotations
 import httpx
 
 from qrpos import spec
+from qrpos.errors import QrposError
 
 # the one rule for a Retry-After lives with the contract's literals (pure, shared by the ledger)
 from qrpos.spec import RETRY_AFTER_MAX_S as RETRY_AFTER_MAX_S
@@ -30,7 +31,7 @@ SAFETY_FACTOR = 4
 RESPONSE_MAX_BYTES = spec.LIST_LIMIT_MAX * TRANSACTION_JSON_MAX_BYTES * SAFETY_FACTOR + 65536
 
 
-class ResponseTooLarge(Exception):
+class ResponseTooLarge(QrposError):
     """The reply's body passed `RESPONSE_MAX_BYTES`; it was not read further."""
 
     def __init__(self, status: int, limit: int) -> None:

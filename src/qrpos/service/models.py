@@ -27,6 +27,7 @@ import msgspec
 from msgspec import Meta, Struct, field
 
 from qrpos import spec
+from qrpos.errors import QrposError
 
 INT64_MAX: Final = 2**63 - 1
 #: an error message quotes at most this much of what msgspec said (it may quote a value)
@@ -36,7 +37,7 @@ _CHARGE: Final = spec.TxType.CHARGE
 _UTC_SUFFIXES: Final = ("Z", "z", "+00:00", "-00:00")
 
 
-class MalformedResponse(Exception):
+class MalformedResponse(QrposError):
     """The service answered something that does not fit the contract.
 
     The message names the field and what was wrong; it never contains a token or a

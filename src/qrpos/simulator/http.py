@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from qrpos import spec
+from qrpos.errors import QrposError
 from qrpos.service.models import encode
 from qrpos.simulator.model import Reply
 
@@ -23,7 +24,7 @@ Send = Callable[[Message], Awaitable[None]]
 DROP_EXTENSION = "qrpos.drop_connection"
 
 
-class ConnectionDropped(RuntimeError):
+class ConnectionDropped(QrposError, RuntimeError):
     """A drop fault fired on a server that cannot drop connections.
 
     `serve_in_thread`, `qrpos simulator` and `qrpos.simulator.testing.asgi_transport`

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from qrpos import spec
+from qrpos.errors import QrposError
 from qrpos.simulator import model
 from qrpos.simulator.faults import FaultBook, TokenBucket
 from qrpos.simulator.model import (
@@ -22,7 +23,7 @@ from qrpos.simulator.options import SimulatorOptions
 from qrpos.simulator.store import SqliteStore, Store
 
 
-class SandboxError(ValueError):
+class SandboxError(QrposError, ValueError):
     """An admin call that cannot be done; the message says why."""
 
 
