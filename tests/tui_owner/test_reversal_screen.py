@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -120,6 +121,44 @@ async def test_wrong_pin_is_refused_then_paused_and_nothing_is_sent(
         await pilot.pause(0.1)
         assert "Too many wrong PINs" in (dialog.outcome or "")
     assert sandbox.transaction(tx_id).status == "COMPLETED"
+
+
+async def test_the_pin_pause_counts_down_and_then_says_to_try_again(
+    host: Callable[..., OwnerHost],
+    services: KioskServices,
+    sandbox: Sandbox,
+    wallet: WalletInfo,
+) -> None:
+    """A paused PIN is not a frozen message: the seconds go down, and the end is said."""
+    tx_id = await sale(services, sandbox, wallet, 3_000)
+    async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+        await pilot.press("2")
+        dialog = pilot.app.screen
+        assert isinstance(dialog, ReversalScreen)
+        await pilot.press(*tx_id, "enter")
+        for wrong in ("0000", "1111", "2222"):
+            await type_pin(pilot, wrong)
+            await until(pilot, lambda: not dialog.busy, "checked")
+        assert "Too many wrong PINs" in (dialog.outcome or "")
+        # the gate's pause, shortened to 2.5 s from now (its own file, as a restart reads it)
+        gate = dialog.ctx.pin_gate
+        failures, _ = gate._load()
+        gate._save(failures, time.time() + 2.5)
+        seen: list[str] = []
+
+        def over() -> bool:
+            if dialog.outcome and (not seen or seen[-1] != dialog.outcome):
+                seen.append(dialog.outcome)
+            return "PIN again" in (dialog.outcome or "")
+
+        for _ in range(60):  # up to 6 s
+            if over():
+                break
+            await pilot.pause(0.1)
+        assert over(), seen
+        counted = [m for m in seen if m.startswith("Too many wrong PINs")]
+        assert any("in 2 s" in m or "in 1 s" in m for m in counted), seen
+    assert sandbox.transaction(tx_id).status == "COMPLETED"  # nothing was sent
 
 
 async def test_an_already_reversed_charge_409_is_shown_as_refunded(

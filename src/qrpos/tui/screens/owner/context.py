@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING
@@ -21,6 +23,9 @@ from qrpos.tui.receipts import ReceiptFollower
 from qrpos.tui.services import KioskServices
 
 if TYPE_CHECKING:
+    from textual.message_pump import MessagePump
+    from textual.timer import Timer
+
     from qrpos.ledger import ChargeDesk
 
 log = logging.getLogger("qrpos.tui.owner")
@@ -37,6 +42,8 @@ class OwnerContext:
     shared_cache: HistoryCache | None = None
     cache: HistoryCache | None = field(init=False, default=None)
     pin_gate: PinGate = field(init=False)
+    #: the running count-down of a PIN pause (one at a time)
+    _countdown: Timer | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         state_dir = self.services.config.state_dir
@@ -66,6 +73,25 @@ class OwnerContext:
         if desk is None:
             return None, t("reverse.not_paired")
         return desk, None
+
+    def count_down(self, node: MessagePump, say: Callable[[str], None]) -> None:
+        """While the PIN pause lasts, `say` each second how long is left, then that the PIN
+        may be tried again; the timer is `node`'s, so it ends with its screen."""
+        if self._countdown is not None:
+            self._countdown.stop()
+            self._countdown = None
+        if self.pin_gate.wait_s() <= 0:
+            return
+
+        def tick() -> None:
+            left = self.pin_gate.wait_s()
+            if left > 0:
+                say(t("reverse.pin_locked", seconds=math.ceil(left)))
+                return
+            timer.stop()
+            say(t("reverse.pin_again"))
+
+        timer = self._countdown = node.set_interval(1.0, tick)
 
     def close(self) -> None:
         """Close the cache if it is this visit's own."""

@@ -109,6 +109,7 @@ class ReversalScreen(ModalScreen[None]):
             desk, refusal = await self.ctx.desk_behind_pin(pin)
             if desk is None:
                 self.say(refusal or "")
+                self.ctx.count_down(self, self.say)
                 return
             self.say(t("reverse.working", tx=tx_id), good=True)
             result = await desk.reverse(tx_id)

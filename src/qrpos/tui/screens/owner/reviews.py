@@ -268,6 +268,7 @@ class ReviewsScreen(Screen[None]):
             desk, refusal = await self.ctx.desk_behind_pin(pin)
             if desk is None:
                 self.say(refusal or "")
+                self.ctx.count_down(self, self.say)
                 return
             if pending.decision is None:
                 await asyncio.to_thread(desk.clear_foreign_activity)
