@@ -41,8 +41,9 @@ system_packages() {
     command -v "$PYTHON" >/dev/null || pkgs+=(python3 python3-venv)
     if [ "$mode" = test ] || [ "$mode" = bench ]; then
         # systemd-analyze checks the units, shellcheck the install script, tmux drives
-        # the kiosk in a real terminal for the end-to-end test.
-        pkgs+=(shellcheck tmux)
+        # the kiosk in a real terminal for the end-to-end test, libfaketime steps the wall
+        # clock alone under the real commands (tests/ledger/test_cli_clock_steps.py).
+        pkgs+=(shellcheck tmux libfaketime)
         command -v systemd-analyze >/dev/null || pkgs+=(systemd)
     fi
     if command -v dpkg-query >/dev/null; then

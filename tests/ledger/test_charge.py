@@ -65,7 +65,11 @@ async def test_5xx_and_429_are_retried_and_charge_once(
     result = await desk.charge(300, wallet.qr_token, deadline_s=5)
     assert result.state is IntentState.APPROVED
     assert len(charges_of(sandbox, wallet)) == 1
-    assert len(desk.audit(result.intent_id)) == 3
+    kinds = [a["kind"] for a in desk.audit(result.intent_id)]
+    if kind == "rate_limit":  # a 429 never reached the service: nothing to look for
+        assert kinds == ["charge", "charge", "charge"]
+    else:  # two unclear sends, then a look at the history before the third
+        assert kinds == ["charge", "charge", "lookup", "charge"]
 
 
 async def test_forgotten_key_after_drop_is_found_in_history(

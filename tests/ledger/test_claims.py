@@ -305,9 +305,9 @@ async def test_a_unique_row_of_an_unnoticed_install_is_not_claimed_while_the_key
 async def test_a_history_match_is_confirmed_by_the_keys_replay(
     desk: ChargeDesk, sandbox: Sandbox, wallet: WalletInfo
 ) -> None:
-    """Every reply of the burst is lost, the history shows the charge, the key is asked
-    once more and replays the 201: proof by reply, one charge."""
-    sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
+    """Both replies before the first look-up are lost, the history shows the charge, the
+    key is asked once more and replays the 201: proof by reply, one charge."""
+    sandbox.arm_fault("drop_after_commit", count=2, operation="charge")
     result = await desk.charge(480, wallet.qr_token, deadline_s=5)
     assert result.state is IntentState.APPROVED
     assert result.transaction is not None and [result.transaction.id] == charges_of(sandbox, wallet)

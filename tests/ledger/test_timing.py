@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
 from qrpos.ledger.states import IntentRow, Moment
-from qrpos.ledger.timing import absence, bounded_wait, may_send, settled
+from qrpos.ledger.timing import (
+    absence,
+    bounded_wait,
+    look_first,
+    may_send,
+    settled,
+)
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport
@@ -266,3 +272,25 @@ async def test_stamps_at_the_services_high_water_mark_are_found_after_the_kiosk_
     assert tx.created_at > datetime.now(UTC) + timedelta(seconds=300)  # the high-water stamp
     assert result.charged is True, result
     assert result.transaction is not None and result.transaction.id == tx.id
+
+
+@given(steps=st.integers(2, 60))
+def test_sends_and_look_ups_alternate_once_two_sends_were_unclear(steps: int) -> None:
+    """A charge endpoint that keeps failing never leaves the history unasked: a sale that
+    may have reached the service sends twice, then each further send waits for a look-up
+    after the previous one, never two in a row; one that never reached it looks nowhere."""
+    row = dataclasses.replace(sale(up_at_send=100.0, sent_for_s=2.0), attempts=1, lookups=0)
+    moves = []
+    for _ in range(steps):
+        if look_first(row):
+            moves.append("look")
+            row = dataclasses.replace(row, lookups=row.lookups + 1)
+        else:
+            moves.append("send")
+            row = dataclasses.replace(row, attempts=row.attempts + 1)
+    assert moves[0] == "send"  # the second send (the first went out before)
+    assert "send,send" not in ",".join(moves[1:])
+    assert "look,look" not in ",".join(moves)
+    assert row.lookups >= row.attempts - 2
+    silent = dataclasses.replace(row, maybe_sent=0)
+    assert not look_first(silent)

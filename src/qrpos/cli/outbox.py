@@ -105,7 +105,7 @@ async def _resolve(args: argparse.Namespace) -> int:
         if args.id is not None:
             print_sale(await desk.resolve(args.id, deadline_s=args.deadline))
         else:
-            for result in await desk.recover(deadline_s=args.deadline):
+            for result in await desk.recover(deadline_s=args.deadline, patient=True):
                 print_sale(result)
         left = desk.unresolved()
     for view in left:

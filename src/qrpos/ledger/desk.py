@@ -188,25 +188,37 @@ class ChargeDesk:
             return sale_result(row)
 
     async def recover(
-        self, on_progress: ProgressCallback | None = None, *, deadline_s: float = 30.0
+        self,
+        on_progress: ProgressCallback | None = None,
+        *,
+        deadline_s: float = 30.0,
+        patient: bool = False,
     ) -> list[SaleResult]:
         """Settle what earlier runs left: open sales, watched abandons, queued refunds.
 
-        Run at start-up before any new sale. Returns the results of the sales it
-        worked on (those still open are in `state` unresolved or credentials_rejected).
+        Run at start-up before any new sale: one pass, in which a watched abandoned sale
+        whose next look-up is not due yet is left for the next pass (it blocks no sale).
+        `patient` (`qrpos outbox resolve`) goes on with passes, a second apart, until
+        nothing is left or the deadline passes. Returns the latest result of each sale
+        it worked on (those still open are unresolved or credentials_rejected).
         """
         deadline = time.monotonic() + deadline_s
-        results: list[SaleResult] = []
+        results: dict[int, SaleResult] = {}
         async with self._exclusive():
-            rows = await self.ledger.aread(
-                lambda c: records.open_intents(c) + records.watched_intents(c)
-            )
-            for row in rows:
-                row = await self._settle(row, deadline, on_progress)
-                results.append(sale_result(row))
-            for rev in await self.ledger.aread(records.open_reversals):
-                await self._reverse_row(rev, deadline)
-        return results
+            while True:
+                rows = await self.ledger.aread(
+                    lambda c: records.open_intents(c) + records.watched_intents(c)
+                )
+                for row in rows:
+                    row = await self._settle(row, deadline, on_progress)
+                    results[row.id] = sale_result(row)
+                for rev in await self.ledger.aread(records.open_reversals):
+                    await self._reverse_row(rev, deadline)
+                left = deadline - time.monotonic()
+                if not patient or not rows or left <= 0:
+                    break
+                await asyncio.sleep(min(1.0, left))
+        return list(results.values())
 
     async def _settle(
         self, row: IntentRow, deadline: float, on_progress: ProgressCallback | None

@@ -35,7 +35,7 @@ from qrpos.ledger.context import Context
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import Connection, IntentChanges, IntentRow
 from qrpos.ledger.states import DATE_RESOLUTION_S, ClockReading, IntentState, Moment, offset_from
-from qrpos.ledger.timing import absence, confirm_by_key, settled
+from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
 from qrpos.service import CredentialsRejected, Page, TerminalClient, Transaction, Unresolved
 from qrpos.service.limits import CursorTrail
 from qrpos.service.outcomes import ListOutcome
@@ -409,7 +409,8 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
                     }
                 )
         else:
-            changes["answered_lookups"] = current.answered_lookups + 1
+            if burst_spent(current, ctx.policy):  # an answered look-up earns one more send
+                changes["answered_lookups"] = current.answered_lookups + 1
             concluded, outcome = _conclude(ctx, conn, current, seen, looked_at)
             changes.update(concluded)
         records.log_attempt(

@@ -27,7 +27,7 @@ from qrpos.ledger.lookup import check_history, spanning
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import Connection, IntentChanges, IntentRow
 from qrpos.ledger.states import IntentState, Moment, offset_from, plausible
-from qrpos.ledger.timing import bounded_wait, may_send, since_first_send
+from qrpos.ledger.timing import bounded_wait, look_first, may_send, since_first_send
 from qrpos.ledger.views import Phase, SaleProgress
 from qrpos.service import (
     Approved,
@@ -304,7 +304,8 @@ async def drive(
         if row.maybe_sent and row.username not in (None, ctx.client.username):
             return await _paired_elsewhere(ctx, row)
         moment = ctx.moment()
-        if first or (row.state is not IntentState.ABANDONED and may_send(row, ctx.policy, moment)):
+        sending = row.state is not IntentState.ABANDONED and may_send(row, ctx.policy, moment)
+        if first or (sending and not look_first(row)):
             # no backoff the policy computes is longer than four times its longest delay
             longest = ctx.policy.max_delay_s * 4
             wait = 0.0 if first else bounded_wait(row.next_try_at, moment, longest)
@@ -316,7 +317,7 @@ async def drive(
             _report(progress, row, phase, started, row.last_detail or "")
             row = await send_once(ctx, row, first=first)
             first = False
-        elif not row.maybe_sent and row.state is not IntentState.ABANDONED:
+        elif not sending and not row.maybe_sent and row.state is not IntentState.ABANDONED:
             # nothing ever reached the service (refused connections, 429s): not charged
             row = await ctx.ledger.awrite(
                 functools.partial(

@@ -88,6 +88,35 @@ def may_send(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
     )
 
 
+def burst_spent(row: IntentRow, policy: RetryPolicy) -> bool:
+    """Has the sale used every send it has earned: the burst of `max_sends`, and one for
+    each look-up the service answered after the burst? Only then does an answered look-up
+    earn another send; the look-ups that alternate with the burst's sends (`look_first`)
+    earn none, so the burst stays `max_sends` long."""
+    return row.attempts >= policy.max_sends + row.answered_lookups
+
+
+#: sends that may end unclear before each further send waits for a look at the history
+SENDS_BEFORE_LOOKING = 2
+
+
+def look_first(row: IntentRow) -> bool:
+    """Should the history be read before the next send of the key?
+
+    Yes once `SENDS_BEFORE_LOOKING` sends ended without a clear answer, and no look-up
+    followed the latest of them: from then on sends and look-ups alternate. A service whose
+    charge endpoint keeps failing may have committed the first send long ago, and the
+    history answers then; a match it finds waits for the next send of the key anyway
+    (`confirm_by_key`), so the key keeps its say. Counted in requests, not on a clock. A
+    sale that never reached the service (refused connections, 429s) has nothing to find.
+    """
+    return (
+        bool(row.maybe_sent)
+        and row.attempts >= SENDS_BEFORE_LOOKING
+        and row.lookups < row.attempts - 1
+    )
+
+
 def settled(policy: RetryPolicy, row: IntentRow, now: Moment) -> bool:
     """Have late commits had `settle_s` real seconds since the last unclear request ended?
 

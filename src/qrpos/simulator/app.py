@@ -117,10 +117,12 @@ class Gateway:
         while (fault := sandbox.take_fault(operation, _BEFORE_COMMIT)) is not None:
             if fault.kind == "delay":
                 # a slow server, not a dead one: it has the request and goes on to commit
-                # it even if the caller has hung up by then (the "late commit" case)
+                # it even if the caller has hung up by then (the "late commit" case). Faults
+                # armed meanwhile are for the requests that follow (a retry's 500, say),
+                # not for this one: once it has waited, it commits
                 receive = await _buffered(receive)
                 await asyncio.sleep(fault.seconds)
-                continue
+                break
             if fault.kind == "rate_limit":
                 await send_reply(_too_many(fault.retry_after), scope, receive, send)
                 return
