@@ -335,12 +335,27 @@ async def run_checks(
     return checks
 
 
-def render_table(checks: list[Check]) -> str:
-    """The installer's table: check, result, detail, and the fix under a failed line."""
+def render_table(checks: list[Check], columns: int = 80) -> str:
+    """The installer's table: check, result, detail, and the fix under a failed line,
+    each folded under its column to fit `columns` (a Pi's console has 80)."""
+    import textwrap
+
     width = max(len(c.name) for c in checks)
+    hang = " " * (width + 8)
+
+    def fold(text: str, first: str) -> list[str]:
+        return textwrap.wrap(
+            text,
+            width=max(columns, len(hang) + 20),
+            initial_indent=first,
+            subsequent_indent=hang,
+            break_long_words=False,
+            break_on_hyphens=False,
+        ) or [first.rstrip()]
+
     lines = []
     for c in checks:
-        lines.append(f"{c.name:<{width}}  {c.status!s:<4}  {c.detail}")
+        lines += fold(c.detail, f"{c.name:<{width}}  {c.status!s:<4}  ")
         if c.fix and c.status in (Status.FAIL, Status.WARN, Status.SKIP):
-            lines.append(f"{'':<{width}}        fix: {c.fix}")
+            lines += fold(f"fix: {c.fix}", hang)
     return "\n".join(lines)

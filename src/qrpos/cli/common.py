@@ -6,7 +6,9 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import shutil
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +27,28 @@ EXIT_LOCAL_ERROR = 1
 EXIT_REFUSED = 2
 EXIT_UNRESOLVED = 3
 EXIT_CREDENTIALS = 4
+
+
+#: a row's fields on one line from this many columns; below it, the row takes two lines
+WIDE_COLUMNS = 128
+
+
+def console_width() -> int:
+    """The console's columns ($COLUMNS, else the terminal's, else 80: a Pi's tty1)."""
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
+
+
+def wrapped(text: str, indent: str = "", first: str | None = None) -> str:
+    """`text` folded to the console's width: the first line starts with `first` (the
+    indent when None), the next ones with `indent`; words are never cut."""
+    return textwrap.fill(
+        text,
+        width=console_width(),
+        initial_indent=indent if first is None else first,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, on_subcommand: bool = False) -> None:

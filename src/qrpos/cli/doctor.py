@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from qrpos.cli import usage
-from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, config_from_args, fail
+from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, config_from_args, console_width, fail
 from qrpos.config import ConfigError
 from qrpos.doctor import Status, render_table, run_checks
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([c.to_json() for c in checks], ensure_ascii=False, indent=2))
     else:
-        print(render_table(checks))
+        print(render_table(checks, console_width()))
     failed = [c.name for c in checks if c.status is Status.FAIL]
     if not args.json:
         print()

@@ -22,8 +22,10 @@ from qrpos.cli.common import (
     EXIT_UNRESOLVED,
     EXIT_USAGE,
     SETUP_ERRORS,
+    WIDE_COLUMNS,
     client_from_config,
     config_from_args,
+    console_width,
     fail,
 )
 from qrpos.config import Config
@@ -67,13 +69,18 @@ def parse_when(text: str, *, end: bool) -> datetime:
     return next_start if end else start
 
 
-def row_text(tx: Transaction) -> str:
-    """One line of the table."""
+def row_text(tx: Transaction, columns: int = 80) -> str:
+    """A row of the table: on one line from WIDE_COLUMNS columns; on a narrower console
+    (a Pi's has 80) the id and the VAT receipt number go on a second, indented line."""
     vat = t(f"vat.{tx.vat_status.value}") if tx.vat_status else t("vat.none")
-    return (
+    head = (
         f"{to_local(tx.created_at):%Y-%m-%d %H:%M:%S}  {format_mnt(tx.amount_mnt):>13}  "
-        f"{t(f'status.{tx.status.value}'):<12} {vat:<14} {tx.vat_receipt_id or '—':<16} {tx.id}"
+        f"{t(f'status.{tx.status.value}'):<12} {vat:<14}"
     )
+    if columns >= WIDE_COLUMNS:
+        return f"{head} {tx.vat_receipt_id or '—':<33} {tx.id}"
+    receipt = t("history.selected", tx=tx.id, receipt=tx.vat_receipt_id or "—")
+    return f"{head.rstrip()}\n    {receipt}"
 
 
 async def _collect(
@@ -120,8 +127,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([tx.to_json() for tx in rows], ensure_ascii=False))
     else:
+        columns = console_width()
         for tx in rows:
-            print(row_text(tx))
+            print(row_text(tx, columns))
         if not rows:
             print(t("history.empty"))
     if last.offline:

@@ -26,6 +26,7 @@ from qrpos.cli.common import (
     SETUP_ERRORS,
     config_from_args,
     fail,
+    wrapped,
 )
 from qrpos.cli.desk import DEFAULT_DEADLINE_S, open_desk, print_sale
 from qrpos.ledger import (
@@ -36,6 +37,7 @@ from qrpos.ledger import (
     UnknownIntent,
     outbox_views,
 )
+from qrpos.present.format import format_mnt
 
 
 def register(sub: Any) -> None:
@@ -65,14 +67,18 @@ def register(sub: Any) -> None:
 
 
 def _describe(view: IntentView) -> str:
+    """A sale or refund in two lines that fit 80 columns: what and where it stands, then
+    when, its transaction and the code's last characters; an open one's reason under it."""
     charged = {True: "charged", False: "not charged", None: "unknown"}[view.charged]
-    amount = "-" if view.amount_mnt is None else f"{view.amount_mnt:,} MNT"
+    amount = "-" if view.amount_mnt is None else format_mnt(view.amount_mnt)
     local = (view.created_at + spec.LOCAL_UTC_OFFSET).strftime("%Y-%m-%d %H:%M:%S")
-    return (
-        f"{view.id:>6}  {view.kind:<8} {amount:>15}  {view.state:<22} {charged:<11} "
-        f"{view.transaction_id or '-':<32} {view.token or '':<6} {local}"
-        + (f"\n        {view.detail}" if view.detail and view.charged is None else "")
-    )
+    lines = [
+        f"{view.id:>6}  {view.kind:<8} {amount:>13}  {view.state:<22} {charged}",
+        f"        {local}  {view.transaction_id or '-'}  {view.token or ''}".rstrip(),
+    ]
+    if view.detail and view.charged is None:
+        lines.append(wrapped(view.detail, indent="        "))
+    return "\n".join(lines)
 
 
 def _read_views(args: argparse.Namespace) -> list[IntentView]:

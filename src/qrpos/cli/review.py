@@ -31,6 +31,7 @@ from qrpos.cli.common import (
     SETUP_ERRORS,
     config_from_args,
     fail,
+    wrapped,
 )
 from qrpos.ledger import (
     ChargeRefusedLocally,
@@ -47,6 +48,7 @@ from qrpos.ledger import (
     recorded_foreign_activity,
     review_views,
 )
+from qrpos.present.format import format_mnt
 
 EPILOG = """exit codes:
   listing:   0 no review open, 3 some reviews open, 1 local error
@@ -115,27 +117,33 @@ def _to_json(view: ReviewView) -> dict[str, Any]:
 
 
 def _print_views(views: list[ReviewView], foreign: ForeignActivity | None) -> None:
+    """The sales waiting for a person, each with its candidate rows, folded to the
+    console's width (a Pi's has 80 columns)."""
     if foreign is not None:
         print(
-            f"WARNING: another install uses these credentials: {foreign.count} charge(s) "
-            f"since {_local(foreign.first_seen)} not sent by this kiosk "
-            f"(e.g. {', '.join(foreign.tx_ids)}); history is not matched automatically"
+            wrapped(
+                f"WARNING: another install uses these credentials: {foreign.count} charge(s) "
+                f"since {_local(foreign.first_seen)} not sent by this kiosk "
+                f"(e.g. {', '.join(foreign.tx_ids)}); history is not matched automatically"
+            )
         )
     if not views:
         print("no sale waits for a review")
     for view in views:
-        amount = f"{view.intent.amount_mnt or 0:,} MNT"
+        amount = format_mnt(view.intent.amount_mnt or 0)
         print(
             f"sale #{view.intent.id}  {amount}  token {view.intent.token or '-'}  "
-            f"{_local(view.intent.created_at)}  reason: {view.reason}"
+            f"{_local(view.intent.created_at)}"
         )
+        print(wrapped(f"reason: {view.reason}", indent="    "))
         for c in view.candidates:
             tx = c.transaction
             others = ", ".join(f"#{i}" for i in c.other_intents) or "none"
             print(
-                f"    {tx.id}  {tx.amount_mnt:,} MNT  {tx.status.value:<9} "
-                f"{_local(tx.created_at)}  other sales that could own it: {others}"
+                f"    {tx.id}  {format_mnt(tx.amount_mnt)}  {tx.status.value:<9} "
+                f"{_local(tx.created_at)}"
             )
+            print(wrapped(f"other sales that could own it: {others}", indent="        "))
         if not view.candidates:
             print("    no candidate row")
 
