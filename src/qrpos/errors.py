@@ -17,6 +17,7 @@ module that raises and catches them and are left off the map.
         ├── qrpos.config.ConfigError ........ a setting is missing or malformed
         ├── qrpos.statedir.UnsafeStateDir [OSError] .. a link or a stranger's file in the way
         ├── qrpos.manager_pin.PinError [ValueError]
+        ├── qrpos.quick_prices.QuickPriceError [ValueError] .. a price out of range, a damaged file
         ├── qrpos.scanner.frames.CameraUnavailable
         ├── qrpos.scanner.decoders.DecoderUnavailable
         ├── qrpos.service.models.MalformedResponse ... a reply that breaks the contract

@@ -28,6 +28,7 @@ BASELINE = {
     "outbox": ["outbox", "list"],
     "history": ["history"],
     "report": ["report"],
+    "prices": ["prices", "set", "1", "5"],
     "decode": ["decode", "a.png"],
     "doctor": ["doctor"],
     "verify": ["verify"],

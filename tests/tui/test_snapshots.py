@@ -87,6 +87,7 @@ def _showing(make: Callable[[KioskApp], Any]) -> Callable[[Any], Awaitable[None]
 
 SCREENS: dict[str, Callable[[KioskApp], Any]] = {
     "amount": lambda app: AmountScreen(),
+    "amount_quick_prices": lambda app: _priced(app),
     "present_card": lambda app: PresentCardScreen(12_500, timeout_s=3600),
     "charging_unclear": lambda app: _unclear(),
     "result_approved": lambda app: ResultScreen(
@@ -115,6 +116,15 @@ SCREENS: dict[str, Callable[[KioskApp], Any]] = {
 }
 
 
+def _priced(app: KioskApp) -> AmountScreen:
+    """All nine quick prices set up (the longest list) and a last amount to repeat."""
+    labels = ["Set A", "Set B", "Buuz", "Khuushuur", "Tsuivan", "Soup", "Tea", "Salad", ""]
+    for slot, label in enumerate(labels, start=1):
+        app.services.quick_prices.set(slot, 1500 * slot + 500, label)
+    app.sale.last_amount = 12_500
+    return AmountScreen()
+
+
 def _refused() -> PresentCardScreen:
     screen = PresentCardScreen(12_500, timeout_s=3600)
     screen.call_after_refresh(
@@ -138,7 +148,7 @@ def _unclear() -> ChargingScreen:
 @pytest.mark.parametrize("language", ["mn", "en"])
 @pytest.mark.parametrize("name", sorted(SCREENS))
 def test_screen_snapshot(name: str, language: str, snap_compare: Any, tmp_path: Path) -> None:
-    press = ["1", "2", "5", "0", "0"] if name == "amount" else []
+    press = ["1", "2", "5", "0", "0"] if name.startswith("amount") else []
     app = _app(tmp_path, language)
     assert snap_compare(app, terminal_size=SIZE, run_before=_showing(SCREENS[name]), press=press)
 

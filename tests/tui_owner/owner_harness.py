@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App
+from textual.widgets import DataTable
 
 import qrpos.tui
 from qrpos.tui.language import switch_language
@@ -35,3 +36,9 @@ class OwnerHost(App[None]):
 
     def action_language(self) -> None:
         switch_language(self, self.services.config.state_dir)
+
+
+def row_ids(table: DataTable[str]) -> list[str]:
+    """The transaction ids of the history's rows, top to bottom (the table shows their
+    tails; each row's key is the whole id)."""
+    return [str(row.key.value) for row in table.ordered_rows]

@@ -15,6 +15,7 @@ from qrpos import spec
 from qrpos.present.i18n import set_language
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.tui.screens.owner.endofday import EndOfDayScreen
+from qrpos.tui.screens.owner.prices import PricesScreen
 from qrpos.tui.screens.owner.reversal import ReversalScreen
 from qrpos.tui.screens.owner.reviews import ReviewsScreen
 from screen_fit import overflows
@@ -68,4 +69,7 @@ async def test_every_owner_screen_fits_80x24(
         await settle(pilot, lambda: isinstance(pilot.app.screen, ReviewsScreen))
         await pilot.pause(0.3)
         problems["reviews"] = overflows(pilot.app.screen)
+        await pilot.press("escape", "5")
+        await settle(pilot, lambda: isinstance(pilot.app.screen, PricesScreen))
+        problems["prices"] = overflows(pilot.app.screen)
     assert {k: v for k, v in problems.items() if v} == {}

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-from owner_harness import PIN, OwnerHost
+from owner_harness import PIN, OwnerHost, row_ids
 from textual.message import Message
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Static
 
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
@@ -61,7 +61,7 @@ async def test_reversal_from_history_is_refunded_shown_reversed_then_voided_and_
         assert isinstance(history, HistoryScreen)
         table: DataTable[str] = history.query_one(DataTable)
         await until(pilot, lambda: table.row_count == 2, "history loaded")
-        assert table.get_row_at(0)[5] == tx_id and table.get_row_at(0)[3] == "issued"
+        assert row_ids(table)[0] == tx_id and table.get_row_at(0)[3] == "issued"
         await pilot.press("r")
         dialog = pilot.app.screen
         assert isinstance(dialog, ReversalScreen)
@@ -78,12 +78,13 @@ async def test_reversal_from_history_is_refunded_shown_reversed_then_voided_and_
         # the follow-up polls at once after a reversal: the row reads REVERSED, issued
         await until(pilot, lambda: table.get_row_at(0)[2] == "REVERSED", "row reversed")
         assert table.get_row_at(0)[3] == "issued"
-        receipt = table.get_row_at(0)[4]
-        assert receipt != "—"
+        receipt = sandbox.transaction(tx_id).vat_receipt_id
+        assert receipt and receipt in str(history.query_one("#selected", Static).render())
         assert (await admin.post("/_sim/vat/settle")).status_code in (200, 204)
         history.ctx.follower.schedule(0.05)  # stands in for the 30 s timer
         await until(pilot, lambda: table.get_row_at(0)[3] == "voided", "receipt voided")
-        assert table.get_row_at(0)[4] == receipt  # kept as a historical record
+        # the number is kept as a historical record
+        assert receipt in str(history.query_one("#selected", Static).render())
         await pilot.press("escape", "3")
         eod = pilot.app.screen
         assert isinstance(eod, EndOfDayScreen)
@@ -197,3 +198,25 @@ async def test_unknown_and_malformed_ids_get_a_plain_reason(
         dialog.query_one("#pin", Input).focus()
         await type_pin(pilot, PIN)
         await until(pilot, lambda: "no such transaction" in (dialog.outcome or ""), "404")
+
+
+async def test_after_a_refund_enter_closes_the_dialog_and_never_asks_for_the_pin_again(
+    host: Callable[..., OwnerHost],
+    services: KioskServices,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+) -> None:
+    wallet = sandbox.create_wallet(50_000)
+    tx_id = await sale(services, sandbox, wallet, 2_000)
+    async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+        await pilot.press("2")
+        dialog = pilot.app.screen
+        assert isinstance(dialog, ReversalScreen)
+        await pilot.press(*tx_id, "enter")
+        await type_pin(pilot, PIN)
+        await until(pilot, lambda: (dialog.outcome or "").startswith("Refunded"), "refunded")
+        assert all(field.disabled for field in dialog.query(Input))
+        assert "Enter or Esc" in str(dialog.query_one("#hint", Static).render())
+        await pilot.press("enter")
+        await until(pilot, lambda: pilot.app.screen is not dialog, "dialog closed")
+        assert sandbox.transaction(tx_id).status == "REVERSED"

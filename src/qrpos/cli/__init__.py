@@ -28,6 +28,7 @@ COMMANDS = {
     "outbox": "outbox",
     "history": "history",
     "report": "report",
+    "prices": "prices",
     "decode": "decode",
     "doctor": "doctor",
     "verify": "verify",

@@ -43,6 +43,7 @@ EXIT_CODES: dict[str, str] = {
         "0 done, 2 refused, 3 service unavailable, 4 credentials, "
         "1 local error (--merge: days differ, a till twice, not a report), 64 usage"
     ),
+    "prices": "0 done, 1 local error (the prices file cannot be read or written), 64 usage",
     "decode": "0 every image had a token, 2 some had none, 1 unreadable, 64 usage",
     "doctor": "0 every check passed, 1 some check failed, 64 usage",
     "verify": "0 verified, 2 refused, 3 unresolved, 4 credentials, 1 local error, 64 usage",

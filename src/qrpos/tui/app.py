@@ -243,6 +243,12 @@ class KioskApp(ScreenKeeper):
             return
         self.begin_presenting(message.amount)
 
+    @on(AmountScreen.PricesWanted)
+    def _prices_wanted(self, message: AmountScreen.PricesWanted) -> None:
+        screen = message.screen
+        if screen.is_mounted:
+            screen.show_prices(self.services.quick_prices.prices(), self.sale.last_amount)
+
     @work(exclusive=True, group="sale", exit_on_error=False)
     async def begin_presenting(self, amount: int) -> None:
         """Arm the camera and ask for the card, unless an earlier sale is still open."""
@@ -337,6 +343,8 @@ class KioskApp(ScreenKeeper):
         """F2: the owner's screens (history, reversals, end of day)."""
         if self.sale.under_way or self.sale.state is SaleState.PAIRING:
             return
+        if any(screen.has_class("owner") for screen in self.screen_stack):
+            return  # already in the owner's screens: one menu, never a second on top
         if not self.services_ready:
             self.notify(t("app.starting"), timeout=3)
             return

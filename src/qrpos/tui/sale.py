@@ -79,6 +79,8 @@ class Sale:
         self.state = SaleState.STARTING
         #: the amount while presenting and charging
         self.amount: int | None = None
+        #: the amount of the last sale asked for (the repeat key charges it again)
+        self.last_amount: int | None = None
         #: the ledger's intent while charging
         self.intent_id: int | None = None
         #: progress reported before the Charging screen was announced, posted after it
@@ -145,7 +147,7 @@ class Sale:
         if blocking_sales(desk.unresolved()):
             self.next_sale("amount.unresolved_blocks", error=True)
             return
-        self.amount = amount
+        self.amount = self.last_amount = amount
         self.move(S.PRESENTING)
         scanner = self._services().scanner
         if scanner is not None:

@@ -54,6 +54,7 @@ class ScreenKeeper(App[None]):
     status: var[KioskStatus] = var(KioskStatus)
 
     services: KioskServices
+    sale: Sale
     receipts: ReceiptFollower
     present_timeout_s: float
     abandon_after_s: float
@@ -85,6 +86,7 @@ class ScreenKeeper(App[None]):
             top = self.screen
             if isinstance(top, AmountScreen) and not message.notice:
                 # drawn before the services were in: keep what the cashier keyed
+                top.show_prices(services.quick_prices.prices(), self.sale.last_amount)
                 top.start_if_waiting()
                 return
             carried, self.carried_keys = self.carried_keys, None
@@ -94,6 +96,8 @@ class ScreenKeeper(App[None]):
                     error=message.error,
                     demo_keys=services.demo is not None,
                     carried=carried,
+                    prices=services.quick_prices.prices(),
+                    last_amount=self.sale.last_amount,
                     **message.notice_fields,
                 )
             )

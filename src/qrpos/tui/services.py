@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from qrpos.config import Config
+from qrpos.quick_prices import QuickPriceBook
 
 if TYPE_CHECKING:
     from qrpos.ledger import ChargeDesk
@@ -103,6 +104,11 @@ class KioskServices:
     store_pairing: Callable[[str, str], str] = _no_pairing_store
     #: client -> the desk over the outbox, for a first pairing (desk was None)
     open_desk: Callable[[TerminalClient], ChargeDesk] | None = None
+    #: the owner's quick prices (read from the state dir on first use)
+    quick_prices: QuickPriceBook = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.quick_prices = QuickPriceBook(self.config.state_dir)
 
     @property
     def paired(self) -> bool:

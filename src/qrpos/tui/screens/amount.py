@@ -1,7 +1,9 @@
-"""Step 1 of a sale: the cashier keys the amount on the numeric keypad."""
+"""Step 1 of a sale: the cashier keys the amount on the numeric keypad, or charges one
+of the owner's quick prices (F3..F11) or the last amount again (F12) with one key."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from textual import events
@@ -11,8 +13,9 @@ from textual.message import Message
 from textual.widgets import Static
 
 from qrpos import manager_pin, spec
-from qrpos.present.format import group_thousands
+from qrpos.present.format import TUGRIK, group_thousands
 from qrpos.present.i18n import t
+from qrpos.quick_prices import QuickPrice, key_of
 from qrpos.tui.keypad import KeypadAction, keypad_action
 from qrpos.tui.screens.base import KioskScreen
 from qrpos.tui.widgets.big_amount import BigAmount
@@ -30,6 +33,13 @@ class AmountScreen(KioskScreen):
 
         amount: int
 
+    @dataclass
+    class PricesWanted(Message):
+        """The screen is back on top: the app hands it the quick prices as they are now
+        (`show_prices`), which the owner may have changed meanwhile."""
+
+        screen: AmountScreen
+
     def __init__(
         self,
         notice: str = "",
@@ -37,10 +47,15 @@ class AmountScreen(KioskScreen):
         error: bool = False,
         demo_keys: bool = False,
         carried: list[tuple[KeypadAction, str]] | None = None,
+        prices: Mapping[int, QuickPrice] | None = None,
+        last_amount: int | None = None,
         **fields: str,
     ) -> None:
         super().__init__()
         self._digits = ""
+        #: the owner's quick prices by slot, and the last amount (F12)
+        self.prices = dict(prices or {})
+        self.last_amount = last_amount
         #: keys typed on the result screen before this one was up, replayed in order
         self._carried = carried
         #: the notice line as a catalogue key and its fields (redrawn in a new language)
@@ -54,7 +69,24 @@ class AmountScreen(KioskScreen):
         with Vertical(id="body"):
             yield BigAmount(self.amount, id="amount")
             yield Static("", id="notice", classes="prose", markup=False)
+            yield Static(self._price_list(), id="prices", classes="prose", markup=False)
         yield from self.compose_footer(self._hint())
+
+    def show_prices(self, prices: Mapping[int, QuickPrice], last_amount: int | None) -> None:
+        """The quick prices became known (the screen was drawn before the services)."""
+        self.prices, self.last_amount = dict(prices), last_amount
+        self.query_one("#prices", Static).update(self._price_list())
+
+    def _price_list(self) -> str:
+        """The quick prices and the repeat key, as the cashier reads them."""
+        entries = [
+            " ".join(filter(None, (p.key, p.label, f"{group_thousands(p.amount)} {TUGRIK}")))
+            for p in sorted(self.prices.values(), key=lambda p: p.slot)
+        ]
+        if self.last_amount is not None:
+            entries.append(t("amount.repeat_entry", amount=group_thousands(self.last_amount)))
+        # a line breaks between two prices, never inside one (no-break spaces within)
+        return "   ".join(entry.replace(" ", "\u00a0") for entry in entries)
 
     def _hint(self) -> str:
         demo = f"\n{t('demo.keys', pin=manager_pin.DEMO_PIN)}" if self.demo_keys else ""
@@ -66,6 +98,9 @@ class AmountScreen(KioskScreen):
         carried, self._carried = self._carried, None
         for action in carried or ():
             self._apply(action)
+
+    def on_screen_resume(self) -> None:
+        self.post_message(self.PricesWanted(self))
 
     def after_recompose(self) -> None:
         key, fields, error = self._notice
@@ -125,6 +160,27 @@ class AmountScreen(KioskScreen):
             self._set_digits("")
         elif kind is KeypadAction.CONFIRM:
             self._confirm()
+        elif kind is KeypadAction.QUICK:
+            price = self.prices.get(int(digits))
+            key = key_of(int(digits))
+            if price is None:
+                self.show_notice("amount.no_quick_price", error=True, fkey=key)
+            else:
+                self._charge_whole(price.amount, key)
+        elif kind is KeypadAction.REPEAT:
+            if self.last_amount is None:
+                self.show_notice("amount.no_last_amount", error=True)
+            else:
+                self._charge_whole(self.last_amount, "F12")
+
+    def _charge_whole(self, amount: int, key: str) -> None:
+        """One key that is a whole amount: confirmed at once, unless digits were keyed
+        (they would be lost unseen): then the cashier is asked to clear them first."""
+        if self._digits:
+            self.show_notice("amount.clear_first", error=True, fkey=key)
+            return
+        self._set_digits(str(amount))
+        self._confirm()
 
     def _confirm(self) -> None:
         amount = self.amount

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from qrpos.present.i18n import t
-from qrpos.tui.keypad import KeypadAction, keypad_action
+from qrpos.tui.keypad import STARTS_AMOUNT, KeypadAction, keypad_action
 from qrpos.tui.messages import NextSale
 from qrpos.tui.screens.base import KioskScreen
 from qrpos.tui.widgets.big_amount import BigAmount
@@ -67,14 +67,15 @@ class ResultScreen(KioskScreen):
 
     def on_key(self, event: events.Key) -> None:
         """Any key ends the result. A keypad key is never lost: a digit starts the next
-        amount with it, and every keypad key after it (until the amount screen is up) is
-        carried over in order. Other keys go on to the app's own bindings."""
+        amount with it (so does a quick price or the repeat key), and every keypad key
+        after it (until the amount screen is up) is carried over in order. Other keys go on
+        to the app's own bindings."""
         action = keypad_action(event)
         if action is None:
             self._next_sale()
             return
         event.stop()
         event.prevent_default()
-        if self._done or action[0] is KeypadAction.DIGITS:
+        if self._done or action[0] in STARTS_AMOUNT:
             self.carried.append(action)
         self._next_sale()

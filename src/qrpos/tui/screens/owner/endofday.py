@@ -86,8 +86,8 @@ class EndOfDayScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("left", "day(-1)", "previous day", show=False, priority=True),
         Binding("right", "day(1)", "next day", show=False, priority=True),
-        Binding("t", "today", "today", show=False),
-        Binding("e", "export", "export", show=False),
+        Binding("t,T", "today", "today", show=False),
+        Binding("e,E", "export", "export", show=False),
         Binding("f5", "refresh", "refresh", show=False),
         Binding("escape", "back", "back", show=False),
     ]

@@ -23,10 +23,12 @@ from qrpos.tui.screens.owner.context import OwnerContext
 from qrpos.tui.screens.owner.messages import ReceiptsChanged
 from qrpos.tui.screens.owner.reversal import ReversalScreen
 
-COLUMNS = ("time", "amount", "status", "vat", "receipt", "id")
-#: cells shown this wide so the table fits 80 columns; the highlighted row's full
-#: transaction id and receipt number are spelled out under the table
-WIDTHS = {"time": 14, "amount": 11, "status": 11, "vat": 13, "receipt": 8, "id": 9}
+COLUMNS = ("time", "amount", "status", "vat", "id")
+#: cells shown this wide so the table fits 80 columns with every header whole; the id
+#: shows its last ID_TAIL characters (what an owner reads out), and the highlighted
+#: row's full id and VAT receipt number (33 digits) are spelled out under the table
+WIDTHS = {"time": 14, "amount": 11, "status": 11, "vat": 13, "id": 13}
+ID_TAIL = 12
 
 
 class HistoryScreen(Screen[None]):
@@ -35,11 +37,10 @@ class HistoryScreen(Screen[None]):
     CSS_PATH = "owner.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "reverse", "reverse", show=False),
-        Binding("R", "reverse", "reverse", show=False),
+        Binding("r,R", "reverse", "reverse", show=False),
         Binding("left", "day(-1)", "previous day", show=False, priority=True),
         Binding("right", "day(1)", "next day", show=False, priority=True),
-        Binding("a", "all_days", "all days", show=False),
+        Binding("a,A", "all_days", "all days", show=False),
         Binding("f5", "refresh", "refresh", show=False),
         Binding("pagedown", "more", "more", show=False),
         Binding("escape", "back", "back", show=False),
@@ -133,14 +134,13 @@ class HistoryScreen(Screen[None]):
             format_mnt(tx.amount_mnt),
             status_text(tx),
             vat_text(tx),
-            tx.vat_receipt_id or "—",
-            tx.id,
+            "…" + tx.id[-ID_TAIL:],
         )
 
     @on(DataTable.RowHighlighted)
-    def show_selected(self, event: DataTable.RowHighlighted) -> None:
-        """The highlighted row's id and receipt number in full (the table shows them cut)."""
-        tx = self.rows.get(event.row_key.value or "")
+    def show_selected(self) -> None:
+        """The highlighted row's id and receipt number in full (the table cuts the id)."""
+        tx = self.selected()
         line = t("history.selected", tx=tx.id, receipt=tx.vat_receipt_id or "—") if tx else ""
         self.query_one("#selected", Static).update(line)
 
@@ -157,6 +157,8 @@ class HistoryScreen(Screen[None]):
             self.rows[tx.id] = tx
             for key, value in zip(COLUMNS, self.cells(tx), strict=True):
                 table.update_cell(tx.id, key, value)
+        # the line under the table follows a receipt number that just arrived
+        self.show_selected()
 
     # --- keys ---------------------------------------------------------------------------
 

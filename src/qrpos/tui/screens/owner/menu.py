@@ -1,4 +1,5 @@
-"""The owner menu: history, reversal, end of day, payments to check, language.
+"""The owner menu: history, reversal, end of day, payments to check, quick prices,
+language.
 
 The VAT follow-up is the app's (`ReceiptFollower`, all day, in the kiosk); opening the
 menu only asks it for a fresh poll. A host app without one gets a follower for the
@@ -23,6 +24,7 @@ from qrpos.tui.screens.owner.context import OwnerContext
 from qrpos.tui.screens.owner.endofday import EndOfDayScreen
 from qrpos.tui.screens.owner.history import HistoryScreen
 from qrpos.tui.screens.owner.messages import VatFollowUpPolled
+from qrpos.tui.screens.owner.prices import PricesScreen
 from qrpos.tui.screens.owner.reversal import ReversalScreen
 from qrpos.tui.screens.owner.reviews import ReviewsScreen
 from qrpos.tui.services import KioskServices
@@ -38,6 +40,7 @@ class OwnerMenuScreen(Screen[None]):
         Binding("2", "reverse", "reverse", show=False),
         Binding("3", "end_of_day", "end of day", show=False),
         Binding("4", "reviews", "payments to check", show=False),
+        Binding("5", "prices", "quick prices", show=False),
         # the app's switch: every screen changes language, and the choice is remembered
         Binding("l", "app.language", "language", show=False),
         Binding("escape", "back", "back", show=False),
@@ -83,6 +86,7 @@ class OwnerMenuScreen(Screen[None]):
             yield Static(f"2  {t('owner.reverse')}", markup=False)
             yield Static(f"3  {t('owner.end_of_day')}", markup=False)
             yield Static(f"4  {t('owner.reviews')}", markup=False)
+            yield Static(f"5  {t('owner.prices')}", markup=False)
             yield Static(f"L  {t('owner.language')}", markup=False)
             yield Static("", id="vat-status", markup=False)
         yield Static(t("owner.hint"), id="hint", markup=False)
@@ -124,6 +128,9 @@ class OwnerMenuScreen(Screen[None]):
 
     def action_reviews(self) -> None:
         self.app.push_screen(ReviewsScreen(self.ctx))
+
+    def action_prices(self) -> None:
+        self.app.push_screen(PricesScreen(self.ctx))
 
     @on(LanguageChanged)
     async def _language_changed(self) -> None:

@@ -27,13 +27,19 @@ class ReversalScreen(ModalScreen[None]):
 
     CSS_PATH = "owner.tcss"
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "cancel", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "cancel", show=False),
+        # once refunded the fields are shut: Enter only closes (it never asks for a PIN)
+        Binding("enter", "close_if_done", "close", show=False),
+    ]
 
     def __init__(self, ctx: OwnerContext, *, tx: Transaction | None = None) -> None:
         super().__init__(classes="owner")
         self.ctx = ctx
         self.tx = tx
         self.busy = False
+        #: the refund went through: the dialog only says so until it is closed
+        self.done = False
         #: the last answer shown (for tests and for the owner's eyes)
         self.outcome: str | None = None
 
@@ -65,6 +71,8 @@ class ReversalScreen(ModalScreen[None]):
         self.query_one("#tx", Input).value = typed
         if answer is not None:
             self.query_one("#answer", Static).update(answer)
+        if self.done:
+            self.finish()
 
     def question(self) -> str:
         if self.tx is None:
@@ -118,8 +126,21 @@ class ReversalScreen(ModalScreen[None]):
             if result.state == "refunded":
                 self.ctx.follower.reversed(tx_id)
                 self.post_message(ReversalDone(tx_id))
+                self.finish()
         finally:
             self.busy = False
+
+    def finish(self) -> None:
+        """Refunded: the fields are shut and Enter or Esc closes the dialog."""
+        self.done = True
+        for field in self.query(Input):
+            field.disabled = True
+        self.query_one("#hint", Static).update(t("reverse.done_hint"))
+        self.set_focus(None)
+
+    def action_close_if_done(self) -> None:
+        if self.done:
+            self.dismiss(None)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -98,10 +98,10 @@ class ReviewsScreen(Screen[None]):
     CSS_PATH: ClassVar[list[str | PurePath]] = ["owner.tcss", "reviews.tcss"]
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("c", "decide('charged')", "this sale", show=False),
-        Binding("r", "decide('refund')", "refund", show=False),
-        Binding("n", "decide('not_charged')", "not charged", show=False),
-        Binding("f", "clear_foreign", "clear warning", show=False),
+        Binding("c,C", "decide('charged')", "this sale", show=False),
+        Binding("r,R", "decide('refund')", "refund", show=False),
+        Binding("n,N", "decide('not_charged')", "not charged", show=False),
+        Binding("f,F", "clear_foreign", "clear warning", show=False),
         Binding("f5", "refresh", "refresh", show=False),
         Binding("escape", "back", "back", show=False),
     ]

@@ -1,0 +1,62 @@
+"""`qrpos prices`: the owner's quick prices, charged on the kiosk by one key (F3..F11).
+
+    qrpos prices                      list them
+    qrpos prices set 1 4500 "Set A"   slot 1 (key F3) charges 4 500 ₮
+    qrpos prices clear 1              empty slot 1
+
+A running kiosk reads them when its next amount screen comes up. Exit codes: 0 done,
+1 local error (the file cannot be read or written), 64 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from qrpos.cli import usage
+from qrpos.cli.common import EXIT_OK, SETUP_ERRORS, config_from_args, fail
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "prices",
+        help="list or set the quick prices the kiosk charges with one key (F3..F11)",
+        description="The owner's quick prices: up to nine set amounts (a canteen's set "
+        "menus); slot N is charged on the kiosk by the key F(N+2), F12 repeats the last "
+        "amount. Without an action, lists them.",
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    put = actions.add_parser("set", help="set up a slot: SLOT AMOUNT [LABEL]")
+    put.add_argument("slot", type=usage.bounded_int(1, 9), help="1 to 9 (the key F3 to F11)")
+    put.add_argument("amount", type=usage.amount_mnt, help="the price in ₮")
+    put.add_argument(
+        "label", nargs="?", default="", type=usage.text, help="a short name shown beside it"
+    )
+    clear = actions.add_parser("clear", help="empty a slot")
+    clear.add_argument("slot", type=usage.bounded_int(1, 9), help="1 to 9")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from qrpos.present.format import TUGRIK, group_thousands
+    from qrpos.quick_prices import QuickPriceError, clear_price, key_of, load_prices, set_price
+
+    try:
+        state_dir = config_from_args(args).state_dir
+        if args.action == "set":
+            price = set_price(state_dir, args.slot, args.amount, args.label)
+            print(f"{price.key}: {group_thousands(price.amount)} {TUGRIK} {price.label}".rstrip())
+            return EXIT_OK
+        if args.action == "clear":
+            held = clear_price(state_dir, args.slot)
+            print(f"{key_of(args.slot)}: {'cleared' if held else 'was empty'}")
+            return EXIT_OK
+        prices = load_prices(state_dir)
+    except (QuickPriceError, OSError, *SETUP_ERRORS) as exc:
+        return fail(str(exc))
+    if not prices:
+        print("no quick prices set up (qrpos prices set SLOT AMOUNT [LABEL])")
+    for price in sorted(prices.values(), key=lambda p: p.slot):
+        amount = f"{group_thousands(price.amount):>9} {TUGRIK}"
+        print(f"{price.key:>4}  {amount}  {price.label}".rstrip())
+    return EXIT_OK

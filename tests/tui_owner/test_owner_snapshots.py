@@ -1,0 +1,126 @@
+"""Every owner screen at 80×24 in Mongolian and English, as SVG snapshots (regenerate:
+pytest --snapshot-update, then look at every SVG that changed).
+
+Deterministic: the kiosk's clock is fixed, the sandbox's history is seeded at fixed times
+with ids and receipt numbers from a counter, and the VAT follow-up does not poll.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from owner_harness import NOW, OwnerHost
+from textual.widgets import DataTable
+
+from qrpos import spec
+from qrpos.present.i18n import set_language
+from qrpos.simulator import Sandbox, TerminalCredentials, model
+from qrpos.tui.screens.owner.endofday import EndOfDayScreen
+from qrpos.tui.screens.owner.prices import PricesScreen
+from qrpos.tui.screens.owner.reversal import ReversalScreen
+from qrpos.tui.screens.owner.reviews import ReviewsScreen
+from qrpos.tui.services import KioskServices
+
+SIZE = (80, 24)
+
+
+@pytest.fixture
+def seeded(
+    monkeypatch: pytest.MonkeyPatch, sandbox: Sandbox, terminal: TerminalCredentials
+) -> Iterator[None]:
+    """A morning's history with ids and receipt numbers that are the same every run."""
+    numbers = itertools.count(1)
+    monkeypatch.setattr(model, "new_tx_id", lambda: f"tx_{next(numbers):024x}")
+    monkeypatch.setattr(model, "new_receipt_number", lambda: f"{next(numbers):033d}")
+    for hours, amount in ((5, 1_234_500), (3, 12_000), (1, 4_500)):
+        sandbox.seed_charge(
+            terminal.username, amount, NOW - timedelta(hours=hours), vat_status=None
+        )
+    sandbox.seed_charge(
+        terminal.username, 800, NOW - timedelta(hours=2), status=spec.TxStatus.REVERSED
+    )
+    sandbox.seed_charge(
+        terminal.username,
+        6_000,
+        NOW - timedelta(minutes=20),
+        vat_status=spec.VatStatus.PENDING,
+    )
+    yield
+
+
+async def until(pilot: Any, check: Callable[[], bool]) -> None:
+    for _ in range(300):
+        await pilot.pause(0.02)
+        if check():
+            return
+    raise AssertionError("the screen never loaded")
+
+
+async def _menu(pilot: Any) -> None:
+    await pilot.pause()
+
+
+async def _history(pilot: Any) -> None:
+    await pilot.press("1")
+    table: DataTable[str] = pilot.app.screen.query_one(DataTable)
+    await until(pilot, lambda: table.row_count == 5)
+    await pilot.pause(0.1)
+
+
+async def _reversal(pilot: Any) -> None:
+    await _history(pilot)
+    await pilot.press("r")
+    await until(pilot, lambda: isinstance(pilot.app.screen, ReversalScreen))
+
+
+async def _end_of_day(pilot: Any) -> None:
+    await pilot.press("3")
+    await until(pilot, lambda: isinstance(pilot.app.screen, EndOfDayScreen))
+    screen = pilot.app.screen
+    await until(pilot, lambda: screen.eod is not None)
+    await pilot.pause(0.1)
+
+
+async def _reviews(pilot: Any) -> None:
+    await pilot.press("4")
+    await until(pilot, lambda: isinstance(pilot.app.screen, ReviewsScreen))
+    await pilot.pause(0.3)
+
+
+async def _prices(pilot: Any) -> None:
+    services: KioskServices = pilot.app.services
+    services.quick_prices.set(1, 4_500, "Set A")
+    services.quick_prices.set(2, 6_000, "Set B")
+    services.quick_prices.set(5, 1_500, "Tea")
+    await pilot.press("5")
+    await until(pilot, lambda: isinstance(pilot.app.screen, PricesScreen))
+    await pilot.press("2")
+    await pilot.pause()
+
+
+SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
+    "menu": _menu,
+    "history": _history,
+    "reversal": _reversal,
+    "end_of_day": _end_of_day,
+    "reviews": _reviews,
+    "prices": _prices,
+}
+
+
+@pytest.mark.parametrize("language", ["mn", "en"])
+@pytest.mark.parametrize("name", sorted(SCREENS))
+def test_owner_screen_snapshot(
+    name: str,
+    language: str,
+    seeded: None,
+    services: KioskServices,
+    snap_compare: Any,
+) -> None:
+    set_language(language)
+    app = OwnerHost(services, first_poll_s=3600)
+    assert snap_compare(app, terminal_size=SIZE, run_before=SCREENS[name])
