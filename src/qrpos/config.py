@@ -52,10 +52,25 @@ class Config:
     #: the language was asked for on this command line (`--language`): it wins over the
     #: one last chosen on screen with `L` (which otherwise wins over the file and the env)
     language_pinned: bool = False
+    #: where choices made on screen (the language) are remembered; the state dir when None
+    #: (the demo keeps them across runs although its outbox is thrown away)
+    settings_dir: Path | None = None
+    #: the folder the end-of-day export suggests; the state dir when None
+    export_dir: Path | None = None
     #: the `[scanner]` table of the TOML file, as read (defaults live in qrpos.scanner)
     scanner: Mapping[str, Any] = field(default_factory=dict)
     #: where the values came from, for `qrpos doctor`
     source_path: Path | None = None
+
+    @property
+    def settings_home(self) -> Path:
+        """Where the kiosk remembers what was chosen on its screens."""
+        return self.settings_dir or self.state_dir
+
+    @property
+    def export_home(self) -> Path:
+        """Where the end-of-day CSV is suggested."""
+        return self.export_dir or self.state_dir
 
     @property
     def ledger_path(self) -> Path:

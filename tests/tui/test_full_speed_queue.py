@@ -12,7 +12,7 @@ from textual import events
 from qrpos.tui.messages import TokenScanned
 
 #: Textual's key names for the keys a cashier types
-KEY_NAMES = {"enter": "\r", "backspace": "\x7f", "escape": "\x1b"}
+KEY_NAMES = {"enter": "\r", "backspace": "\x7f", "escape": "\x1b", "tab": "\t"}
 
 
 def burst(kiosk: Kiosk, keys: list[str]) -> None:

@@ -220,3 +220,26 @@ async def test_after_a_refund_enter_closes_the_dialog_and_never_asks_for_the_pin
         await pilot.press("enter")
         await until(pilot, lambda: pilot.app.screen is not dialog, "dialog closed")
         assert sandbox.transaction(tx_id).status == "REVERSED"
+
+
+async def test_a_refund_typed_at_full_speed_puts_the_pin_in_the_pin_field(
+    host: Callable[..., OwnerHost],
+    services: KioskServices,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+) -> None:
+    """`2`, the id, Enter, the PIN, Enter, all queued at once: refunded, with no digit of
+    the PIN in the id's field."""
+    from textual import events
+
+    wallet = sandbox.create_wallet(50_000)
+    tx_id = await sale(services, sandbox, wallet, 3_000)
+    async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+        await pilot.press("2")
+        dialog = pilot.app.screen
+        assert isinstance(dialog, ReversalScreen)
+        for key in [*tx_id, "enter", *PIN, "enter"]:
+            pilot.app.post_message(events.Key(key, "\r" if key == "enter" else key))
+        await until(pilot, lambda: (dialog.outcome or "").startswith("Refunded"), "refunded")
+        assert dialog.query_one("#tx", Input).value == tx_id
+        assert sandbox.transaction(tx_id).status == "REVERSED"

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from qrpos.cli.common import (
     config_from_args,
     fail,
 )
+from qrpos.config import Config
 from qrpos.journal import JournalHandler
 
 LOG_FILE = "kiosk.log"
@@ -45,7 +47,8 @@ def register(sub: Any) -> None:
     q.add_argument(
         "--keep-state",
         action="store_true",
-        help="keep the outbox in ~/.local/state/qrpos-demo instead of a temp dir",
+        help="keep the outbox in ~/.local/state/qrpos-demo instead of a temp dir "
+        "(--state-dir or QRPOS_STATE_DIR choose another folder)",
     )
     q.set_defaults(func=demo)
 
@@ -80,23 +83,54 @@ def _startup_failed(error: BaseException | None) -> int | None:
     return fail(f"the kiosk stopped: {error}", EXIT_LOCAL_ERROR)
 
 
+#: where the demo keeps what a person chose (its language), and its outbox with --keep-state
+DEMO_HOME = Path("~/.local/state/qrpos-demo")
+
+
+def demo_config(args: argparse.Namespace, temp_dir: Callable[[], Path]) -> Config:
+    """The demo's settings as the person gave them.
+
+    The outbox goes to `--state-dir` or ``QRPOS_STATE_DIR`` when one is given, to
+    ~/.local/state/qrpos-demo with ``--keep-state``, else to a folder thrown away on exit
+    (`temp_dir`). The language chosen with `L` is remembered in ~/.local/state/qrpos-demo
+    either way; a ``--language`` on the command line wins over it (then ``QRPOS_LANGUAGE``,
+    then Mongolian). The end-of-day CSV is suggested in the home folder, never in a
+    folder deleted on exit.
+    """
+    home = DEMO_HOME.expanduser()
+    explicit = getattr(args, "state_dir", None) or os.environ.get("QRPOS_STATE_DIR")
+    if explicit:
+        state_dir = Path(explicit)
+    elif args.keep_state:
+        state_dir = home
+    else:
+        state_dir = temp_dir()
+    from_env = os.environ.get("QRPOS_LANGUAGE")
+    given = getattr(args, "language", None)
+    language = given or (from_env if from_env in ("mn", "en") else None) or "mn"
+    return Config(
+        state_dir=state_dir,
+        language=language,
+        language_pinned=given is not None,
+        settings_dir=state_dir if explicit or args.keep_state else home,
+        export_dir=Path.home(),
+    )
+
+
 def demo(args: argparse.Namespace) -> int:
     """Run the kiosk against the embedded sandbox and the virtual phone."""
     import tempfile
 
-    from qrpos.config import Config
     from qrpos.kiosk.launch import demo_factory, run_kiosk
 
-    language = getattr(args, "language", None) or "mn"
     with contextlib.ExitStack() as stack:
-        if args.keep_state:
-            state_dir = Path.home() / ".local" / "state" / "qrpos-demo"
-        else:
-            state_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="qrpos-demo-")))
-        _logs_off_screen(state_dir)
-        error = run_kiosk(
-            Config(state_dir=state_dir, language=language), demo_factory(state_dir, language)
-        )
+
+        def temp_dir() -> Path:
+            return Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="qrpos-demo-")))
+
+        config = demo_config(args, temp_dir)
+        _logs_off_screen(config.state_dir)
+        error = run_kiosk(config, demo_factory(config))
     return _startup_failed(error) or EXIT_OK
 
 

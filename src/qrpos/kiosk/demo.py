@@ -142,9 +142,12 @@ def demo_world(
     balances: Sequence[int] = DEMO_BALANCES,
     camera_fps: float = 15.0,
     on_step: Callable[[str], None] = lambda step: None,
+    base: Config | None = None,
 ) -> Iterator[DemoWorld]:
     """Start the sandbox and build the kiosk's services; everything stops on exit.
-    `on_step` hears each part as it starts (the keys of `qrpos.tui.startup.STEPS`)."""
+    `on_step` hears each part as it starts (the keys of `qrpos.tui.startup.STEPS`);
+    `base` carries the person's settings (where choices and exports go, a pinned
+    language) into the demo's own config."""
     with contextlib.ExitStack() as stack:
         on_step("service")
         if state_dir is None:
@@ -171,8 +174,12 @@ def demo_world(
         relay = ScanEventRelay()
         scanner = ScanLoop(phone, make_decoder(), relay)
         stack.callback(scanner.stop)
-        config = Config(
-            base_url=base_url, username=creds.username, state_dir=state_dir, language=language
+        config = dataclasses.replace(
+            base or Config(),
+            base_url=base_url,
+            username=creds.username,
+            state_dir=state_dir,
+            language=language,
         )
         services = KioskServices(
             config=config,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 from qrpos.config import Config
 from qrpos.kiosk.starter import ContextStarter
@@ -48,17 +47,18 @@ def production_factory(config: Config) -> ServicesFactory:
     return services
 
 
-def demo_factory(state_dir: Path, language: str) -> ServicesFactory:
-    """`qrpos demo`: the embedded sandbox and the virtual phone."""
-    return lambda on_step: demo_services(state_dir, language, on_step)
+def demo_factory(config: Config) -> ServicesFactory:
+    """`qrpos demo`: the embedded sandbox and the virtual phone, with the person's
+    settings (`config`: state dir, language, where choices and exports go)."""
+    return lambda on_step: demo_services(config, on_step)
 
 
 @contextlib.contextmanager
-def demo_services(
-    state_dir: Path, language: str, on_step: Callable[[str], None]
-) -> Iterator[KioskServices]:
+def demo_services(config: Config, on_step: Callable[[str], None]) -> Iterator[KioskServices]:
     """The demo world's services (the sandbox stops when the context is left)."""
     from qrpos.kiosk.demo import demo_world
 
-    with demo_world(state_dir=state_dir, language=language, on_step=on_step) as world:
+    with demo_world(
+        state_dir=config.state_dir, language=config.language, on_step=on_step, base=config
+    ) as world:
         yield world.services

@@ -106,7 +106,7 @@ class KioskApp(ScreenKeeper):
             self, lambda: self.services, interval_s=receipts_every_s, busy=self.sale_under_way
         )
         config = services.config
-        remembered = None if config.language_pinned else remembered_language(config.state_dir)
+        remembered = None if config.language_pinned else remembered_language(config.settings_home)
         language = remembered or config.language
         set_language(language)
         known = services.client.username if services.client else None
@@ -355,7 +355,7 @@ class KioskApp(ScreenKeeper):
 
     def action_language(self) -> None:
         """`L`: the next language, on every screen at once, remembered across restarts."""
-        language = switch_language(self, self.services.config.state_dir)
+        language = switch_language(self, self.services.config.settings_home)
         self.status = replace(self.status, language=language)
 
     def action_demo_phone(self) -> None:

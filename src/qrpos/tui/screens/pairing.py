@@ -3,20 +3,26 @@ manager PIN; the app verifies them with the service before storing anything."""
 
 from __future__ import annotations
 
-from textual import on
+from typing import ClassVar
+
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Static
 
 from qrpos import manager_pin, spec
 from qrpos.present.i18n import t
 from qrpos.tui.messages import PairingSubmitted
-from qrpos.tui.screens.base import KioskScreen
+from qrpos.tui.screens.base import FORM_KEYS, KioskScreen, TypedAhead
 
 
-class PairingScreen(KioskScreen):
+class PairingScreen(TypedAhead, KioskScreen):
     """First start (no credentials) or after a 401. The password never leaves the Input
-    except into the app's pairing worker; it is not logged or echoed."""
+    except into the app's pairing worker; it is not logged or echoed. Typed at full
+    speed, no Tab or Enter is lost (`TypedAhead`)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = list(FORM_KEYS)
+    SUBMIT_FIELDS = frozenset({"pin"})
 
     def __init__(self, *, first: bool, pin_known: bool, username: str | None = None) -> None:
         super().__init__()
@@ -61,15 +67,11 @@ class PairingScreen(KioskScreen):
         notice.update(t(key, **fields) if key else "")
         notice.set_class(error, "error")
 
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        event.stop()
+    def submitted(self, field: Input) -> None:
+        """Enter in the PIN: check the form, then ask the app to pair."""
         username = self.query_one("#username", Input).value.strip()
         password = self.query_one("#password", Input).value
         pin = self.query_one("#pin", Input).value
-        if event.input.id != "pin" and not (username and password and pin):
-            self.focus_next()
-            return
         if not spec.USERNAME_RE.match(username):
             self.show_notice("pair.bad_username", error=True)
             return

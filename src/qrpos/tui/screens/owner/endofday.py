@@ -171,7 +171,7 @@ class EndOfDayScreen(Screen[None]):
         self.load()
 
     def action_export(self) -> None:
-        suggestion = self.ctx.services.config.state_dir / f"qrpos-{self.day.isoformat()}.csv"
+        suggestion = self.ctx.services.config.export_home / f"qrpos-{self.day.isoformat()}.csv"
         self.app.push_screen(ExportDialog(suggestion), self.export_to)
 
     def export_to(self, path: Path | None) -> None:

@@ -17,16 +17,21 @@ from qrpos.present.format import TUGRIK, group_thousands
 from qrpos.present.i18n import t
 from qrpos.present.owner import pin_refusal
 from qrpos.quick_prices import SLOTS, QuickPriceError, key_of
-from qrpos.tui.screens.base import LanguageChanged
+from qrpos.tui.screens.base import FORM_KEYS, LanguageChanged, TypedAhead
 from qrpos.tui.screens.owner.context import OwnerContext
 
 
-class PricesScreen(Screen[None]):
-    """The nine slots, and a form: slot, amount (empty clears it), label, manager PIN."""
+class PricesScreen(TypedAhead, Screen[None]):
+    """The nine slots, and a form: slot, amount (empty clears it), label, manager PIN;
+    typed at full speed, every key lands in its field (`TypedAhead`)."""
 
     CSS_PATH = "owner.tcss"
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "back", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *FORM_KEYS,
+        Binding("escape", "back", "back", show=False),
+    ]
+    SUBMIT_FIELDS = frozenset({"pin"})
 
     def __init__(self, ctx: OwnerContext) -> None:
         super().__init__(classes="owner")
@@ -91,25 +96,18 @@ class PricesScreen(Screen[None]):
         answer.set_class(not good, "error")
         answer.set_class(good, "good")
 
-    @on(Input.Submitted, "#slot")
-    def _slot_entered(self) -> None:
-        """A slot typed: its price and label come up to be changed."""
-        slot = self.query_one("#slot", Input).value
-        price = self.ctx.services.quick_prices.prices().get(int(slot)) if slot else None
-        self.query_one("#price", Input).value = str(price.amount) if price else ""
-        self.query_one("#label", Input).value = price.label if price else ""
-        self.query_one("#price", Input).focus()
+    def field_done(self, field: Input) -> None:
+        """The slot typed: its price and label come up to be changed (unless the owner
+        already typed new ones)."""
+        if field.id != "slot" or not field.value:
+            return
+        price = self.ctx.services.quick_prices.prices().get(int(field.value))
+        amount, label = self.query_one("#price", Input), self.query_one("#label", Input)
+        if price is not None and not amount.value and not label.value:
+            amount.value, label.value = str(price.amount), price.label
 
-    @on(Input.Submitted, "#price")
-    def _price_entered(self) -> None:
-        self.query_one("#label", Input).focus()
-
-    @on(Input.Submitted, "#label")
-    def _label_entered(self) -> None:
-        self.query_one("#pin", Input).focus()
-
-    @on(Input.Submitted, "#pin")
-    def _pin_entered(self) -> None:
+    def submitted(self, field: Input) -> None:
+        """Enter in the PIN: store (or clear) the slot behind the PIN."""
         if self.busy:
             return
         slot = self.query_one("#slot", Input).value

@@ -17,21 +17,22 @@ from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
 from qrpos.present.owner import result_text
 from qrpos.service import Transaction
-from qrpos.tui.screens.base import LanguageChanged
+from qrpos.tui.screens.base import FORM_KEYS, LanguageChanged, TypedAhead
 from qrpos.tui.screens.owner.context import OwnerContext
 from qrpos.tui.screens.owner.messages import ReversalDone
 
 
-class ReversalScreen(ModalScreen[None]):
-    """Asks for the transaction (prefilled when selected) and the manager PIN."""
+class ReversalScreen(TypedAhead, ModalScreen[None]):
+    """Asks for the transaction (prefilled when selected) and the manager PIN; typed at
+    full speed, the PIN never lands in the transaction's field (`TypedAhead`)."""
 
     CSS_PATH = "owner.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        *FORM_KEYS,
         Binding("escape", "close", "cancel", show=False),
-        # once refunded the fields are shut: Enter only closes (it never asks for a PIN)
-        Binding("enter", "close_if_done", "close", show=False),
     ]
+    SUBMIT_FIELDS = frozenset({"pin"})
 
     def __init__(self, ctx: OwnerContext, *, tx: Transaction | None = None) -> None:
         super().__init__(classes="owner")
@@ -89,13 +90,9 @@ class ReversalScreen(ModalScreen[None]):
         answer.set_class(not good, "error")
         answer.set_class(good, "good")
 
-    @on(Input.Submitted, "#tx")
-    def tx_entered(self) -> None:
-        self.query_one("#pin", Input).focus()
-
-    @on(Input.Submitted, "#pin")
-    def pin_entered(self) -> None:
-        if self.busy:
+    def submitted(self, field: Input) -> None:
+        """Enter in the PIN: check the id, then the PIN, then refund."""
+        if self.busy or self.done:
             return
         tx_id = self.query_one("#tx", Input).value.strip()
         if not spec.TX_ID_RE.match(tx_id):
@@ -138,7 +135,8 @@ class ReversalScreen(ModalScreen[None]):
         self.query_one("#hint", Static).update(t("reverse.done_hint"))
         self.set_focus(None)
 
-    def action_close_if_done(self) -> None:
+    def entered_elsewhere(self) -> None:
+        """Refunded, the fields shut: Enter closes (it never asks for a PIN again)."""
         if self.done:
             self.dismiss(None)
 
