@@ -10,7 +10,7 @@ from qrpos.config import Config, write_pairing
 from qrpos.credentials import CredentialsMissing, load_password, store_password
 from qrpos.ledger import ChargeDesk, Ledger
 from qrpos.metrics import KioskFacts, MetricsWriter, gather
-from qrpos.scanner import ScanLoop, make_decoder, open_source
+from qrpos.scanner import ChosenAtOpen, ScanLoop, make_decoder
 from qrpos.service import TerminalClient
 from qrpos.tui.services import KioskServices, ScanEventRelay
 
@@ -49,8 +49,9 @@ def production_services(
                 client = None
         on_step("camera")
         relay = ScanEventRelay()
+        # chosen at each open: a kiosk without its camera stays up and finds it later
         scanner = ScanLoop(
-            open_source(config.scanner), make_decoder(config.scanner.get("decoder")), relay
+            ChosenAtOpen(config.scanner), make_decoder(config.scanner.get("decoder")), relay
         )
         stack.callback(scanner.stop)
         services = KioskServices(

@@ -17,7 +17,13 @@ from qrpos.scanner.frames import CameraUnavailable, Frame, FrameSource, to_grey
 from qrpos.scanner.loop import ScanEvent, ScanLoop, ScanRefused, ScanStats, TokenRead
 from qrpos.scanner.picamera import PiCameraSource
 from qrpos.scanner.replay import ReplaySource
-from qrpos.scanner.sources import SOURCE_NAMES, CameraCheck, open_source, probe_camera
+from qrpos.scanner.sources import (
+    SOURCE_NAMES,
+    CameraCheck,
+    ChosenAtOpen,
+    open_source,
+    probe_camera,
+)
 from qrpos.scanner.tokens import Refusal, RefusalCode, ScannedToken, classify, shorten
 from qrpos.scanner.virtual import VirtualPhone
 from qrpos.scanner.webcam import WebcamSource
@@ -28,6 +34,7 @@ __all__ = [
     "SOURCE_NAMES",
     "CameraCheck",
     "CameraUnavailable",
+    "ChosenAtOpen",
     "Decoder",
     "DecoderUnavailable",
     "Frame",

@@ -9,6 +9,7 @@ marshal them onto its own thread.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
@@ -69,6 +70,14 @@ class ScanStats:
 ScanEvent = TokenRead | ScanRefused | ScanStats
 
 
+#: a camera that could not be opened is tried again this often (the kiosk stays up, its
+#: screen says the camera needs attention; systemd never restarts it for a missing camera)
+CAMERA_RETRY_S = 5.0
+#: this many failed reads in a row (about 15 s) and the camera is closed and opened again
+#: (a USB webcam unplugged and plugged back needs a new handle)
+REOPEN_AFTER_FAILURES = 10
+
+
 #: a code has left the view once this many decoded frames in a row showed none (and
 #: `gone_after_s` passed): a decoder starved of CPU has not seen it leave
 GONE_FRAMES = 3
@@ -91,8 +100,12 @@ class ScanLoop:
         stats_interval_s: float = 0.5,
         gone_after_s: float = 0.8,
         clock: Callable[[], float] = time.monotonic,
+        retry_s: float = CAMERA_RETRY_S,
+        reopen_after: int = REOPEN_AFTER_FAILURES,
     ) -> None:
         self.source = source
+        self._retry_s = retry_s
+        self._reopen_after = reopen_after
         self.decoder = decoder
         self._on_event = on_event
         # the per-frame budget: frames are shrunk to at most max_side before decoding, and
@@ -134,7 +147,8 @@ class ScanLoop:
         """Open the source and start the capture and decode threads.
 
         A camera that cannot be opened is reported as a `ScanStats` with camera_state
-        "unavailable" and the fix in `last_error`; `start()` itself does not raise.
+        "unavailable" and the fix in `last_error`, and tried again every `retry_s`
+        seconds until it opens (or `stop()`); `start()` itself does not raise.
         Lowers the process's GIL switch interval to `GIL_SWITCH_INTERVAL_S` (see there).
         """
         if self._threads:
@@ -142,18 +156,42 @@ class ScanLoop:
         sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL_S))
         self._stop.clear()
         self._set_state("starting")
+        if self._open():
+            self._start_threads()
+        else:
+            opener = threading.Thread(target=self._open_later, name="qrpos-camera", daemon=True)
+            self._threads = [opener]
+            opener.start()
+
+    def _open(self) -> bool:
+        """Open the camera; False (stats say "unavailable", with the fix) when it cannot."""
         try:
             self.source.open()
         except CameraUnavailable as exc:
             self._last_error = str(exc)
             self._set_state("unavailable")
             self._emit(self.stats)
-            return
-        self._threads = [
+            return False
+        return True
+
+    def _open_later(self) -> None:
+        """Try the camera again every `retry_s` until it opens, then start reading it."""
+        while not self._stop.wait(self._retry_s):
+            if self._open():
+                if self._stop.is_set():
+                    return  # stopped while it opened: stop() closes it
+                log.info("camera opened after being unavailable")
+                self._last_error = None
+                self._start_threads()
+                return
+
+    def _start_threads(self) -> None:
+        threads = [
             threading.Thread(target=self._capture, name="qrpos-capture", daemon=True),
             threading.Thread(target=self._decode_worker, name="qrpos-decode", daemon=True),
         ]
-        for t in self._threads:
+        self._threads = [*self._threads, *threads]
+        for t in threads:
             t.start()
 
     def arm(self, *, allow_repeat: bool = False) -> None:
@@ -198,8 +236,9 @@ class ScanLoop:
         self._stop.set()
         with self._cond:
             self._cond.notify_all()
-        for t in self._threads:
-            t.join(timeout=5.0)
+        for t in list(self._threads):
+            if t is not threading.current_thread():
+                t.join(timeout=5.0)
         self._threads = []
         try:
             self.source.close()
@@ -239,6 +278,8 @@ class ScanLoop:
                 log.warning("%s", self._last_error)
                 self._stop.wait(min(2.0, 0.05 * 2**failures))
                 frame = None
+                if failures >= self._reopen_after:
+                    failures = 0 if self._reopen() else failures
             else:
                 failures = 0
             now = self._clock()
@@ -259,6 +300,18 @@ class ScanLoop:
                     self._set_state("no_frames")
                 frames, window_start, last_stats = 0, now, now
                 self._emit(self.stats)
+
+    def _reopen(self) -> bool:
+        """Close the camera and open it again (a USB camera unplugged and back); until it
+        opens, wait `retry_s` between tries. True once it is open again."""
+        with contextlib.suppress(Exception):
+            self.source.close()
+        while not self._stop.is_set():
+            if self._open():
+                log.info("camera opened again after failed reads")
+                return True
+            self._stop.wait(self._retry_s)
+        return False
 
     def _decode_worker(self) -> None:
         seen = 0

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qrpos.scanner.frames import CameraUnavailable, FrameSource
+from qrpos.scanner.frames import CameraUnavailable, Frame, FrameSource
 from qrpos.scanner.picamera import PICAMERA_FIX, PiCameraSource
 from qrpos.scanner.replay import ReplaySource
 from qrpos.scanner.virtual import VirtualPhone
@@ -112,6 +112,34 @@ def open_source(settings: Mapping[str, Any]) -> FrameSource:
     return VirtualPhone(
         width=width, height=height, fps=min(fps, 15.0), dark_mode=bool(settings.get("dark_mode"))
     )
+
+
+class ChosenAtOpen:
+    """The configured camera, chosen when it is opened rather than when the kiosk starts.
+
+    A kiosk that boots without its camera (unplugged, not yet enumerated, picamera2 not
+    installed yet) must stay up, say so on screen and pick the camera up once it is there:
+    `ScanLoop` opens it again every few seconds, and each open here runs the choice
+    (`open_source`) again, so a webcam plugged in later is found.
+    """
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.settings = settings
+        self._inner: FrameSource | None = None
+        self.name = str(settings.get("source", "auto"))
+
+    def open(self) -> None:
+        inner = open_source(self.settings)
+        inner.open()
+        self._inner, self.name = inner, inner.name
+
+    def read(self) -> Frame | None:
+        return self._inner.read() if self._inner is not None else None
+
+    def close(self) -> None:
+        inner, self._inner = self._inner, None
+        if inner is not None:
+            inner.close()
 
 
 def probe_camera(settings: Mapping[str, Any], seconds: float = 2.0) -> CameraCheck:
