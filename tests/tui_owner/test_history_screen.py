@@ -104,3 +104,34 @@ async def test_day_filter_shows_only_that_local_day(
         await pilot.pause(0.2)
         await wait_rows(pilot, table, 1)
         assert row_ids(table) == [before]
+
+
+async def test_the_owner_finds_a_sale_by_amount_time_or_id_tail(
+    host: Callable[..., OwnerHost], sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    ids = seed_day(sandbox, terminal.username, 6)  # 1,000 … 6,000, an hour apart
+    async with host().run_test(size=(80, 24)) as pilot:
+        await pilot.press("1")
+        screen = pilot.app.screen
+        assert isinstance(screen, HistoryScreen)
+        table: DataTable[str] = screen.query_one(DataTable)
+        await wait_rows(pilot, table, 6)
+        await pilot.press("F", *"4,000")
+        await pilot.pause(0.1)
+        assert row_ids(table) == [ids[3]]
+        assert "1 of 6 rows match" in str(screen.query_one("#more", Static).render())
+        for _ in range(5):
+            await pilot.press("backspace")
+        await pilot.press(*ids[1][-5:].upper())
+        await pilot.pause(0.1)
+        assert row_ids(table) == [ids[1]]
+        await pilot.press("escape")  # clears the find box, stays on the history
+        await pilot.pause(0.1)
+        assert isinstance(pilot.app.screen, HistoryScreen)
+        assert row_ids(table) == list(reversed(ids))
+        await pilot.press("f", *"08:")  # 00:00Z is 08:00 local
+        await pilot.pause(0.1)
+        assert [table.get_row_at(i)[0][6:11] for i in range(table.row_count)] == ["08:00"]
+        await pilot.press("escape", "escape")
+        await pilot.pause(0.1)
+        assert not isinstance(pilot.app.screen, HistoryScreen)

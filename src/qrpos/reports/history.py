@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from qrpos.reports.history_cache import CacheError, HistoryCache
-from qrpos.reports.localday import day_window, in_window
+from qrpos.reports.localday import day_window, in_window, to_local
 from qrpos.service import TerminalClient
 from qrpos.service.models import Transaction, format_rfc3339
 from qrpos.service.outcomes import CredentialsRejected, Page, RateLimited
@@ -138,3 +138,19 @@ def _reason(outcome: object) -> str:
         return "service busy (429)"
     detail = getattr(outcome, "reason", None) or getattr(outcome, "message", None)
     return str(detail or type(outcome).__name__)
+
+
+def matches(tx: Transaction, query: str) -> bool:
+    """Whether `tx` is what an owner looking for `query` means, as an owner says it: an
+    amount (``4500``, ``4,500``, ``4 500 ₮``), a local time or its start (``11:3``,
+    ``11:35``), or the last characters of the id (``9e2``, case does not matter). An
+    empty query matches every row."""
+    text = query.strip().lower()
+    if not text:
+        return True
+    if ":" in text:
+        return f"{to_local(tx.created_at):%H:%M:%S}".startswith(text)
+    amount = text.removesuffix("₮").replace(",", "").replace(" ", "").replace("\u00a0", "")
+    if amount.isdigit() and int(amount) == tx.amount_mnt:
+        return True
+    return tx.id.lower().endswith(text)

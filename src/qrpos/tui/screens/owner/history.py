@@ -9,13 +9,13 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
 from qrpos import spec
 from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
 from qrpos.present.owner import status_text, vat_text
-from qrpos.reports.history import HistoryCursor, HistoryPage
+from qrpos.reports.history import HistoryCursor, HistoryPage, matches
 from qrpos.reports.localday import to_local
 from qrpos.service import Transaction
 from qrpos.tui.screens.base import LanguageChanged
@@ -41,6 +41,7 @@ class HistoryScreen(Screen[None]):
         Binding("left", "day(-1)", "previous day", show=False, priority=True),
         Binding("right", "day(1)", "next day", show=False, priority=True),
         Binding("a,A", "all_days", "all days", show=False),
+        Binding("f,F", "find", "find", show=False),
         Binding("f5", "refresh", "refresh", show=False),
         Binding("pagedown", "more", "more", show=False),
         Binding("escape", "back", "back", show=False),
@@ -54,6 +55,8 @@ class HistoryScreen(Screen[None]):
         self.rows: dict[str, Transaction] = {}
         self.next: HistoryCursor | None = None
         self.last_page: HistoryPage | None = None
+        #: what the owner looks for (`F`): an amount, a time, an id's last characters
+        self.find = ""
 
     def compose(self) -> ComposeResult:
         yield Static(t("history.title"), id="title", markup=False)
@@ -64,9 +67,11 @@ class HistoryScreen(Screen[None]):
         yield table
         yield Static("", id="selected", markup=False)
         yield Static("", id="more", markup=False)
+        yield Input(self.find, placeholder=t("history.find_prompt"), id="find", max_length=40)
         yield Static(t("history.hint"), id="hint", markup=False)
 
     def on_mount(self) -> None:
+        self.query_one("#find", Input).display = bool(self.find)
         self.reload()
 
     @on(LanguageChanged)
@@ -96,7 +101,8 @@ class HistoryScreen(Screen[None]):
             if tx.id in self.rows:
                 continue
             self.rows[tx.id] = tx
-            table.add_row(*self.cells(tx), key=tx.id)
+            if matches(tx, self.find):
+                table.add_row(*self.cells(tx), key=tx.id)
         self.show_state(page)
         if any(tx.vat_status is spec.VatStatus.PENDING for tx in page.transactions):
             self.ctx.follower.schedule(spec.POLL_INTERVAL_S)
@@ -121,8 +127,12 @@ class HistoryScreen(Screen[None]):
             banner.update(f"{day} · {t('history.online', when=when)}")
             banner.set_class(False, "offline")
         more = self.query_one("#more", Static)
+        shown = self.query_one(DataTable).row_count
         if not self.rows:
             more.update(t("history.empty"))
+        elif self.find:
+            key = "history.found_more" if self.next else "history.found"
+            more.update(t(key, shown=shown, loaded=len(self.rows)))
         else:
             more.update(t("history.more") if self.next else t("history.end"))
 
@@ -155,6 +165,8 @@ class HistoryScreen(Screen[None]):
             if tx.id not in self.rows:
                 continue
             self.rows[tx.id] = tx
+            if tx.id not in table.rows:
+                continue  # loaded but not shown: the find box leaves it out
             for key, value in zip(COLUMNS, self.cells(tx), strict=True):
                 table.update_cell(tx.id, key, value)
         # the line under the table follows a receipt number that just arrived
@@ -165,7 +177,7 @@ class HistoryScreen(Screen[None]):
     def selected(self) -> Transaction | None:
         """The transaction under the cursor."""
         table: DataTable[str] = self.query_one(DataTable)
-        if not self.rows or table.cursor_row < 0:
+        if table.row_count == 0 or not table.is_valid_row_index(table.cursor_row):
             return None
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         return self.rows.get(key or "")
@@ -192,6 +204,28 @@ class HistoryScreen(Screen[None]):
         self.day = base + timedelta(days=step) if self.day else base
         self.reload()
 
+    def action_find(self) -> None:
+        """Show the find box: the rows loaded so far are filtered as the owner types."""
+        box = self.query_one("#find", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Changed, "#find")
+    def _find_changed(self, event: Input.Changed) -> None:
+        self.find = event.value
+        table: DataTable[str] = self.query_one(DataTable)
+        table.clear()
+        for tx in self.rows.values():
+            if matches(tx, self.find):
+                table.add_row(*self.cells(tx), key=tx.id)
+        if self.last_page is not None:
+            self.show_state(self.last_page)
+        self.show_selected()
+
+    @on(Input.Submitted, "#find")
+    def _find_entered(self) -> None:
+        self.query_one(DataTable).focus()
+
     def action_all_days(self) -> None:
         self.day = None
         self.reload()
@@ -200,4 +234,11 @@ class HistoryScreen(Screen[None]):
         self.reload()
 
     def action_back(self) -> None:
+        """Esc: leave the find box (clearing it) if it is in use, else the history."""
+        box = self.query_one("#find", Input)
+        if box.display:
+            box.value = ""
+            box.display = False
+            self.query_one(DataTable).focus()
+            return
         self.dismiss(None)
