@@ -77,15 +77,35 @@ def current_language() -> str:
     return _current["lang"]
 
 
+def plural_form(lang: str, n: int) -> str:
+    """The CLDR plural category of `n` in `lang`: English and Mongolian both have "one"
+    (exactly 1) and "other"; a Mongolian noun after a number does not change, so its
+    catalogue gives the same words for both."""
+    return "one" if n == 1 else "other"
+
+
+def _lookup(lang: str, key: str, params: Mapping[str, Any]) -> str | None:
+    """The text of `key`, or of its plural form (``key.one`` / ``key.other``) chosen by
+    the ``count`` field (else the first whole number among the fields)."""
+    catalogue = _catalogue(lang)
+    text = catalogue.get(key)
+    if text is not None or f"{key}.other" not in catalogue:
+        return text
+    numbers = [params["count"]] if "count" in params else list(params.values())
+    n = next((v for v in numbers if isinstance(v, int) and not isinstance(v, bool)), None)
+    form = plural_form(lang, n) if n is not None else "other"
+    return catalogue.get(f"{key}.{form}", catalogue[f"{key}.other"])
+
+
 def t(key: str, **params: Any) -> str:
     """The text of `key` in the current language, with ``{name}`` fields filled in.
 
     A key missing in the current language falls back to English, then to the key itself
     (a test over all catalogues keeps that from happening in a release).
     """
-    text = _catalogue(current_language()).get(key)
+    text = _lookup(current_language(), key, params)
     if text is None:
-        text = _catalogue(FALLBACK_LANGUAGE).get(key, key)
+        text = _lookup(FALLBACK_LANGUAGE, key, params) or key
     if not params:
         return text
     try:

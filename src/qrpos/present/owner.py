@@ -65,7 +65,7 @@ def reconciliation_lines(eod: EndOfDay) -> list[str]:
     if rec is None:
         return [t("eod.rec_none")]
     if rec.clean:
-        return [t("eod.rec_clean", matched=group_thousands(rec.matched))]
+        return [t("eod.rec_clean", matched=group_thousands(rec.matched), count=rec.matched)]
     out = []
     if rec.missing_on_service:
         out.append(t("eod.rec_missing", count=group_thousands(len(rec.missing_on_service))))

@@ -210,7 +210,8 @@ class ReceiptFollower:
         if result.changed:
             for screen in self.app.screen_stack:
                 screen.post_message(ReceiptsChanged(result.changed))
-        following = len(self._cache.followed()) if self._cache is not None else 0
+        # every receipt followed: the day's pending sales and the refunds not yet voided
+        following = len(vat.followed_starts()) if self._cache is not None else 0
         for screen in self.app.screen_stack:
             screen.post_message(
                 VatFollowUpPolled(result.next_delay_s, result.rate_limited, following)
