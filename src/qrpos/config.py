@@ -57,6 +57,9 @@ class Config:
     settings_dir: Path | None = None
     #: the folder the end-of-day export suggests; the state dir when None
     export_dir: Path | None = None
+    #: owner screens that ask for the manager PIN before they open (`[owner] pin_screens`
+    #: or QRPOS_OWNER_PIN_SCREENS): "history", "end_of_day"; refunds always ask for it
+    owner_pin_screens: frozenset[str] = frozenset()
     #: the `[scanner]` table of the TOML file, as read (defaults live in qrpos.scanner)
     scanner: Mapping[str, Any] = field(default_factory=dict)
     #: where the values came from, for `qrpos doctor`
@@ -196,6 +199,7 @@ def load_config(
     scanner = toml.get("scanner", {})
     if not isinstance(scanner, dict):
         raise ConfigError("[scanner] in the config file must be a table")
+    pin_screens = _pin_screens(env.get("QRPOS_OWNER_PIN_SCREENS"), toml.get("owner", {}))
     return Config(
         base_url=str(base_url) if base_url else None,
         username=str(username) if username else None,
@@ -203,5 +207,30 @@ def load_config(
         request_timeout_s=timeout,
         language=language,
         scanner=scanner,
+        owner_pin_screens=pin_screens,
         source_path=path if toml else None,
     )
+
+
+#: the owner screens that may be put behind the manager PIN
+PIN_SCREENS = ("history", "end_of_day")
+
+
+def _pin_screens(from_env: str | None, owner: Any) -> frozenset[str]:
+    """The owner screens behind the PIN: QRPOS_OWNER_PIN_SCREENS (comma-separated) over
+    `[owner] pin_screens` (a list); ConfigError naming the ones that do not exist."""
+    if not isinstance(owner, dict):
+        raise ConfigError("[owner] in the config file must be a table")
+    if from_env is not None:
+        names = [n.strip() for n in from_env.split(",") if n.strip()]
+    else:
+        raw = owner.get("pin_screens", [])
+        if not isinstance(raw, list) or not all(isinstance(n, str) for n in raw):
+            raise ConfigError("[owner] pin_screens must be a list of screen names")
+        names = raw
+    unknown = sorted(set(names) - set(PIN_SCREENS))
+    if unknown:
+        raise ConfigError(
+            f"owner pin_screens {', '.join(unknown)}: the screens are {', '.join(PIN_SCREENS)}"
+        )
+    return frozenset(names)

@@ -7,6 +7,7 @@ with ids and receipt numbers from a counter, and the VAT follow-up does not poll
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import timedelta
@@ -20,6 +21,7 @@ from qrpos import spec
 from qrpos.present.i18n import set_language
 from qrpos.simulator import Sandbox, TerminalCredentials, model
 from qrpos.tui.screens.owner.endofday import EndOfDayScreen
+from qrpos.tui.screens.owner.pin import PinDialog
 from qrpos.tui.screens.owner.prices import PricesScreen
 from qrpos.tui.screens.owner.reversal import ReversalScreen
 from qrpos.tui.screens.owner.reviews import ReviewsScreen
@@ -102,6 +104,15 @@ async def _prices(pilot: Any) -> None:
     await pilot.pause()
 
 
+async def _pin_dialog(pilot: Any) -> None:
+    services: KioskServices = pilot.app.services
+    services.config = dataclasses.replace(services.config, owner_pin_screens=frozenset({"history"}))
+    await pilot.press("1")
+    await until(pilot, lambda: isinstance(pilot.app.screen, PinDialog))
+    await pilot.press(*"0000", "enter")
+    await until(pilot, lambda: bool(pilot.app.screen.outcome))
+
+
 SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "menu": _menu,
     "history": _history,
@@ -109,6 +120,7 @@ SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "end_of_day": _end_of_day,
     "reviews": _reviews,
     "prices": _prices,
+    "pin_dialog": _pin_dialog,
 }
 
 

@@ -8,6 +8,7 @@ length of the visit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual import on
@@ -24,6 +25,7 @@ from qrpos.tui.screens.owner.context import OwnerContext
 from qrpos.tui.screens.owner.endofday import EndOfDayScreen
 from qrpos.tui.screens.owner.history import HistoryScreen
 from qrpos.tui.screens.owner.messages import VatFollowUpPolled
+from qrpos.tui.screens.owner.pin import PinDialog
 from qrpos.tui.screens.owner.prices import PricesScreen
 from qrpos.tui.screens.owner.reversal import ReversalScreen
 from qrpos.tui.screens.owner.reviews import ReviewsScreen
@@ -117,14 +119,30 @@ class OwnerMenuScreen(Screen[None]):
 
     # --- keys ---------------------------------------------------------------------------
 
+    def _behind_pin(self, name: str, title: str, open_screen: Callable[[], Screen[None]]) -> None:
+        """Open a screen, first asking for the manager PIN if the shop guards it."""
+        if name not in self.services.config.owner_pin_screens:
+            self.app.push_screen(open_screen())
+            return
+
+        def answered(ok: bool | None) -> None:
+            if ok:
+                self.app.push_screen(open_screen())
+
+        self.app.push_screen(PinDialog(self.ctx, title), answered)
+
     def action_history(self) -> None:
-        self.app.push_screen(HistoryScreen(self.ctx, page_size=self.history_page_size))
+        self._behind_pin(
+            "history",
+            t("history.title"),
+            lambda: HistoryScreen(self.ctx, page_size=self.history_page_size),
+        )
 
     def action_reverse(self) -> None:
         self.app.push_screen(ReversalScreen(self.ctx))
 
     def action_end_of_day(self) -> None:
-        self.app.push_screen(EndOfDayScreen(self.ctx))
+        self._behind_pin("end_of_day", t("eod.title"), lambda: EndOfDayScreen(self.ctx))
 
     def action_reviews(self) -> None:
         self.app.push_screen(ReviewsScreen(self.ctx))
