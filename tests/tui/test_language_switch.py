@@ -3,6 +3,7 @@ choice survives a restart (a settings file in the state dir, written atomically)
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from kiosk_harness import fixed_clock
@@ -13,6 +14,7 @@ from qrpos.cli.common import config_from_args
 from qrpos.config import Config
 from qrpos.present.i18n import current_language
 from qrpos.present.language import SETTINGS_FILE, remember_language, remembered_language
+from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.tui.app import KioskApp
 from qrpos.tui.screens.amount import AmountScreen
 from qrpos.tui.screens.owner.menu import OwnerMenuScreen
@@ -75,3 +77,32 @@ def test_an_unreadable_or_unknown_setting_falls_back_to_the_configuration(tmp_pa
     remember_language(tmp_path, "en")
     assert remembered_language(tmp_path) == "en"
     assert [p.name for p in tmp_path.iterdir()] == [SETTINGS_FILE]  # no temp file left
+
+
+async def test_ctrl_c_says_how_to_quit_in_the_screens_language(
+    tmp_path: Path, live_url: str, sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    """Textual's own "Press ctrl+q to quit" would be English on a Mongolian screen."""
+    from kiosk_harness import FAST, make_services
+
+    services, ledger = make_services(tmp_path, live_url, terminal)
+    services.config = dataclasses.replace(services.config, language="mn")
+    app = KioskApp(services, **FAST)  # type: ignore[arg-type]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.action_help_quit()
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert "Ctrl+Q дарж киоскоос гарна" in said
+    ledger.close()
+
+
+async def test_the_demos_fault_notice_speaks_the_screens_language(tmp_path: Path) -> None:
+    from kiosk_harness import demo_kiosk
+
+    async with demo_kiosk(tmp_path, language="mn") as (kiosk, _world):
+        await kiosk.on_screen("AmountScreen")
+        kiosk.app.action_demo_fault("drop_after_commit")
+        await kiosk.pilot.pause()
+        said = [n.message for n in kiosk.app._notifications]
+        assert any("төлбөрийн дараа хариу алга болно" in m for m in said), said

@@ -353,6 +353,10 @@ class KioskApp(ScreenKeeper):
 
         self.push_screen(OwnerMenuScreen(self.services, follower=self.receipts))
 
+    def action_help_quit(self) -> None:
+        """Ctrl+C does not quit a kiosk: say in the screen's language what does."""
+        self.notify(t("app.quit_hint"), title=t("app.quit_title"), timeout=4)
+
     def action_language(self) -> None:
         """`L`: the next language, on every screen at once, remembered across restarts."""
         language = switch_language(self, self.services.config.settings_home)
@@ -376,5 +380,6 @@ class KioskApp(ScreenKeeper):
         """Demo: make the sandbox fail the next request in this way."""
         if self.services.demo is None or self.sale.state is SaleState.PAIRING:
             return
-        description = self.services.demo.arm_fault(kind)
-        self.notify(t("demo.fault_armed", fault=description), severity="warning", timeout=4)
+        self.services.demo.arm_fault(kind)
+        fault = t(f"demo.faults.{kind}")  # in the screen's words, not the sandbox's
+        self.notify(t("demo.fault_armed", fault=fault), severity="warning", timeout=4)
