@@ -1,8 +1,13 @@
 """`qrpos reverse TXID`: refund a charge in full through the durable queue.
 
+When the kiosk has a manager PIN (set at pairing), the command asks for it as the
+refund screen does, with the same pause after wrong PINs: typed at a terminal, or the
+first line of stdin with ``--pin-stdin``.
+
 Exit codes: 0 refunded (204, or 409 already reversed), 2 refused (400/403/404 with the
 service's reason), 3 unresolved (kept; `qrpos outbox resolve` retries it), 4
-credentials rejected, 1 local error, 64 a usage error (a malformed transaction id).
+credentials rejected, 1 local error or the manager PIN refused, 64 a usage error (a
+malformed transaction id).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from qrpos.cli.common import (
     EXIT_REFUSED,
     EXIT_UNRESOLVED,
     SETUP_ERRORS,
+    config_from_args,
     fail,
 )
 from qrpos.cli.desk import DEFAULT_DEADLINE_S, open_desk
@@ -42,7 +48,38 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--deadline", type=usage.seconds, default=DEFAULT_DEADLINE_S, help="seconds to keep trying"
     )
+    p.add_argument(
+        "--pin-stdin",
+        action="store_true",
+        help="read the manager PIN from the first line of stdin (asked at a terminal otherwise)",
+    )
     p.set_defaults(func=run)
+
+
+def _pin_refusal(args: argparse.Namespace) -> str | None:
+    """Why the manager PIN does not allow this refund, or None when it does (or the kiosk
+    has none): the refund screen's check, its pause and its words."""
+    import getpass
+    import sys
+
+    from qrpos import manager_pin
+    from qrpos.present.i18n import set_language, t
+    from qrpos.present.owner import pin_refusal
+    from qrpos.reports.pin_gate import PinGate
+
+    config = config_from_args(args)
+    set_language(config.language)
+    if not manager_pin.has_pin(config.state_dir):
+        return None
+    if args.pin_stdin:
+        pin = usage.read_stdin_line()
+    elif sys.stdin.isatty():
+        pin = getpass.getpass(f"{t('reverse.pin_prompt')}: ")
+    else:
+        return "this kiosk's refunds need the manager PIN: give it on stdin with --pin-stdin"
+    if not pin:
+        return t("reverse.pin_empty")
+    return pin_refusal(PinGate(config.state_dir).check(pin.strip()))
 
 
 async def _reverse(args: argparse.Namespace) -> ReversalResult:
@@ -51,8 +88,11 @@ async def _reverse(args: argparse.Namespace) -> ReversalResult:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Reverse once through the queue."""
+    """Reverse once through the queue, behind the manager PIN when the kiosk has one."""
     try:
+        refusal = _pin_refusal(args)
+        if refusal is not None:
+            return fail(refusal, EXIT_LOCAL_ERROR)
         result = asyncio.run(_reverse(args))
     except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally) as exc:
         return fail(str(exc), EXIT_LOCAL_ERROR)

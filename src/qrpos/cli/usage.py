@@ -36,7 +36,10 @@ EXIT_CODES: dict[str, str] = {
         "4 credentials rejected, 1 local error or nothing sent (the code already paid "
         "charge #N: it says which), 64 usage"
     ),
-    "reverse": "0 refunded, 2 refused, 3 unresolved (kept), 4 credentials, 1 local, 64 usage",
+    "reverse": (
+        "0 refunded, 2 refused, 3 unresolved (kept), 4 credentials, "
+        "1 local error or the manager PIN refused, 64 usage"
+    ),
     "outbox": "0 done (resolve: nothing left), 3 some left, 1 local error, 64 usage",
     "history": "0 listed, 3 service unavailable (cache shown), 4 credentials, 1 local, 64 usage",
     "report": (
