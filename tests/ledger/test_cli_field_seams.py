@@ -84,3 +84,40 @@ def test_a_sale_in_review_stays_in_review_when_abandoned(
     after = json.loads(qrpos(cli_env, "outbox", "list", "--all", "--json").stdout)
     assert next(r for r in after if r["id"] == row["id"])["state"] == "needs_review"
     assert str(row["id"]) in qrpos(cli_env, "outbox", "review").stdout
+
+
+def test_a_reply_that_does_not_match_its_sale_holds_its_row_for_that_sale(
+    cli_env: dict[str, str], sandbox: Sandbox
+) -> None:
+    """A 201 whose body is not this sale's (another amount) sends the sale to review and
+    holds the row the service committed for it: a later sale of the same price that never
+    committed (every send a 500) is not approved on that row, and abandoning the later
+    sale never refunds the first customer's charge."""
+    warm = sandbox.create_wallet(10_000)
+    assert qrpos(cli_env, "charge", "--amount", "100", "--token", warm.qr_token).returncode == 0
+    first = sandbox.create_wallet(10_000)
+    sandbox.arm_fault("mismatched_reply", count=1, operation="charge")
+    mismatched = qrpos(cli_env, "charge", "--amount", "4500", "--token", first.qr_token)
+    assert mismatched.returncode == 3, mismatched.stdout + mismatched.stderr
+    [first_tx] = charged(sandbox, first.wallet_id)
+    listed = json.loads(qrpos(cli_env, "outbox", "list", "--all", "--json").stdout)
+    held = next(r for r in listed if r["amountMNT"] == 4500)
+    assert held["state"] == "needs_review"
+
+    later = sandbox.create_wallet(10_000)
+    sandbox.arm_fault("error_before_commit", count=500, operation="charge")
+    again = qrpos(
+        cli_env, "charge", "--amount", "4500", "--token", later.qr_token, "--deadline", "4"
+    )
+    assert again.returncode != 0, again.stdout  # never approved on the first sale's row
+    assert charged(sandbox, later.wallet_id) == []
+    listed = json.loads(qrpos(cli_env, "outbox", "list", "--all", "--json").stdout)
+    second = next(r for r in listed if r["amountMNT"] == 4500 and r["id"] != held["id"])
+    assert second["transactionID"] != first_tx
+    qrpos(cli_env, "outbox", "abandon", str(second["id"]))
+    sandbox.clear_faults()
+    qrpos(cli_env, "outbox", "resolve", "--deadline", "5")
+    assert sandbox.transaction(first_tx).status == "COMPLETED"  # never refunded
+    assert sandbox.wallet(first.wallet_id).balance_mnt == 10_000 - 4500
+    review = qrpos(cli_env, "outbox", "review")
+    assert f"#{held['id']}" in review.stdout and first_tx in review.stdout

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 from typing import Any
@@ -44,7 +45,7 @@ _REVERSE_RE = re.compile(r"^/v1/transactions/[^/]+/reverse$")
 OPENAPI_PATH = "/openapi.json"
 #: where the Gateway leaves the authenticated terminal for the route handlers
 TERMINAL_SCOPE_KEY = "qrpos.terminal"
-_AFTER_COMMIT = ("drop_after_commit", "error_after_commit", "trickle")
+_AFTER_COMMIT = ("drop_after_commit", "error_after_commit", "trickle", "mismatched_reply")
 _BEFORE_COMMIT = ("rate_limit", "delay", "error_before_commit")
 
 
@@ -147,6 +148,9 @@ class Gateway:
         if after.kind == "trickle":
             await self.app(scope, receive, _trickling(send, receive, after.bytes_per_s))
             return
+        if after.kind == "mismatched_reply":
+            await self.app(scope, receive, _mismatching(send))
+            return
 
         async def swallow(message: Message) -> None:
             """The committed answer goes nowhere: it is the one the client never gets."""
@@ -173,6 +177,33 @@ def _header(scope: Scope, name: bytes) -> str | None:
             text: str = value.decode("latin-1")
             return text
     return None
+
+
+def _mismatching(send: Send) -> Send:
+    """A `send` that passes a 201 on with its body's `amountMNT` changed by one tugrik
+    (the charge itself stays applied as asked): the reply does not match its request."""
+    start: Message | None = None
+    body = b""
+
+    async def send_other(message: Message) -> None:
+        nonlocal start, body
+        if message["type"] == "http.response.start":
+            start = message
+            return
+        body += message.get("body", b"")
+        if message.get("more_body", False):
+            return
+        assert start is not None
+        if start["status"] == 201:
+            data = json.loads(body)
+            data["amountMNT"] = int(data["amountMNT"]) + 1
+            body = json.dumps(data, separators=(",", ":")).encode()
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    return send_other
 
 
 def _trickling(send: Send, receive: Receive, bytes_per_s: float) -> Send:

@@ -4,7 +4,9 @@ Before commit: ``error_before_commit`` (500, nothing applied), ``delay`` (a slow
 that still commits), ``rate_limit`` (429). After commit: ``drop_after_commit`` (the
 connection dies, no reply), ``error_after_commit`` (500 although applied), ``trickle``
 (the reply is sent ``bytes_per_s`` bytes a second, so each read arrives in time and only
-a deadline on the whole request notices). ``forget_idempotency`` treats the key as new.
+a deadline on the whole request notices), ``mismatched_reply`` (the charge is applied
+and answered 201, but the body names another amount: a reply that is not this request's,
+as a confused gateway or cache would send). ``forget_idempotency`` treats the key as new.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ FaultKind = Literal[
     "rate_limit",
     "forget_idempotency",
     "trickle",
+    "mismatched_reply",
 ]
 FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
 #: the service operations a fault can be aimed at; None = any `/v1` request
