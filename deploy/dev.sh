@@ -82,8 +82,8 @@ case "$mode" in
         python_packages
         export PATH="$VENV/bin:$PATH"
         say "ruff"
-        ruff check src tests benchmarks
-        ruff format --check src tests benchmarks
+        ruff check --no-cache src tests benchmarks
+        ruff format --no-cache --check src tests benchmarks
         say "mypy (strict on src/)"
         mypy
         say "import contracts (only qrpos.tui imports Textual)"

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from headless import cli_environment
 
+from headless import cli_environment
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
 from qrpos.service import TerminalClient
 from qrpos.simulator import TerminalCredentials

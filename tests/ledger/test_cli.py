@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 from headless import qrpos
-
 from qrpos import spec
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from headless import qrpos
 
+from headless import qrpos
 from qrpos import spec
 from qrpos.simulator import Sandbox
 

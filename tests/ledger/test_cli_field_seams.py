@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from headless import cli_environment, qrpos
-
 from qrpos import spec
 from qrpos.simulator import Sandbox, TerminalCredentials
 

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from headless import qrpos
 
+from headless import qrpos
 from qrpos import spec
 from qrpos.doctor import OTHER_INSTALL_FIX, Status, check_other_install
 from qrpos.ledger import (

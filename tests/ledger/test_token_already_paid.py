@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from headless import qrpos
 
+from headless import qrpos
 from qrpos import spec
 from qrpos.ledger import (
     ChargeDesk,
