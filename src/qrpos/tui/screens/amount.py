@@ -75,7 +75,10 @@ class AmountScreen(KioskScreen):
     def show_prices(self, prices: Mapping[int, QuickPrice], last_amount: int | None) -> None:
         """The quick prices became known (the screen was drawn before the services)."""
         self.prices, self.last_amount = dict(prices), last_amount
-        self.query_one("#prices", Static).update(self._price_list())
+        # the list may be away for a moment (a recompose in a new language, the app
+        # closing): compose draws it from the values just kept
+        for shown in self.query("#prices").results(Static):
+            shown.update(self._price_list())
 
     def _price_list(self) -> str:
         """The quick prices and the repeat key, as the cashier reads them."""

@@ -150,6 +150,8 @@ class HistoryScreen(Screen[None]):
     @on(DataTable.RowHighlighted)
     def show_selected(self) -> None:
         """The highlighted row's id and receipt number in full (the table cuts the id)."""
+        if not self.query("#selected") or not self.query(DataTable):
+            return  # between two composes (a new language): drawn again by the reload
         tx = self.selected()
         line = t("history.selected", tx=tx.id, receipt=tx.vat_receipt_id or "—") if tx else ""
         self.query_one("#selected", Static).update(line)
