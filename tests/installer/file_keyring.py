@@ -15,7 +15,7 @@ from keyring.backend import KeyringBackend
 
 
 class JsonFileKeyring(KeyringBackend):
-    priority = 1  # type: ignore[assignment]
+    priority = 1
 
     @property
     def _path(self) -> Path:

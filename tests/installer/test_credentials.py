@@ -30,7 +30,7 @@ USERNAME = "term_ab12cd34"
 @pytest.fixture
 def no_keyring() -> Iterator[None]:
     saved = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.fail.Keyring())
+    keyring.set_keyring(keyring.backends.fail.Keyring())  # type: ignore[no-untyped-call]
     yield
     keyring.set_keyring(saved)
 
@@ -95,7 +95,7 @@ def test_desktop_keyring_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setenv("QRPOS_TEST_KEYRING_FILE", str(tmp_path / "keyring.json"))
     saved = keyring.get_keyring()
-    keyring.set_keyring(JsonFileKeyring())
+    keyring.set_keyring(JsonFileKeyring())  # type: ignore[no-untyped-call]
     try:
         assert store_password(USERNAME, PASSWORD) == "JsonFileKeyring"
         password, source = find_password(USERNAME, env={})

@@ -22,7 +22,9 @@ def dgram_socket(tmp_path: Path) -> Iterator[tuple[socket.socket, str]]:
     sock.close()
 
 
-def test_ready_and_watchdog_reach_the_notify_socket(dgram_socket: tuple[socket.socket, str]):
+def test_ready_and_watchdog_reach_the_notify_socket(
+    dgram_socket: tuple[socket.socket, str],
+) -> None:
     sock, path = dgram_socket
     env = {"NOTIFY_SOCKET": path}
     assert notify.ready("first screen drawn", env=env)

@@ -14,7 +14,7 @@ from qrpos.ledger import (
     UnresolvedChargeExists,
 )
 from qrpos.service import Approved, TerminalClient
-from qrpos.simulator import Sandbox, WalletInfo
+from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 
 
 def charges_of(sandbox: Sandbox, wallet: WalletInfo) -> list[str]:
@@ -103,7 +103,7 @@ async def test_declined_is_final_and_not_charged(desk: ChargeDesk, sandbox: Sand
 
 
 async def test_401_stops_and_keeps_the_row(
-    desk: ChargeDesk, sandbox: Sandbox, terminal, wallet: WalletInfo
+    desk: ChargeDesk, sandbox: Sandbox, terminal: TerminalCredentials, wallet: WalletInfo
 ) -> None:
     sandbox.rotate_password(terminal.username)
     result = await desk.charge(100, wallet.qr_token, deadline_s=5)

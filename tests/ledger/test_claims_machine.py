@@ -143,7 +143,7 @@ class ClaimsMachine(RuleBasedStateMachine):
     @rule()
     def abandon_open(self) -> None:
         for row in self.open_rows():
-            self.run(lambda desk, rid=row.id: desk.abandon(rid))
+            self.run(lambda desk, rid=row.id: desk.abandon(rid))  # type: ignore[misc]
 
     @rule(lists_fail=st.sampled_from((False, False, True)))
     def recover(self, lists_fail: bool) -> None:

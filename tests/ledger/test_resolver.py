@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime
 
 from qrpos import spec
@@ -22,7 +23,7 @@ def charges(sandbox: Sandbox, wallet: WalletInfo) -> list[str]:
 def stored_before_a_crash(ledger: Ledger, token: str, amount: int) -> records.IntentRow:
     """The row a process leaves when it dies right after committing the intent."""
 
-    def insert(conn):  # type: ignore[no-untyped-def]
+    def insert(conn: sqlite3.Connection) -> records.IntentRow:
         new_id = records.insert_intent(
             conn,
             idem_key="qrpos-crash-test",
@@ -30,9 +31,12 @@ def stored_before_a_crash(ledger: Ledger, token: str, amount: int) -> records.In
             amount_mnt=amount,
             now=datetime.now(UTC).timestamp(),
         )
-        return records.get_intent(conn, new_id)
+        row = records.get_intent(conn, new_id)
+        assert row is not None
+        return row
 
-    return ledger.write(insert)
+    row: records.IntentRow = ledger.write(insert)
+    return row
 
 
 async def test_crash_before_sending_is_recovered_by_sending_with_the_same_key(

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import tempfile
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -54,8 +56,8 @@ class OutboxMachine(RuleBasedStateMachine):
         self.sandbox.close()
         self.tmp.cleanup()
 
-    def run(self, action):  # type: ignore[no-untyped-def]
-        async def go():  # type: ignore[no-untyped-def]
+    def run(self, action: Callable[[ChargeDesk], Awaitable[Any]]) -> Any:
+        async def go() -> Any:
             client = TerminalClient(
                 "http://127.0.0.1",
                 self.term.username,
@@ -131,7 +133,7 @@ class OutboxMachine(RuleBasedStateMachine):
     @rule()
     def abandon_open(self) -> None:
         for row in self.open_rows():
-            self.run(lambda desk, rid=row.id: desk.abandon(rid))
+            self.run(lambda desk, rid=row.id: desk.abandon(rid))  # type: ignore[misc]
 
     @rule()
     def recover(self) -> None:

@@ -81,13 +81,15 @@ async def test_disk_full_refuses_the_sale_before_sending_and_loses_nothing(
     with pytest.raises(LedgerError, match="full"):
         # fill the last free pages with settled sales, then the new sale cannot be stored
         for n in range(200):
-            ledger.write(
-                lambda c, n=n: c.execute(
+
+            def fill(c: sqlite3.Connection, n: int = n) -> None:
+                c.execute(
                     "INSERT INTO charge_intent (idem_key, token_sha256, token_tail, amount_mnt,"
                     " state, created_at, last_detail) VALUES (?, 'x', 'x', 1, 'declined', 0, ?)",
                     (f"filler-{n}", "x" * 300),
                 )
-            )
+
+            ledger.write(fill)
     before = desk.intents(include_final=True)
     other = sandbox.create_wallet(100)
     with pytest.raises(LedgerError, match="full"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -49,7 +50,7 @@ class Book:
 
 
 @pytest.fixture(autouse=True)
-def _no_backoff_sleep():
+def _no_backoff_sleep() -> Iterator[None]:
     with stamina.set_testing(True, attempts=3):
         yield
 

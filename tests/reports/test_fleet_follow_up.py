@@ -147,7 +147,8 @@ def modelled_per_hour(policy: FollowPolicy, kiosks: int) -> float:
         )
         for seed in (1, 2, 3)
     ]
-    return sum(r.bg_per_kiosk_h_peak for r in rows) / len(rows)
+    total: float = sum(r.bg_per_kiosk_h_peak for r in rows)
+    return total / len(rows)
 
 
 @pytest.mark.slow

@@ -30,7 +30,7 @@ async def test_the_next_page_is_requested_before_a_page_is_handed_over(
             second_request.set()
         return listing(who, query)
 
-    sandbox.list_transactions = counting  # type: ignore[method-assign]
+    sandbox.list_transactions = counting  # type: ignore[method-assign, assignment]
     pages = iter_pages(http_client, START, START + timedelta(hours=1), limit=1)
     first = await anext(pages)
     # the caller now works on the page without giving the event loop a turn (as the

@@ -89,21 +89,27 @@ def test_starting_the_loop_makes_threads_hand_the_gil_over_every_millisecond() -
         sys.setswitchinterval(before)
 
 
+def shown_at(phone: VirtualPhone) -> float | None:
+    """When the phone's pass was first shown (read anew each time: it changes)."""
+    return phone.first_shown_at
+
+
 def test_virtual_phone_notes_when_it_first_shows_each_presented_phone() -> None:
     phone = VirtualPhone(fps=1000)
     phone.open()
     assert phone.first_shown_at is None
     phone.read()  # the empty counter does not count
-    assert phone.first_shown_at is None
+    assert shown_at(phone) is None
     phone.present("vqr_first")
     before = time.perf_counter()
     phone.read()
-    shown = phone.first_shown_at
-    assert shown is not None and shown >= before
+    shown = shown_at(phone)
+    assert shown is not None
+    assert shown >= before
     phone.read()
-    assert phone.first_shown_at == shown
+    assert shown_at(phone) == shown
     phone.present("vqr_second")
-    assert phone.first_shown_at is None
+    assert shown_at(phone) is None
     phone.close()
 
 

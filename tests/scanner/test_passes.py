@@ -70,14 +70,24 @@ def test_flatten_evens_out_a_bright_band_across_the_frame() -> None:
 
 def test_a_frame_the_plain_pass_reads_goes_through_no_further_pass() -> None:
     found: list[str] = []
-    plan = PassPlan(lambda image: found.append("scan") or [b"vqr_x"], budget_ms=None)
+
+    def scan(image: Frame) -> list[bytes]:
+        found.append("scan")
+        return [b"vqr_x"]
+
+    plan = PassPlan(scan, budget_ms=None)
     assert plan.decode(np.zeros((8, 8), np.uint8)) == [b"vqr_x"]
     assert plan.last_passes == ["plain"] and found == ["scan"]
 
 
 def test_an_empty_frame_goes_through_every_pass_without_a_budget() -> None:
-    calls: list[tuple[int, int]] = []
-    plan = PassPlan(lambda image: calls.append(image.shape) and [], budget_ms=None)
+    calls: list[tuple[int, ...]] = []
+
+    def scan(image: Frame) -> list[bytes]:
+        calls.append(image.shape)
+        return []
+
+    plan = PassPlan(scan, budget_ms=None)
     assert plan.decode(np.zeros((8, 8), np.uint8)) == []
     assert plan.last_passes == ["plain", *PASSES]
     assert len(calls) == 1 + len(PASSES)

@@ -48,7 +48,7 @@ class FakePicamera2:
     def start(self) -> None:
         self.started = True
 
-    def capture_array(self, stream: str) -> np.ndarray:
+    def capture_array(self, stream: str) -> np.ndarray[Any, Any]:
         assert stream == "lores"
         w, h = self.config["lores"]["size"] if self.config else (0, 0)
         yuv = np.full((h * 3 // 2, self.stride), 128, np.uint8)
@@ -150,7 +150,7 @@ class FakeCapture:
         self.props[prop] = value
         return True
 
-    def read(self) -> tuple[bool, np.ndarray]:
+    def read(self) -> tuple[bool, np.ndarray[Any, Any]]:
         return True, np.zeros((480, 640, 3), np.uint8)
 
     def release(self) -> None:

@@ -100,7 +100,7 @@ async def _charge_with_key(
     return await raw.post(
         spec.CHARGE_PATH,
         json={spec.FIELD_QR_TOKEN: token, spec.FIELD_AMOUNT: 10},
-        headers={spec.IDEMPOTENCY_HEADER: key},  # raw bytes: sent as UTF-8 as they are
+        headers={spec.IDEMPOTENCY_HEADER: key},  # type: ignore[arg-type]  # raw bytes, as they are
         auth=auth(terminal),
     )
 

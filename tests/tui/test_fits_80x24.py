@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_snapshots import SCREENS, _app, _unpaired_start_done
 
+from qrpos.tui.app import KioskApp
 from qrpos.tui.screens.abandon import AbandonDialog
 from qrpos.tui.screens.amount import AmountScreen
 from screen_fit import overflows
@@ -20,7 +23,10 @@ async def test_every_kiosk_screen_fits_80x24(language: str, tmp_path: Path) -> N
     async with app.run_test(size=(80, 24)) as pilot:
         await _unpaired_start_done(pilot)
         problems: dict[str, list[str]] = {}
-        screens = {**SCREENS, "amount_demo": lambda app: AmountScreen(demo_keys=True)}
+        screens: dict[str, Callable[[KioskApp], Any]] = {
+            **SCREENS,
+            "amount_demo": lambda app: AmountScreen(demo_keys=True),
+        }
         for name, make in sorted(screens.items()):
             app.show_screen(make(app))
             await pilot.pause()

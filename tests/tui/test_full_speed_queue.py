@@ -29,7 +29,7 @@ async def charged_amounts(kiosk: Kiosk, count: int) -> list[int]:
 async def pay(kiosk: Kiosk, amount: int) -> None:
     """The card screen asks for `amount`: the customer shows a fresh pass."""
     await kiosk.on_screen("PresentCardScreen")
-    assert kiosk.app.sale.amount == amount  # type: ignore[attr-defined]
+    assert kiosk.app.sale.amount == amount
     wallet = kiosk.sandbox.create_wallet(1_000_000)
     kiosk.app.post_message(TokenScanned(wallet.qr_token))
     await kiosk.on_screen("ResultScreen")

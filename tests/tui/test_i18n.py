@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from qrpos.errors import CatalogueError
 from qrpos.present import i18n
 
 
@@ -57,7 +58,7 @@ def test_a_key_defined_in_two_files_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "en").mkdir()
     (tmp_path / "en" / "kiosk.toml").write_text('[a]\nb = "1"\n', "utf-8")
     (tmp_path / "en" / "owner.toml").write_text('[a]\nb = "2"\n', "utf-8")
-    with pytest.raises(i18n.CatalogueError, match="defined twice"):
+    with pytest.raises(CatalogueError, match="defined twice"):
         i18n.load_catalogue("en", tmp_path)
 
 

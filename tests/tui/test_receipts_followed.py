@@ -21,6 +21,7 @@ from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.simulator.testing import asgi_transport
 from qrpos.tui.app import KioskApp
 from qrpos.tui.messages import TokenScanned
+from qrpos.tui.receipts import ReceiptFollower
 from qrpos.tui.services import KioskServices, utc_now
 
 EVERY_S = 0.1
@@ -83,6 +84,13 @@ async def counted(
         yield kiosk
 
 
+def last_delay(follower: ReceiptFollower) -> float | None:
+    """The last poll's plan for the next one (read anew: each poll replaces it)."""
+    assert follower.last_poll is not None
+    delay: float | None = follower.last_poll.next_delay_s
+    return delay
+
+
 async def test_an_approved_sale_is_followed_until_its_receipt_is_issued_then_polling_stops(
     counted: tuple[Kiosk, CountingTransport], wallet: WalletInfo
 ) -> None:
@@ -103,7 +111,7 @@ async def test_an_approved_sale_is_followed_until_its_receipt_is_issued_then_pol
     assert gap * 0.9 <= follower.last_poll.next_delay_s <= gap * 1.3
     kiosk.sandbox.settle_vat()
     await kiosk.until(lambda: not follower.planned)
-    assert follower.last_poll is not None and follower.last_poll.next_delay_s is None
+    assert last_delay(follower) is None
     assert follower.cache is not None
     [row] = follower.cache.page().transactions
     assert row.vat_status == "issued" and row.vat_receipt_id

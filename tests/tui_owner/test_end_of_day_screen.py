@@ -53,7 +53,8 @@ def cli_report(url: str, terminal: TerminalCredentials, tmp: Path, day: date) ->
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
 
 
 async def test_screen_and_cli_report_agree_across_the_1600z_boundary(

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from owner_harness import NOW, OwnerHost, row_ids
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 from qrpos.service import TerminalClient
@@ -22,7 +23,7 @@ def seed_day(sandbox: Sandbox, username: str, n: int) -> list[str]:
     ]
 
 
-async def wait_rows(pilot, table: DataTable[str], count: int) -> None:
+async def wait_rows(pilot: Pilot[None], table: DataTable[str], count: int) -> None:
     for _ in range(100):
         await pilot.pause(0.02)
         if table.row_count >= count:

@@ -10,6 +10,7 @@ from owner_harness import OwnerHost
 from textual.widgets import Static
 
 from qrpos.simulator import Sandbox
+from qrpos.tui.screens.owner.menu import OwnerMenuScreen
 from qrpos.tui.services import KioskServices, utc_now
 
 
@@ -31,6 +32,7 @@ async def test_the_menu_counts_a_sales_pending_receipt_in_the_singular(
     assert result.transaction is not None
     async with host(first_poll_s=30).run_test(size=(80, 24)) as pilot:
         menu = pilot.app.screen
+        assert isinstance(menu, OwnerMenuScreen)
         menu.follower.charged(result.transaction)  # what the kiosk does on an approval
         menu.follower.schedule(0.05)
         line = menu.query_one("#vat-status", Static)
