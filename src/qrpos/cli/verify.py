@@ -36,6 +36,7 @@ from qrpos.config import Config
 from qrpos.doctor import hand_back_state_files
 from qrpos.errors import QrposError
 from qrpos.ledger import ChargeDesk, ChargeRefusedLocally, Ledger, LedgerError, SaleProgress
+from qrpos.present.format import format_mnt
 from qrpos.redact import token_tail
 from qrpos.service import ListingFailed, TerminalClient
 from qrpos.service.models import Transaction
@@ -206,7 +207,7 @@ async def _run_steps(
     def progress(p: SaleProgress) -> None:
         say("charge", f"{p.phase} (attempt {p.attempt}, {p.elapsed_s:.0f} s) {p.detail}")
 
-    say("charge", f"{args.amount} MNT through the outbox")
+    say("charge", f"{format_mnt(args.amount)} through the outbox")
     sale = await desk.charge(args.amount, token, deadline_s=args.deadline, on_progress=progress)
     if not sale.charged or sale.transaction is None:
         raise VerifyFailed(
@@ -227,7 +228,7 @@ async def _run_steps(
             refund.state, EXIT_UNRESOLVED
         )
         raise VerifyFailed(f"the reversal of {tx.id} is {refund.state}: {refund.message}", code)
-    say("reverse", f"refunded {tx.id} ({args.amount} MNT back to the wallet)")
+    say("reverse", f"refunded {tx.id} ({format_mnt(args.amount)} back to the wallet)")
 
     say("vat", f"watching vatStatus every {args.poll_interval:g} s (up to {args.vat_timeout:g} s)")
     issued = await poll_history(
