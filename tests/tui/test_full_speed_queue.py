@@ -83,3 +83,16 @@ async def test_a_refused_amount_typed_at_full_speed_is_refused_visibly(kiosk: Ki
     await kiosk.until(lambda: "at most" in kiosk.text("#notice"))
     assert kiosk.app.screen.amount == 2_000_000  # type: ignore[attr-defined]
     assert await charged_amounts(kiosk, 1) == [900]
+
+
+async def test_a_digit_typed_on_the_card_screen_is_refused_where_it_shows(kiosk: Kiosk) -> None:
+    """The amount is set once the card screen is up: a digit typed there (the cashier
+    started the next amount too early) is refused on the hint line, never dropped unseen,
+    and the sale charges the amount on screen."""
+    await kiosk.key_amount("1200")
+    await kiosk.on_screen("PresentCardScreen")
+    burst(kiosk, ["5"])
+    await kiosk.until(lambda: "The amount is set" in kiosk.text("#hint"))
+    assert kiosk.app.sale.amount == 1200
+    await pay(kiosk, 1200)
+    assert await charged_amounts(kiosk, 1) == [1200]

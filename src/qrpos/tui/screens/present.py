@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from qrpos.present.format import shown_text
 from qrpos.present.i18n import t
-from qrpos.tui.keypad import KeypadAction, keypad_action
+from qrpos.tui.keypad import STARTS_AMOUNT, KeypadAction, keypad_action
 from qrpos.tui.messages import HeldCardAccepted, PresentCancelled
 from qrpos.tui.screens.base import KioskScreen
 from qrpos.tui.widgets.big_amount import BigAmount
@@ -120,6 +120,10 @@ class PresentCardScreen(KioskScreen):
         if action[0] in (KeypadAction.CANCEL, KeypadAction.CLEAR):
             event.stop()
             self.post_message(PresentCancelled(timed_out=False))
+        elif action[0] in STARTS_AMOUNT:
+            # the amount is set for this customer: a digit is refused where it can be seen
+            event.stop()
+            self._update("#hint", Text(t("present.amount_set"), style="bold yellow"))
         elif action[0] is KeypadAction.CONFIRM and self.refusal and self.refusal[0] == HELD:
             event.stop()
             self.refusal = None
