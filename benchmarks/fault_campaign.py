@@ -426,8 +426,12 @@ async def campaign(
                 # (briefly: watched abandons keep looking until the ledger's ceiling)
                 await desk.recover(deadline_s=0.5)
             await asyncio.sleep(POLICY.settle_s)
-            await desk.recover(deadline_s=30)
-            await desk2.recover(deadline_s=30)
+            # the kiosk's settler keeps going all day: before judging, keep resolving until
+            # nothing is open or the ledger's own ceiling has passed (a sale abandoned in the
+            # last scenario is still watched; judging it then would call its charge lost)
+            until = POLICY.absent_after_s + POLICY.settle_s + 10.0
+            await desk.recover(deadline_s=until, patient=True)
+            await desk2.recover(deadline_s=until, patient=True)
             await owner_settles_reviews(run, ledgers)
             judge(sandbox, term.username, run.sales, ledgers, figures)
             checks = {ledger.integrity_check() for ledger in ledgers.values()}
