@@ -44,3 +44,22 @@ async def test_opening_the_menu_polls_once_and_says_what_is_followed(
     assert not rate_limited
     assert next_delay_s is not None  # the receipt is still pending: polled again later
     assert said.startswith("Following"), said
+
+
+def test_a_history_that_cannot_be_read_is_said_in_the_owners_words() -> None:
+    """End of day names why the history could not be read, never an exception class."""
+    from qrpos.present.owner import listing_failure
+    from qrpos.service.outcomes import CredentialsRejected, RateLimited, Refused, Unresolved
+
+    said = {
+        listing_failure(Unresolved(reason="timeout")),
+        listing_failure(RateLimited(retry_after_s=12.0)),
+        listing_failure(RateLimited()),
+        listing_failure(CredentialsRejected()),
+        listing_failure(Refused(message="\x1b[31mno")),
+    }
+    for text in said:
+        assert not any(name in text for name in ("Unresolved", "RateLimited", "Credentials"))
+        assert "\x1b" not in text
+    assert "cannot be reached" in listing_failure(Unresolved(reason="timeout"))
+    assert "12 s" in listing_failure(RateLimited(retry_after_s=12.0))

@@ -33,7 +33,7 @@ from qrpos.cli.common import (
 from qrpos.config import Config
 from qrpos.present.format import format_mnt, group_thousands
 from qrpos.present.i18n import set_language, t
-from qrpos.present.owner import date_line, reconciliation_lines, summary_lines
+from qrpos.present.owner import date_line, listing_failure, reconciliation_lines, summary_lines
 from qrpos.reports import ChargeBook, EndOfDay, ExportError, end_of_day, parse_day, today
 from qrpos.reports.chart import hourly_rows
 from qrpos.service import ListingFailed, TerminalClient
@@ -140,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(outcome, BadRequest | Refused):
             return fail(f"the service refused the listing: {outcome.message}", EXIT_REFUSED)
         return fail(
-            f"the history cannot be read now ({type(outcome).__name__}); try again", EXIT_UNRESOLVED
+            f"the history cannot be read now ({listing_failure(outcome)}); try again",
+            EXIT_UNRESOLVED,
         )
     if args.json:
         # the till's terminal, so `report --merge` can tell tills apart

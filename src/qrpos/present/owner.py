@@ -102,6 +102,21 @@ def result_text(result: ReversalResult) -> tuple[str, bool]:
     return t("reverse.refused", message=escape_text(result.message)), False
 
 
+def listing_failure(outcome: object) -> str:
+    """Why the history could not be read, in the owner's words (never a class name)."""
+    from qrpos.service.outcomes import CredentialsRejected, RateLimited, Unresolved
+
+    if isinstance(outcome, CredentialsRejected):
+        return t("history.credentials")
+    if isinstance(outcome, RateLimited):
+        wait = outcome.retry_after_s
+        return t("history.busy", seconds=round(wait)) if wait else t("eod.busy")
+    if isinstance(outcome, Unresolved):
+        return t("eod.unreachable")
+    message = getattr(outcome, "message", "") or ""
+    return t("eod.refused", message=escape_text(message)) if message else t("eod.unreachable")
+
+
 def pin_refusal(check: PinCheck) -> str | None:
     """Why the manager PIN did not open the door (no PIN set, paused, wrong), or None when
     it did: one answer for every screen that asks for it."""

@@ -20,7 +20,7 @@ from textual.widgets import Input, Static
 
 from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
-from qrpos.present.owner import date_line, reconciliation_lines, summary_lines
+from qrpos.present.owner import date_line, listing_failure, reconciliation_lines, summary_lines
 from qrpos.reports import EndOfDay, ExportError, end_of_day
 from qrpos.reports.chart import hourly_rows
 from qrpos.service import ListingFailed
@@ -131,7 +131,7 @@ class EndOfDayScreen(Screen[None]):
             desk = self.ctx.services.desk
             return await end_of_day(client, self.day, ledger=desk, csv_path=csv_path)
         except ListingFailed as exc:
-            self.show_error(t("eod.failed", reason=type(exc.outcome).__name__))
+            self.show_error(t("eod.failed", reason=listing_failure(exc.outcome)))
         except ExportError as exc:
             self.notify(t("eod.export_failed", message=str(exc)), severity="error", markup=False)
         return None
