@@ -134,7 +134,8 @@ class Sale:
         """A sale worker failed: the ledger kept what was in flight; back to a safe screen."""
         if self.state is not S.LOCKED:
             self._disarm()
-            self.next_sale("amount.refused_locally", error=True, message=type(error).__name__)
+            # a bug, logged with its traceback by the app; the cashier reads what it means
+            self.next_sale("amount.sale_failed", error=True)
 
     # --- the sale -----------------------------------------------------------------------
 
