@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from kiosk_harness import Kiosk
 from textual import events
 
@@ -96,3 +97,22 @@ async def test_a_digit_typed_on_the_card_screen_is_refused_where_it_shows(kiosk:
     assert kiosk.app.sale.amount == 1200
     await pay(kiosk, 1200)
     assert await charged_amounts(kiosk, 1) == [1200]
+
+
+async def test_a_sale_that_fails_on_a_bug_says_so_without_internals(
+    kiosk: Kiosk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in the sale's worker (here the desk raising) brings the cashier back to the
+    amount with words that say what it means, never an exception's class name."""
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("internal")
+
+    assert kiosk.services.desk is not None
+    monkeypatch.setattr(kiosk.services.desk, "charge", broken)
+    await kiosk.key_amount("300")
+    await kiosk.on_screen("PresentCardScreen")
+    kiosk.app.post_message(TokenScanned(kiosk.sandbox.create_wallet(1_000).qr_token))
+    await kiosk.on_screen("AmountScreen")
+    await kiosk.until(lambda: "stopped on an error" in kiosk.text("#notice"))
+    assert "KeyError" not in kiosk.text("#notice")
