@@ -294,3 +294,19 @@ def test_sends_and_look_ups_alternate_once_two_sends_were_unclear(steps: int) ->
     assert row.lookups >= row.attempts - 2
     silent = dataclasses.replace(row, maybe_sent=0)
     assert not look_first(silent)
+
+
+@given(attempts=st.integers(1, 12), lookups=st.integers(0, 12))
+def test_a_match_waiting_for_its_key_is_sent_before_any_further_look_up(
+    attempts: int, lookups: int
+) -> None:
+    """However the sends and look-ups stood (a burst of sends before the first look-up
+    included), once a history match waits for one more send of the key, that send comes
+    next: a look-up first would let the match decide unconfirmed."""
+    row = dataclasses.replace(
+        sale(up_at_send=100.0, sent_for_s=2.0), attempts=attempts, lookups=lookups
+    )
+    waiting = dataclasses.replace(row, matched_at=(row.last_sent_at or T0) + 1.0)
+    assert not look_first(waiting)
+    confirmed = dataclasses.replace(waiting, last_sent_at=(waiting.matched_at or T0) + 1.0)
+    assert look_first(confirmed) == look_first(row)

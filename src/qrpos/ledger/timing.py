@@ -110,11 +110,25 @@ def look_first(row: IntentRow) -> bool:
     (`confirm_by_key`), so the key keeps its say. Counted in requests, not on a clock. A
     sale that never reached the service (refused connections, 429s) has nothing to find.
     """
+    if waits_for_key(row):
+        return False
     return (
         bool(row.maybe_sent)
         and row.attempts >= SENDS_BEFORE_LOOKING
         and row.lookups < row.attempts - 1
     )
+
+
+def waits_for_key(row: IntentRow) -> bool:
+    """A history match is waiting for its confirming send (`confirm_by_key` set
+    `matched_at`) and no send has gone out since: the next request must be that send. A
+    look-up first would let the match decide unconfirmed (`matched_at` is set), and a
+    row of an install nobody noticed yet would prove this sale: misattributed. Compares
+    two of this process's stamps; a clock step between them costs at most one more send
+    of the same key, never a skipped one."""
+    if row.matched_at is None:
+        return False
+    return row.last_sent_at is None or row.last_sent_at < row.matched_at
 
 
 def settled(policy: RetryPolicy, row: IntentRow, now: Moment) -> bool:
