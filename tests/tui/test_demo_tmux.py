@@ -3,6 +3,7 @@ the demo phone, then a sale whose reply is lost, approved and charged exactly on
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -115,3 +116,49 @@ def test_demo_in_tmux_in_mongolian_holds_the_phone_left_in_view_and_switches_lan
         assert shown.count("APPROVED") == 1 and "Result" in shown, shown
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+
+
+def test_demo_in_tmux_at_full_speed_charges_every_amount_as_typed(tmp_path: Path) -> None:
+    """A lunch queue on the real demo in a real terminal: each next amount and its Enter
+    are sent in one burst while the last result is still up (tmux writes them to the
+    terminal at once), and the outbox holds exactly the amounts typed, in order."""
+    session = f"qrpos-test-{uuid.uuid4().hex[:8]}"
+    state = tmp_path / "state"
+    env = {**os.environ, "HOME": str(tmp_path), "TERM": "xterm-256color"}
+    command = f"{QRPOS} demo --language en --state-dir {state}"
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", command],
+        check=True,
+        env=env,
+    )
+    typed = [4500, 500, 12000, 7, 9900, 4500]  # within the demo phones' balances
+    try:
+        _wait_for(session, "Enter the amount")
+        for amount in typed:
+            # one write: the digits, a slip corrected with backspace, and Enter
+            _tmux("send-keys", "-t", session, *str(amount), "9", "BSpace", "Enter")
+            _wait_for(session, "show the wallet pass")
+            _tmux("send-keys", "-t", session, "p")
+            _wait_for(session, "APPROVED")
+        _tmux("send-keys", "-t", session, "C-q")
+        give_up = time.monotonic() + PATIENCE_S
+        while _session_alive(session) and time.monotonic() < give_up:
+            time.sleep(0.1)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+    listed = subprocess.run(
+        [str(QRPOS), "outbox", "list", "--all", "--json"],
+        capture_output=True,
+        text=True,
+        env={**env, "QRPOS_STATE_DIR": str(state)},
+        check=True,
+    )
+    rows = sorted(json.loads(listed.stdout), key=lambda row: row["id"])
+    sales = [row for row in rows if row["kind"] == "charge"]
+    assert [row["amountMNT"] for row in sales] == typed
+    assert all(row["charged"] is True for row in sales), sales
+
+
+def _session_alive(session: str) -> bool:
+    alive = subprocess.run(["tmux", "has-session", "-t", session], capture_output=True)
+    return alive.returncode == 0
