@@ -12,7 +12,8 @@ from qrpos.simulator import TerminalCredentials
 
 
 def cli_environment(tmp_path: Path, url: str, terminal: TerminalCredentials) -> dict[str, str]:
-    """The environment of a `qrpos` process: credential, state dir, sandbox URL."""
+    """The environment of a `qrpos` process: credential, state dir, sandbox URL, and
+    English words (what these tests read; Mongolian, the default, has its own tests)."""
     creds = tmp_path / "creds"
     creds.mkdir(exist_ok=True)
     (creds / "qrpos-password").write_text(terminal.password + "\n")
@@ -25,6 +26,7 @@ def cli_environment(tmp_path: Path, url: str, terminal: TerminalCredentials) -> 
         QRPOS_STATE_DIR=str(tmp_path / "state"),
         QRPOS_CONFIG=str(tmp_path / "absent.toml"),
         QRPOS_REQUEST_TIMEOUT="2",
+        QRPOS_LANGUAGE="en",
     )
     return env
 

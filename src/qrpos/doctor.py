@@ -335,13 +335,21 @@ async def run_checks(
     return checks
 
 
-def render_table(checks: list[Check], columns: int = 80) -> str:
+def render_table(
+    checks: list[Check],
+    columns: int = 80,
+    *,
+    word: Callable[[Status], str] = str,
+    fix_line: Callable[[str], str] = lambda fix: f"fix: {fix}",
+) -> str:
     """The installer's table: check, result, detail, and the fix under a failed line,
-    each folded under its column to fit `columns` (a Pi's console has 80)."""
+    each folded under its column to fit `columns` (a Pi's console has 80). `word` and
+    `fix_line` put the result and the fix in the reader's language."""
     import textwrap
 
     width = max(len(c.name) for c in checks)
-    hang = " " * (width + 8)
+    status_width = max(len(word(s)) for s in Status)
+    hang = " " * (width + status_width + 4)
 
     def fold(text: str, first: str) -> list[str]:
         return textwrap.wrap(
@@ -355,7 +363,7 @@ def render_table(checks: list[Check], columns: int = 80) -> str:
 
     lines = []
     for c in checks:
-        lines += fold(c.detail, f"{c.name:<{width}}  {c.status!s:<4}  ")
+        lines += fold(c.detail, f"{c.name:<{width}}  {word(c.status):<{status_width}}  ")
         if c.fix and c.status in (Status.FAIL, Status.WARN, Status.SKIP):
-            lines += fold(f"fix: {c.fix}", hang)
+            lines += fold(fix_line(c.fix), hang)
     return "\n".join(lines)

@@ -85,6 +85,7 @@ def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, hostile: tuple[Reply, s
         "QRPOS_STATE_DIR": str(tmp_path / "state"),
         "QRPOS_CONFIG": str(tmp_path / "empty.toml"),
         "QRPOS_REQUEST_TIMEOUT": "5",
+        "QRPOS_LANGUAGE": "en",
     }.items():
         monkeypatch.setenv(name, value)
     return hostile[0]
@@ -117,8 +118,8 @@ def test_service_text_reaches_the_terminal_escaped(
 def test_an_osc_title_sequence_in_a_refusal_is_shown_as_text(
     env: Reply, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    env.status, env.text, env.page = 403, "\x1b]0;pwned\x07 forbidden", False
-    main(["reverse", "tx_abc", "--deadline", "1"])
+    env.status, env.text, env.page = 400, "\x1b]0;pwned\x07 forbidden", False
+    main(["charge", "--amount", "5", "--token", "vqr_abcd", "--deadline", "1"])
     out, err = capsys.readouterr()
     assert "\\u001b]0;pwned\\u0007 forbidden" in out + err and "\x1b" not in out + err
 

@@ -67,8 +67,9 @@ def live_simulator() -> Iterator[LiveSimulator]:
 
 
 def qrpos_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """An environment with no keyring, no config file and no systemd credential."""
-    env = {**os.environ, "HOME": str(tmp_path), "QRPOS_CONFIG": "",
+    """An environment with no keyring, no config file and no systemd credential, in
+    English (what these tests read)."""
+    env = {**os.environ, "HOME": str(tmp_path), "QRPOS_CONFIG": "", "QRPOS_LANGUAGE": "en",
            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}  # fmt: skip
     for name in ("CREDENTIALS_DIRECTORY", "QRPOS_BASE_URL", "QRPOS_USERNAME", "STATE_DIRECTORY"):
         env.pop(name, None)

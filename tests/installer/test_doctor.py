@@ -53,7 +53,7 @@ def test_paired_kiosk_without_camera_fails_only_the_camera_and_names_the_fix(
     assert "binary mode: exact bytes" in rows["decoder"]
     assert "systemd credential" in rows["credentials"]
     assert live_simulator.password not in result.stdout + result.stderr
-    assert result.stdout.rstrip().endswith("1 failed: camera")
+    assert result.stdout.rstrip().endswith("1 check failed: camera")
 
 
 def test_unpaired_kiosk_names_provision_for_the_missing_credentials(

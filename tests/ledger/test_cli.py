@@ -101,7 +101,7 @@ def test_reverse_exit_codes(cli_env: dict[str, str], sandbox: Sandbox, wallet: W
     assert qrpos(cli_env, "reverse", tx["id"]).returncode == 0
     assert qrpos(cli_env, "reverse", tx["id"]).returncode == 0  # 409: already refunded
     missing = qrpos(cli_env, "reverse", "tx_doesnotexist")
-    assert missing.returncode == 2 and "not found" in missing.stdout
+    assert missing.returncode == 2 and "no such transaction" in missing.stdout
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
 
 

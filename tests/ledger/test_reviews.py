@@ -116,7 +116,7 @@ async def test_outbox_review_lists_and_settles_headless(
     listed = qrpos(cli_env, "outbox", "review")
     assert listed.returncode == 3, listed.stderr
     assert f"sale #{a}" in listed.stdout and f"sale #{b}" in listed.stdout
-    assert tx in listed.stdout and "contested_row" in listed.stdout
+    assert tx in listed.stdout and "another sale could own the payment" in listed.stdout
     assert "…" + wallet.qr_token[-4:] in listed.stdout and wallet.qr_token not in listed.stdout
     rows = json.loads(qrpos(cli_env, "outbox", "review", "--json").stdout)
     assert {r["id"] for r in rows} == {a, b}
@@ -128,7 +128,7 @@ async def test_outbox_review_lists_and_settles_headless(
     assert sandbox.transaction(tx).status is spec.TxStatus.REVERSED
     assert qrpos(cli_env, "outbox", "review", str(a), "--not-charged").returncode == 0
     done = qrpos(cli_env, "outbox", "review")
-    assert done.returncode == 0 and "no sale waits" in done.stdout
+    assert done.returncode == 0 and "No payment waits" in done.stdout
     usage = qrpos(cli_env, "outbox", "review", str(a))
     assert usage.returncode == 64
     assert "exit codes" in qrpos(cli_env, "outbox", "review", "--help").stdout

@@ -127,6 +127,7 @@ def test_a_running_kiosk_sees_a_change_made_by_the_command(tmp_path: Path) -> No
 
 def _qrpos(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "QRPOS_STATE_DIR": str(state_dir), "COLUMNS": "80"}
+    env["QRPOS_LANGUAGE"] = "en"
     return subprocess.run(
         [sys.executable, "-m", "qrpos.cli", "--state-dir", str(state_dir), *args],
         capture_output=True,
@@ -140,7 +141,7 @@ def _qrpos(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_command_sets_lists_and_clears(tmp_path: Path) -> None:
     done = _qrpos(tmp_path, "prices", "set", "1", "4500", "Set menu A")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "F3: 4,500 ₮ Set menu A"
+    assert done.stdout.strip() == "F3 now charges 4,500 ₮ Set menu A"
     assert _qrpos(tmp_path, "prices", "set", "9", "1000000").returncode == 0
     listed = _qrpos(tmp_path, "prices")
     assert listed.returncode == 0
@@ -149,8 +150,8 @@ def test_the_command_sets_lists_and_clears(tmp_path: Path) -> None:
         " F11  1,000,000 ₮",
     ]
     assert all(len(line) <= 80 for line in listed.stdout.splitlines())
-    assert _qrpos(tmp_path, "prices", "clear", "1").stdout.strip() == "F3: cleared"
-    assert _qrpos(tmp_path, "prices", "clear", "1").stdout.strip() == "F3: was empty"
+    assert _qrpos(tmp_path, "prices", "clear", "1").stdout.strip() == "F3 is empty now"
+    assert _qrpos(tmp_path, "prices", "clear", "1").stdout.strip() == "F3 was empty"
     assert load_prices(tmp_path) == {9: QuickPrice(9, 1_000_000, "")}
 
 

@@ -17,6 +17,7 @@ from qrpos.cli import usage
 from qrpos.cli.usage import EXIT_USAGE as EXIT_USAGE
 from qrpos.config import Config, ConfigError, load_config
 from qrpos.errors import CredentialsMissing, InsecureBaseURL
+from qrpos.present.i18n import set_language
 
 if TYPE_CHECKING:
     from qrpos.service import TerminalClient
@@ -83,7 +84,8 @@ def add_global_options(parser: argparse.ArgumentParser, *, on_subcommand: bool =
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
-    """Load the configuration with this invocation's options on top."""
+    """Load the configuration with this invocation's options on top, and speak its
+    language from here on (every command's words come from the catalogues)."""
     options: dict[str, Any] = {
         "base_url": getattr(args, "base_url", None),
         "username": getattr(args, "username", None),
@@ -94,6 +96,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
     config = load_config(config_path=getattr(args, "config", None), options=options)
     if options["language"] is not None:
         config = dataclasses.replace(config, language_pinned=True)
+    set_language(config.language)
     return config
 
 

@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator
 
 from qrpos.cli.common import client_from_config, config_from_args
 from qrpos.ledger import ChargeDesk, Ledger, SaleResult
+from qrpos.present.i18n import t
+from qrpos.present.owner import charged_word, state_word
 
 DEFAULT_DEADLINE_S = 60.0
 
@@ -31,8 +33,9 @@ async def open_desk(args: argparse.Namespace) -> AsyncIterator[ChargeDesk]:
 
 
 def print_sale(result: SaleResult) -> None:
-    """One line about a sale for a person reading stderr."""
-    charged = {True: "charged", False: "not charged", None: "not yet known"}[result.charged]
-    tx = f" as {result.transaction.id}" if result.transaction else ""
-    note = f" ({result.message})" if result.message else ""
-    print(f"sale #{result.intent_id}: {result.state} — {charged}{tx}{note}")
+    """One line about a sale for a person, in the configured language; the technical
+    note of its last try (the service's or the outbox's words) as it came."""
+    tx = t("cli.sale_tx", tx=result.transaction.id) if result.transaction else ""
+    note = f" · {t('cli.outbox.last_try', detail=result.message)}" if result.message else ""
+    state, charged = state_word(result.state), charged_word(result.charged)
+    print(t("cli.sale", id=result.intent_id, state=state, charged=charged, tx=tx, note=note))

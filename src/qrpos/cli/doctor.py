@@ -14,6 +14,7 @@ from qrpos.cli import usage
 from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, config_from_args, console_width, fail
 from qrpos.config import ConfigError
 from qrpos.doctor import Status, render_table, run_checks
+from qrpos.present.i18n import t
 
 
 def register(sub: Any) -> None:
@@ -56,9 +57,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([c.to_json() for c in checks], ensure_ascii=False, indent=2))
     else:
-        print(render_table(checks, console_width()))
+        print(
+            render_table(
+                checks,
+                console_width(),
+                word=lambda status: t(f"cli.doctor.status.{status.name.lower()}"),
+                fix_line=lambda fix: t("cli.doctor.fix", fix=fix),
+            )
+        )
     failed = [c.name for c in checks if c.status is Status.FAIL]
     if not args.json:
         print()
-        print(f"{len(failed)} failed: {', '.join(failed)}" if failed else "all checks passed")
+        names = ", ".join(failed)
+        passed = t("cli.doctor.passed")
+        print(t("cli.doctor.failed", count=len(failed), names=names) if failed else passed)
     return EXIT_LOCAL_ERROR if failed else EXIT_OK

@@ -30,7 +30,7 @@ from qrpos.cli.common import (
 )
 from qrpos.config import Config
 from qrpos.present.format import format_mnt
-from qrpos.present.i18n import set_language, t
+from qrpos.present.i18n import t
 from qrpos.reports.history import HistoryFeed, HistoryPage
 from qrpos.reports.history_cache import CacheError, HistoryCache
 from qrpos.reports.localday import day_window, parse_day, to_local
@@ -120,7 +120,6 @@ def run(args: argparse.Namespace) -> int:
         return fail("--to is before --from", EXIT_USAGE)
     try:
         config = config_from_args(args)
-        set_language(config.language)
         rows, last = asyncio.run(_collect(config, from_, to, args.limit))
     except SETUP_ERRORS as exc:
         return fail(str(exc))

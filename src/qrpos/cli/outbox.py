@@ -38,6 +38,8 @@ from qrpos.ledger import (
     outbox_views,
 )
 from qrpos.present.format import format_mnt
+from qrpos.present.i18n import t
+from qrpos.present.owner import charged_word, state_word
 
 
 def register(sub: Any) -> None:
@@ -69,15 +71,16 @@ def register(sub: Any) -> None:
 def _describe(view: IntentView) -> str:
     """A sale or refund in two lines that fit 80 columns: what and where it stands, then
     when, its transaction and the code's last characters; an open one's reason under it."""
-    charged = {True: "charged", False: "not charged", None: "unknown"}[view.charged]
+    charged = charged_word(view.charged)
     amount = "-" if view.amount_mnt is None else format_mnt(view.amount_mnt)
     local = (view.created_at + spec.LOCAL_UTC_OFFSET).strftime("%Y-%m-%d %H:%M:%S")
+    kind, state = t(f"cli.kind.{view.kind}"), state_word(view.state)
     lines = [
-        f"{view.id:>6}  {view.kind:<8} {amount:>13}  {view.state:<22} {charged}",
+        f"{view.id:>6}  {kind:<10} {amount:>11}  {state:<22} {charged}",
         f"        {local}  {view.transaction_id or '-'}  {view.token or ''}".rstrip(),
     ]
     if view.detail and view.charged is None:
-        lines.append(wrapped(view.detail, indent="        "))
+        lines.append(wrapped(t("cli.outbox.last_try", detail=view.detail), indent="        "))
     return "\n".join(lines)
 
 
@@ -99,7 +102,7 @@ def run_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([v.to_json() for v in views], ensure_ascii=False, indent=2))
     elif not views:
-        print("nothing to settle" if not args.all else "the outbox is empty")
+        print(t("cli.outbox.nothing") if not args.all else t("cli.outbox.empty"))
     else:
         for view in views:
             print(_describe(view))
@@ -117,9 +120,9 @@ async def _resolve(args: argparse.Namespace) -> int:
     for view in left:
         print(_describe(view))
     if left:
-        print(f"{len(left)} left to settle")
+        print(t("cli.outbox.left", count=len(left)))
         return EXIT_UNRESOLVED
-    print("nothing left to settle")
+    print(t("cli.outbox.none_left"))
     return EXIT_OK
 
 

@@ -39,23 +39,26 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from qrpos.present.format import TUGRIK, group_thousands
+    from qrpos.present.i18n import t
     from qrpos.quick_prices import QuickPriceError, clear_price, key_of, load_prices, set_price
 
     try:
         state_dir = config_from_args(args).state_dir
         if args.action == "set":
             price = set_price(state_dir, args.slot, args.amount, args.label)
-            print(f"{price.key}: {group_thousands(price.amount)} {TUGRIK} {price.label}".rstrip())
+            amount = f"{group_thousands(price.amount)} {TUGRIK}"
+            print(f"{t('prices.saved', fkey=price.key, amount=amount)} {price.label}".rstrip())
             return EXIT_OK
         if args.action == "clear":
             held = clear_price(state_dir, args.slot)
-            print(f"{key_of(args.slot)}: {'cleared' if held else 'was empty'}")
+            word = "prices.cleared" if held else "cli.prices.was_empty"
+            print(t(word, fkey=key_of(args.slot)))
             return EXIT_OK
         prices = load_prices(state_dir)
     except (QuickPriceError, OSError, *SETUP_ERRORS) as exc:
         return fail(str(exc))
     if not prices:
-        print("no quick prices set up (qrpos prices set SLOT AMOUNT [LABEL])")
+        print(t("cli.prices.none"))
     for price in sorted(prices.values(), key=lambda p: p.slot):
         amount = f"{group_thousands(price.amount):>9} {TUGRIK}"
         print(f"{price.key:>4}  {amount}  {price.label}".rstrip())

@@ -32,7 +32,7 @@ from qrpos.cli.common import (
 )
 from qrpos.config import Config
 from qrpos.present.format import format_mnt, group_thousands
-from qrpos.present.i18n import set_language, t
+from qrpos.present.i18n import t
 from qrpos.present.owner import date_line, listing_failure, reconciliation_lines, summary_lines
 from qrpos.reports import ChargeBook, EndOfDay, ExportError, end_of_day, parse_day, today
 from qrpos.reports.chart import hourly_rows
@@ -127,7 +127,6 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc), EXIT_USAGE)
     try:
         config = config_from_args(args)
-        set_language(config.language)
         eod = asyncio.run(_report(config, day, args.csv))
     except SETUP_ERRORS as exc:
         return fail(str(exc))

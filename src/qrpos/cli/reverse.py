@@ -29,6 +29,7 @@ from qrpos.cli.common import (
 )
 from qrpos.cli.desk import DEFAULT_DEADLINE_S, open_desk
 from qrpos.ledger import ChargeRefusedLocally, LedgerError, ReversalResult
+from qrpos.present.owner import result_text
 
 _CODES = {
     "refunded": EXIT_OK,
@@ -63,12 +64,11 @@ def _pin_refusal(args: argparse.Namespace) -> str | None:
     import sys
 
     from qrpos import manager_pin
-    from qrpos.present.i18n import set_language, t
+    from qrpos.present.i18n import t
     from qrpos.present.owner import pin_refusal
     from qrpos.reports.pin_gate import PinGate
 
     config = config_from_args(args)
-    set_language(config.language)
     if not manager_pin.has_pin(config.state_dir):
         return None
     if args.pin_stdin:
@@ -76,7 +76,7 @@ def _pin_refusal(args: argparse.Namespace) -> str | None:
     elif sys.stdin.isatty():
         pin = getpass.getpass(f"{t('reverse.pin_prompt')}: ")
     else:
-        return "this kiosk's refunds need the manager PIN: give it on stdin with --pin-stdin"
+        return t("cli.reverse.pin_stdin")
     if not pin:
         return t("reverse.pin_empty")
     return pin_refusal(PinGate(config.state_dir).check(pin.strip()))
@@ -96,7 +96,6 @@ def run(args: argparse.Namespace) -> int:
         result = asyncio.run(_reverse(args))
     except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally) as exc:
         return fail(str(exc), EXIT_LOCAL_ERROR)
-    # the state once; the service's words only where they add to it
-    said = f" ({result.message})" if result.message and result.message != result.state else ""
-    print(f"{result.tx_id}: {result.state}{said}")
+    # the owner's refund screen's words
+    print(result_text(result)[0])
     return _CODES[result.state]

@@ -49,6 +49,8 @@ from qrpos.ledger import (
     review_views,
 )
 from qrpos.present.format import format_mnt
+from qrpos.present.i18n import t
+from qrpos.present.owner import result_text, review_reason
 
 EPILOG = """exit codes:
   listing:   0 no review open, 3 some reviews open, 1 local error
@@ -120,32 +122,24 @@ def _print_views(views: list[ReviewView], foreign: ForeignActivity | None) -> No
     """The sales waiting for a person, each with its candidate rows, folded to the
     console's width (a Pi's has 80 columns)."""
     if foreign is not None:
-        print(
-            wrapped(
-                f"WARNING: another install uses these credentials: {foreign.count} charge(s) "
-                f"since {_local(foreign.first_seen)} not sent by this kiosk "
-                f"(e.g. {', '.join(foreign.tx_ids)}); history is not matched automatically"
-            )
-        )
+        examples = ", ".join(foreign.tx_ids)
+        since = _local(foreign.first_seen)
+        print(wrapped(t("cli.review.foreign", count=foreign.count, since=since, examples=examples)))
     if not views:
-        print("no sale waits for a review")
+        print(t("review.empty"))
     for view in views:
         amount = format_mnt(view.intent.amount_mnt or 0)
-        print(
-            f"sale #{view.intent.id}  {amount}  token {view.intent.token or '-'}  "
-            f"{_local(view.intent.created_at)}"
-        )
-        print(wrapped(f"reason: {view.reason}", indent="    "))
+        token, when = view.intent.token or "-", _local(view.intent.created_at)
+        print(t("cli.review.sale", id=view.intent.id, amount=amount, token=token, time=when))
+        print(wrapped(t("cli.review.reason", reason=review_reason(view.reason)), indent="    "))
         for c in view.candidates:
             tx = c.transaction
-            others = ", ".join(f"#{i}" for i in c.other_intents) or "none"
-            print(
-                f"    {tx.id}  {format_mnt(tx.amount_mnt)}  {tx.status.value:<9} "
-                f"{_local(tx.created_at)}"
-            )
-            print(wrapped(f"other sales that could own it: {others}", indent="        "))
+            others = ", ".join(f"#{i}" for i in c.other_intents) or t("cli.review.no_others")
+            status = t(f"status.{tx.status.value}")
+            print(f"    {tx.id}  {format_mnt(tx.amount_mnt)}  {status:<12} {_local(tx.created_at)}")
+            print(wrapped(t("cli.review.others", others=others), indent="        "))
         if not view.candidates:
-            print("    no candidate row")
+            print(wrapped(t("cli.review.no_candidate"), indent="    "))
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -181,7 +175,7 @@ async def _settle(args: argparse.Namespace, decision: ReviewDecision) -> int:
     print_sale(result)
     if refund is None:
         return EXIT_OK
-    print(f"refund of {refund.tx_id}: {refund.state} ({refund.message})")
+    print(result_text(refund)[0])
     return REFUND_EXIT.get(refund.state, EXIT_UNRESOLVED)
 
 
@@ -190,7 +184,7 @@ async def _clear(args: argparse.Namespace) -> int:
 
     async with open_desk(args) as desk:
         desk.clear_foreign_activity()
-    print("the other-install warning is cleared; history matching resumes")
+    print(t("review.cleared"))
     return EXIT_OK
 
 
@@ -202,10 +196,10 @@ def run_review(args: argparse.Namespace) -> int:
             return asyncio.run(_clear(args))
         if decision is None:
             if args.id is not None:
-                return fail("say how: --charged TX, --refund TX or --not-charged", EXIT_USAGE)
+                return fail(t("cli.review.say_how"), EXIT_USAGE)
             return _list(args)
         if args.id is None:
-            return fail("which sale? give its id (see qrpos outbox review)", EXIT_USAGE)
+            return fail(t("cli.review.which"), EXIT_USAGE)
         return asyncio.run(_settle(args, decision))
     except ReviewRefused as exc:
         return fail(str(exc), EXIT_REFUSED)

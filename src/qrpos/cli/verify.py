@@ -37,6 +37,8 @@ from qrpos.doctor import hand_back_state_files
 from qrpos.errors import QrposError
 from qrpos.ledger import ChargeDesk, ChargeRefusedLocally, Ledger, LedgerError, SaleProgress
 from qrpos.present.format import format_mnt
+from qrpos.present.i18n import t
+from qrpos.present.owner import listing_failure
 from qrpos.redact import token_tail
 from qrpos.service import ListingFailed, TerminalClient
 from qrpos.service.models import Transaction
@@ -150,7 +152,7 @@ async def find_in_history(client: TerminalClient, tx: Transaction) -> Transactio
     except ListingFailed as exc:
         if isinstance(exc.outcome, CredentialsRejected):
             raise VerifyFailed("the history answered 401: re-pair", EXIT_CREDENTIALS) from None
-        say("history", f"not readable just now ({type(exc.outcome).__name__}); will retry")
+        say("history", t("cli.verify.history_unreadable", reason=listing_failure(exc.outcome)))
     return None
 
 

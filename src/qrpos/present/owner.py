@@ -77,7 +77,10 @@ def reconciliation_lines(eod: EndOfDay) -> list[str]:
         out.extend(f"  {c.transaction_id} {format_mnt(c.amount_mnt)}" for c in rec.unknown_locally)
     if rec.unresolved:
         out.append(t("eod.rec_unresolved", count=group_thousands(len(rec.unresolved))))
-        out.extend(f"  #{c.intent_id} {format_mnt(c.amount_mnt)} {c.state}" for c in rec.unresolved)
+        out.extend(
+            f"  #{c.intent_id} {format_mnt(c.amount_mnt)} {state_word(c.state)}"
+            for c in rec.unresolved
+        )
     return out
 
 
@@ -115,6 +118,25 @@ def listing_failure(outcome: object) -> str:
         return t("eod.unreachable")
     message = getattr(outcome, "message", "") or ""
     return t("eod.refused", message=escape_text(message)) if message else t("eod.unreachable")
+
+
+def review_reason(code: str) -> str:
+    """The owner's words for a review's stable reason code (the code itself when the
+    catalogue has none: a newer ledger's reason stays readable)."""
+    text = t(f"review.reason.{code}")
+    return code if text == f"review.reason.{code}" else text
+
+
+def state_word(state: str) -> str:
+    """A sale's or refund's state in the current language (the raw word if unknown)."""
+    text = t(f"state.{state}")
+    return state if text == f"state.{state}" else text
+
+
+def charged_word(charged: bool | None) -> str:
+    """Charged, not charged, or not yet known, in the current language."""
+    key = {True: "yes", False: "no", None: "unknown"}[charged]
+    return t(f"cli.charged.{key}")
 
 
 def pin_refusal(check: PinCheck) -> str | None:

@@ -34,6 +34,7 @@ from qrpos.ledger import (
 )
 from qrpos.present.format import format_mnt, local_datetime
 from qrpos.present.i18n import t
+from qrpos.present.owner import review_reason
 from qrpos.redact import escape_text
 from qrpos.tui.screens.base import LanguageChanged
 from qrpos.tui.screens.owner.context import OwnerContext
@@ -51,12 +52,6 @@ class Pending:
 
     intent_id: int
     decision: ReviewDecision | None
-
-
-def reason_text(code: str) -> str:
-    """The owner's words for a review's stable reason code."""
-    text = t(f"review.reason.{code}")
-    return code if text == f"review.reason.{code}" else text
 
 
 def candidate_cells(candidate: ReviewCandidate) -> tuple[str, ...]:
@@ -168,7 +163,7 @@ class ReviewsScreen(Screen[None]):
                 f"#{sale}",
                 format_mnt(view.intent.amount_mnt or 0),
                 local_datetime(view.intent.created_at),
-                reason_text(view.reason),
+                review_reason(view.reason),
                 key=str(sale),
             )
         banner = self.query_one("#foreign", Static)
