@@ -11,6 +11,7 @@ import dataclasses
 import itertools
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from textual.widgets import DataTable
 from qrpos import spec
 from qrpos.present.i18n import set_language
 from qrpos.simulator import Sandbox, TerminalCredentials, model
-from qrpos.tui.screens.owner.endofday import EndOfDayScreen
+from qrpos.tui.screens.owner.endofday import EndOfDayScreen, ExportDialog
 from qrpos.tui.screens.owner.pin import PinDialog
 from qrpos.tui.screens.owner.prices import PricesScreen
 from qrpos.tui.screens.owner.reversal import ReversalScreen
@@ -87,6 +88,16 @@ async def _end_of_day(pilot: Any) -> None:
     await pilot.pause(0.1)
 
 
+async def _export(pilot: Any) -> None:
+    services: KioskServices = pilot.app.services
+    # a fixed folder: the suggestion is the owner's export folder and the day's file
+    services.config = dataclasses.replace(services.config, export_dir=Path("/media/usb"))
+    await _end_of_day(pilot)
+    await pilot.press("e")
+    await until(pilot, lambda: isinstance(pilot.app.screen, ExportDialog))
+    await pilot.pause(0.1)
+
+
 async def _reviews(pilot: Any) -> None:
     await pilot.press("4")
     await until(pilot, lambda: isinstance(pilot.app.screen, ReviewsScreen))
@@ -118,6 +129,7 @@ SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "history": _history,
     "reversal": _reversal,
     "end_of_day": _end_of_day,
+    "export": _export,
     "reviews": _reviews,
     "prices": _prices,
     "pin_dialog": _pin_dialog,

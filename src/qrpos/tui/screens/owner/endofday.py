@@ -68,6 +68,7 @@ class ExportDialog(ModalScreen[Path | None]):
         with Vertical(id="export-dialog"):
             yield Static(t("eod.export_prompt"), id="title", markup=False)
             yield Input(value=str(self.suggestion), id="path")
+            yield Static(t("eod.export_hint"), classes="hint", markup=False)
 
     @on(Input.Submitted, "#path")
     def chosen(self, event: Input.Submitted) -> None:
