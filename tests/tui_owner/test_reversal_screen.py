@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +11,7 @@ from owner_harness import PIN, OwnerHost, row_ids
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
+from qrpos.reports.pin_gate import read_clocks
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.simulator.testing import asgi_transport
@@ -143,8 +144,11 @@ async def test_the_pin_pause_counts_down_and_then_says_to_try_again(
         assert "Too many wrong PINs" in (dialog.outcome or "")
         # the gate's pause, shortened to 2.5 s from now (its own file, as a restart reads it)
         gate = dialog.ctx.pin_gate
-        failures, _ = gate._load()
-        gate._save(failures, time.time() + 2.5)
+        now = read_clocks()
+        shorter = dataclasses.replace(
+            gate._load(), up_until=now.up + 2.5, wall_until=now.wall + 2.5, length=2.5
+        )
+        gate._save(shorter)
         seen: list[str] = []
 
         def over() -> bool:

@@ -1,4 +1,5 @@
-"""The step-proof clock: this boot's id and its CLOCK_BOOTTIME seconds.
+"""The step-proof clock for money: stamps of this boot's id and its CLOCK_BOOTTIME seconds
+(read in `qrpos.boottime`).
 
 A Raspberry Pi has no battery clock, and NTP steps its wall clock by hours; CLOCK_BOOTTIME
 never steps and counts a suspend. Money's deadlines are counted on it
@@ -8,25 +9,9 @@ the decision core takes what it read as a `Moment` (`qrpos.ledger.states`).
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
+from qrpos.boottime import BOOT_ID, uptime_s
 
-
-def _boot_id() -> str | None:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
-    except OSError:
-        return None  # not Linux: no step-proof stamps, the wall clock alone
-
-
-#: this boot's id (None where the system does not tell)
-BOOT_ID = _boot_id()
-
-
-def uptime_s() -> float:
-    """Seconds on a clock that NTP never steps and that counts a suspend (CLOCK_BOOTTIME)."""
-    boottime = getattr(time, "CLOCK_BOOTTIME", None)
-    return time.clock_gettime(boottime) if boottime is not None else time.monotonic()
+__all__ = ["BOOT_ID", "boot_stamp", "real_seconds_since", "uptime_s"]
 
 
 def boot_stamp() -> tuple[str | None, float | None]:
