@@ -24,7 +24,7 @@ from qrpos.cli.common import (
     SETUP_ERRORS,
     fail,
 )
-from qrpos.cli.desk import DEFAULT_DEADLINE_S, open_desk, print_sale
+from qrpos.cli.desk import DEFAULT_DEADLINE_S, ProgressLines, open_desk, print_sale
 from qrpos.ledger import (
     AmountOutOfRange,
     ChargeRefusedLocally,
@@ -74,14 +74,19 @@ def exit_code(result: SaleResult) -> int:
 
 
 async def _charge(args: argparse.Namespace, token: str) -> int:
+    progress = ProgressLines()
     async with open_desk(args) as desk:
         try:
-            result = await desk.charge(args.amount, token, deadline_s=args.deadline)
+            result = await desk.charge(
+                args.amount, token, deadline_s=args.deadline, on_progress=progress
+            )
         except UnresolvedChargeExists:
             # settle what an earlier run left, then take this sale if nothing blocks it
-            for earlier in await desk.recover(deadline_s=args.deadline):
-                print_sale(earlier)
-            result = await desk.charge(args.amount, token, deadline_s=args.deadline)
+            for earlier in await desk.recover(progress, deadline_s=args.deadline):
+                with_stdout_to_stderr(earlier)
+            result = await desk.charge(
+                args.amount, token, deadline_s=args.deadline, on_progress=progress
+            )
     if result.transaction is not None and result.charged:
         print(json.dumps(result.transaction.to_json(), ensure_ascii=False))
     with_stdout_to_stderr(result)

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 from collections.abc import AsyncIterator
+from typing import TextIO
 
 from qrpos.cli.common import client_from_config, config_from_args
-from qrpos.ledger import ChargeDesk, Ledger, SaleResult
+from qrpos.ledger import ChargeDesk, Ledger, SaleProgress, SaleResult
+from qrpos.present.format import elapsed
 from qrpos.present.i18n import t
+from qrpos.present.outcome import UNCLEAR_PHASES, phase_text
 from qrpos.present.owner import charged_word, state_word
 
 DEFAULT_DEADLINE_S = 60.0
@@ -39,3 +43,27 @@ def print_sale(result: SaleResult) -> None:
     note = f" · {t('cli.outbox.last_try', detail=result.message)}" if result.message else ""
     state, charged = state_word(result.state), charged_word(result.charged)
     print(t("cli.sale", id=result.intent_id, state=state, charged=charged, tx=tx, note=note))
+
+
+class ProgressLines:
+    """While a person waits on a sale whose outcome is being checked: a line on stderr
+    at each new step, and at least every `every_s` seconds while one lasts, in the
+    charging screen's words with the seconds since the sale began. A sale answered at
+    once prints nothing here."""
+
+    def __init__(self, every_s: float = 5.0, out: TextIO | None = None) -> None:
+        self.every_s = every_s
+        self.out = out
+        self._last: tuple[int, str, float] | None = None
+
+    def __call__(self, step: SaleProgress) -> None:
+        if step.phase not in UNCLEAR_PHASES:
+            return
+        text = phase_text(step.phase, step.attempt)
+        last = self._last
+        same = last is not None and last[:2] == (step.intent_id, text)
+        if same and last is not None and step.elapsed_s - last[2] < self.every_s:
+            return
+        self._last = (step.intent_id, text, step.elapsed_s)
+        line = t("cli.progress", id=step.intent_id, step=text, elapsed=elapsed(step.elapsed_s))
+        print(line, file=self.out or sys.stderr, flush=True)

@@ -28,7 +28,7 @@ from qrpos.cli.common import (
     fail,
     wrapped,
 )
-from qrpos.cli.desk import DEFAULT_DEADLINE_S, open_desk, print_sale
+from qrpos.cli.desk import DEFAULT_DEADLINE_S, ProgressLines, open_desk, print_sale
 from qrpos.ledger import (
     ChargeRefusedLocally,
     IntentView,
@@ -110,11 +110,12 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 async def _resolve(args: argparse.Namespace) -> int:
+    progress = ProgressLines()
     async with open_desk(args) as desk:
         if args.id is not None:
-            print_sale(await desk.resolve(args.id, deadline_s=args.deadline))
+            print_sale(await desk.resolve(args.id, deadline_s=args.deadline, on_progress=progress))
         else:
-            for result in await desk.recover(deadline_s=args.deadline, patient=True):
+            for result in await desk.recover(progress, deadline_s=args.deadline, patient=True):
                 print_sale(result)
         left = desk.unresolved()
     for view in left:

@@ -19,6 +19,20 @@ _KNOWN_DECLINES = frozenset(code.value for code in spec.DeclineCode)
 
 OutcomeKind = Literal["approved", "declined", "review", "warning"]
 
+#: steps of the resolver after which the outcome is being checked, not just sent
+UNCLEAR_PHASES = frozenset({"retrying", "backing_off", "checking_history"})
+_PHASE_KEYS = {
+    "sending": "charging.sending",
+    "retrying": "charging.retrying",
+    "backing_off": "charging.backing_off",
+    "checking_history": "charging.checking_history",
+}
+
+
+def phase_text(phase: str, attempt: int) -> str:
+    """A step of the resolver in the cashier's words (the charging screen's line)."""
+    return t(_PHASE_KEYS.get(phase, "charging.sending"), attempt=attempt)
+
 
 @dataclass(frozen=True)
 class OutcomeView:

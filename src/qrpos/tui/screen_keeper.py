@@ -18,6 +18,7 @@ from textual.screen import Screen
 
 from qrpos import manager_pin
 from qrpos.present.i18n import t
+from qrpos.present.outcome import UNCLEAR_PHASES
 from qrpos.tui.keypad import KeypadAction
 from qrpos.tui.messages import (
     CameraStats,
@@ -31,7 +32,7 @@ from qrpos.tui.messages import (
 from qrpos.tui.receipts import ReceiptFollower
 from qrpos.tui.sale import Sale, SaleState
 from qrpos.tui.screens.amount import AmountScreen
-from qrpos.tui.screens.charging import UNCLEAR_PHASES, ChargingScreen
+from qrpos.tui.screens.charging import ChargingScreen
 from qrpos.tui.screens.lock import LockScreen
 from qrpos.tui.screens.pairing import PairingScreen
 from qrpos.tui.screens.present import PresentCardScreen

@@ -14,19 +14,13 @@ from textual.widgets import Static
 
 from qrpos.present.format import elapsed
 from qrpos.present.i18n import t
+from qrpos.present.outcome import UNCLEAR_PHASES, phase_text
 from qrpos.tui.keypad import KeypadAction, keypad_action
 from qrpos.tui.messages import AbandonAsked
 from qrpos.tui.screens.base import KioskScreen
 from qrpos.tui.widgets.big_amount import BigAmount
 
 #: the ledger's steps after the first send: the outcome is being checked
-UNCLEAR_PHASES = frozenset({"retrying", "backing_off", "checking_history"})
-_PHASE_KEYS = {
-    "sending": "charging.sending",
-    "retrying": "charging.retrying",
-    "backing_off": "charging.backing_off",
-    "checking_history": "charging.checking_history",
-}
 
 
 class ChargingScreen(KioskScreen):
@@ -98,8 +92,7 @@ class ChargingScreen(KioskScreen):
         except NoMatches:
             return  # not composed yet, or composed again for a new language: drawn then
         phase, attempt = self._step
-        key = _PHASE_KEYS.get(phase, "charging.sending")
-        phase_line.update(t(key, attempt=attempt))
+        phase_line.update(phase_text(phase, attempt))
         if self.checking or self.unclear:
             checking.update(
                 Text(t("charging.checking", elapsed=elapsed(self.waited_s)), style="bold")
