@@ -45,3 +45,22 @@ def test_a_sale_answered_at_once_prints_no_progress(
     done = qrpos(cli_env, "charge", "--amount", "700", "--token", wallet.qr_token)
     assert done.returncode == 0, done.stderr
     assert not any(STEP["en"].match(line) for line in done.stderr.splitlines()), done.stderr
+
+
+def test_a_retry_s_warnings_stay_out_of_a_persons_way_unless_asked_for(
+    cli_env: dict[str, str], sandbox: Sandbox
+) -> None:
+    """The log's warnings (a transport failure and its exception's name) are for a log;
+    a person at a command reads the progress lines, and `--log-level warning` brings the
+    log back."""
+    wallet = sandbox.create_wallet(100_000)
+    sandbox.arm_fault("drop_after_commit", count=1, operation="charge")
+    argv = ("charge", "--amount", "700", "--token", wallet.qr_token)
+    quiet = qrpos(cli_env, *argv)
+    assert quiet.returncode == 0, quiet.stderr
+    assert " WARNING " not in quiet.stderr and "Error" not in quiet.stderr, quiet.stderr
+    sandbox.arm_fault("drop_after_commit", count=1, operation="charge")
+    wallet = sandbox.create_wallet(100_000)
+    argv = ("charge", "--amount", "700", "--token", wallet.qr_token, "--log-level", "warning")
+    loud = qrpos(cli_env, *argv)
+    assert loud.returncode == 0 and " WARNING qrpos.service" in loud.stderr, loud.stderr

@@ -81,6 +81,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 #: commands that own the terminal (Textual draws with escape sequences of its own)
 _DRAWS_THE_SCREEN = frozenset({"run", "demo"})
+#: commands whose warnings go to a log someone reads later (the journal, a file); the
+#: others speak to a person, who gets their own progress lines, not a retry's warning
+_LOGS_WARNINGS = frozenset({"run", "demo", "simulator"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -94,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # --help, --version (0) or a usage error (64)
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
         # the journal under systemd (QRPOS_LOG_TARGET=journal), stderr elsewhere
-        configure_logging(getattr(logging, str(args.log_level).upper(), logging.WARNING))
+        level = args.log_level or ("warning" if args.command in _LOGS_WARNINGS else "error")
+        configure_logging(getattr(logging, level.upper(), logging.WARNING))
         try:
             with as_state_owner(args.command, args):
                 code: int = args.func(args)

@@ -78,8 +78,9 @@ def add_global_options(parser: argparse.ArgumentParser, *, on_subcommand: bool =
     g.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
-        help="log verbosity on stderr (default warning)",
-        **(d or {"default": "warning"}),
+        help="log verbosity on stderr (default: warning for run, demo and simulator; "
+        "error for the other commands, whose own lines say what a person needs)",
+        **(d or {"default": None}),
     )
 
 
