@@ -64,6 +64,9 @@ class Config:
     scanner: Mapping[str, Any] = field(default_factory=dict)
     #: where the values came from, for `qrpos doctor`
     source_path: Path | None = None
+    #: where the base URL was set ("--base-url", "QRPOS_BASE_URL" or the file's path), so
+    #: that a fix names the place to change it
+    base_url_from: str | None = None
 
     @property
     def settings_home(self) -> Path:
@@ -187,6 +190,12 @@ def load_config(
         raise ConfigError(f"language {language!r} is not one of {', '.join(LANGUAGES)}")
 
     base_url = _setting_text("base_url", pick("base_url", "QRPOS_BASE_URL"))
+    if "base_url" in opts:
+        base_url_from: str | None = "--base-url"
+    elif env.get("QRPOS_BASE_URL"):
+        base_url_from = "QRPOS_BASE_URL"
+    else:
+        base_url_from = f"base_url in {path}" if toml.get("base_url") else None
     username = _setting_text("username", pick("username", "QRPOS_USERNAME"))
     if username is None:
         # written by `qrpos pair` (the username is not a secret; the password is not here)
@@ -209,6 +218,7 @@ def load_config(
         scanner=scanner,
         owner_pin_screens=pin_screens,
         source_path=path if toml else None,
+        base_url_from=base_url_from if base_url else None,
     )
 
 

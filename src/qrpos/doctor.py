@@ -31,7 +31,12 @@ CLOCK_FAIL_S = 60.0
 CLOCK_WARN_S = 5.0
 #: bytes no text decoder survives unchanged: a charset guess would re-encode them
 BINARY_PROBE = b"vqr_doctor-\xe9\xff\x00-binary"
-SERVICE_FIX = "check the network and base_url in /etc/qrpos/config.toml"
+def service_fix(config: Config) -> str:
+    """Check the network and the base URL where it was set (an option, the environment or
+    the file: never a file that did not set it)."""
+    return f"check the network and the service URL ({config.base_url_from or 'base_url'})"
+
+
 NTP_FIX = "enable time sync: sudo timedatectl set-ntp true (a Pi has no battery clock)"
 
 
@@ -245,16 +250,16 @@ async def service_checks(
         # the probes need no password; a placeholder keeps one client for all checks
         client = client_factory(config.base_url, config.username or "", password or "")
     except InsecureBaseURL as exc:
-        return [*checks, *(Check(n, Status.FAIL, str(exc), SERVICE_FIX) for n in names)]
+        return [*checks, *(Check(n, Status.FAIL, str(exc), service_fix(config)) for n in names)]
     async with client:
         health = await client.health()
         if isinstance(health, Probe):
             checks.append(Check("/health", Status.OK, f"status {health.body.get('status')!r}"))
         else:
-            checks.append(Check("/health", Status.FAIL, _why(health), SERVICE_FIX))
+            checks.append(Check("/health", Status.FAIL, _why(health), service_fix(config)))
         checks.append(check_clock(health.exchange))
         checks.append(await _ready(client))
-        checks.append(await _live(client, password))
+        checks.append(await _live(client, password, service_fix(config)))
     return checks
 
 
@@ -283,7 +288,7 @@ async def _ready(client: TerminalClient) -> Check:
     return Check("/ready", Status.OK, f"status {status!r}, {count} dependencies ok")
 
 
-async def _live(client: TerminalClient, password: str | None) -> Check:
+async def _live(client: TerminalClient, password: str | None, fix: str) -> Check:
     if not password:
         return Check(
             "credentials live", Status.SKIP, "no password to try", f"pair: {PROVISION_FIX}"
@@ -298,7 +303,7 @@ async def _live(client: TerminalClient, password: str | None) -> Check:
             "401: the service rejects this username and password",
             f"rotate the password in the merchant dashboard, then {PROVISION_FIX}",
         )
-    return Check("credentials live", Status.FAIL, _why(outcome), SERVICE_FIX)
+    return Check("credentials live", Status.FAIL, _why(outcome), fix)
 
 
 async def run_checks(

@@ -8,6 +8,8 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from installer.conftest import LiveSimulator, qrpos_env
 from qrpos.doctor import NTP_FIX, Status, check_clock, check_outbox
 from qrpos.service.outcomes import Exchange
@@ -93,7 +95,7 @@ def test_unreachable_service_fails_every_service_line(tmp_path: Path) -> None:
     checks = {c["check"]: c for c in json.loads(result.stdout)}
     assert result.returncode == 1
     assert checks["/health"]["status"] == "FAIL"
-    assert "base_url" in checks["/health"]["fix"]
+    assert "--base-url" in checks["/health"]["fix"]
 
 
 def test_clock_far_from_the_service_date_fails_with_the_ntp_fix() -> None:
@@ -114,3 +116,28 @@ def test_corrupt_outbox_fails_and_is_kept(tmp_path: Path) -> None:
     assert check.status is Status.FAIL
     assert check.fix
     assert path.exists()
+
+
+@pytest.mark.parametrize("where", ["--base-url", "QRPOS_BASE_URL", "file"])
+def test_an_unreachable_service_s_fix_names_where_its_url_was_set(
+    tmp_path: Path, where: str
+) -> None:
+    """The fix points at the setting that chose the URL: the option, the environment
+    variable or the config file, never a file that did not set it."""
+    url = "http://127.0.0.1:9"  # nothing listens on the discard port
+    args: list[str] = ["--no-camera", "--username", "term_abcdefgh"]
+    extra: dict[str, str] = {"COLUMNS": "200"}  # each fix on one line
+    if where == "--base-url":
+        args += ["--base-url", url]
+    elif where == "QRPOS_BASE_URL":
+        extra["QRPOS_BASE_URL"] = url
+    else:
+        config = tmp_path / "config.toml"
+        config.write_text(f'base_url = "{url}"\n')
+        args += ["--config", str(config)]
+    result = doctor(tmp_path, *args, **extra)
+    fixes = [line for line in result.stdout.splitlines() if "service URL" in line]
+    assert fixes, result.stdout
+    expected = str(tmp_path / "config.toml") if where == "file" else where
+    assert all(expected in line for line in fixes), result.stdout
+    assert where == "file" or "config.toml" not in result.stdout
