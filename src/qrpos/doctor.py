@@ -31,6 +31,8 @@ CLOCK_FAIL_S = 60.0
 CLOCK_WARN_S = 5.0
 #: bytes no text decoder survives unchanged: a charset guess would re-encode them
 BINARY_PROBE = b"vqr_doctor-\xe9\xff\x00-binary"
+
+
 def service_fix(config: Config) -> str:
     """Check the network and the base URL where it was set (an option, the environment or
     the file: never a file that did not set it)."""

@@ -82,8 +82,11 @@ def load_prices(state_dir: Path) -> dict[int, QuickPrice]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as exc:
-        raise QuickPriceError(f"the quick prices in {path} cannot be read: {exc}") from exc
+    except OSError as exc:  # the reason in words, not "[Errno 13] …"
+        reason = exc.strerror or type(exc).__name__
+        raise QuickPriceError(f"the quick prices in {path} cannot be read: {reason}") from exc
+    except ValueError as exc:
+        raise QuickPriceError(f"the quick prices in {path} are not JSON: {exc}") from exc
     try:
         if not isinstance(data, dict) or not isinstance(data.get("prices"), list):
             raise QuickPriceError("no price list")

@@ -183,3 +183,11 @@ def test_the_command_refuses_a_long_label_and_a_damaged_file_with_exit_1(tmp_pat
     listed = _qrpos(tmp_path, "prices")
     assert listed.returncode == 1
     assert "damaged" in listed.stderr and "Traceback" not in listed.stderr
+
+
+def test_an_unreadable_prices_file_is_named_with_its_reason_in_words(tmp_path: Path) -> None:
+    (tmp_path / PRICES_FILE).mkdir()  # something in the way that is not a file
+    done = _qrpos(tmp_path, "prices")
+    assert done.returncode == 1
+    assert "cannot be read: Is a directory" in done.stderr, done.stderr
+    assert "Errno" not in done.stderr and "Traceback" not in done.stderr
