@@ -55,7 +55,7 @@ def test_a_retry_s_warnings_stay_out_of_a_persons_way_unless_asked_for(
     log back."""
     wallet = sandbox.create_wallet(100_000)
     sandbox.arm_fault("drop_after_commit", count=1, operation="charge")
-    argv = ("charge", "--amount", "700", "--token", wallet.qr_token)
+    argv: tuple[str, ...] = ("charge", "--amount", "700", "--token", wallet.qr_token)
     quiet = qrpos(cli_env, *argv)
     assert quiet.returncode == 0, quiet.stderr
     assert " WARNING " not in quiet.stderr and "Error" not in quiet.stderr, quiet.stderr
