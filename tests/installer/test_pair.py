@@ -24,6 +24,7 @@ def pair(
     stdin: str,
     *extra: str,
     backend: str = FILE_KEYRING,
+    language: str = "en",
 ) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
@@ -32,6 +33,7 @@ def pair(
         "PYTHON_KEYRING_BACKEND": backend,
         "QRPOS_TEST_KEYRING_FILE": str(tmp_path / "keyring.json"),
         "QRPOS_CONFIG": "",
+        "QRPOS_LANGUAGE": language,
     }
     env.pop("CREDENTIALS_DIRECTORY", None)
     return subprocess.run(
@@ -152,3 +154,17 @@ def test_unreachable_service_is_a_local_error(
     result = pair(tmp_path, f"http://127.0.0.1:{port}", terminal.username, terminal.password)
     assert result.returncode == 1
     assert "cannot reach the service" in result.stderr
+
+
+def test_pairing_speaks_the_configured_language(
+    tmp_path: Path, live_url: str, terminal: TerminalCredentials
+) -> None:
+    """An installer on a kiosk set to Mongolian reads the pairing's result in Mongolian;
+    a rejected pair too."""
+    done = pair(tmp_path, live_url, terminal.username, terminal.password, language="mn")
+    assert done.returncode == 0, done.stderr
+    assert "холбогдлоо" in done.stdout and "paired" not in done.stdout
+    wrong = "vpt_" + "x" * 32
+    refused = pair(tmp_path, live_url, terminal.username, wrong, language="mn")
+    assert refused.returncode == 4
+    assert "хүлээж авсангүй" in refused.stderr and "rejected" not in refused.stderr

@@ -31,6 +31,7 @@ from qrpos.cli.common import (
 )
 from qrpos.config import write_pairing
 from qrpos.credentials import CredentialStoreUnavailable, check_password_shape, store_password
+from qrpos.present.i18n import t
 from qrpos.service import TerminalClient
 from qrpos.service.outcomes import CredentialsRejected, Page, RateLimited, Unresolved
 
@@ -77,24 +78,14 @@ async def verify_credentials(client: TerminalClient) -> Verification:
     """Ask `GET /v1/transactions?limit=1`; 200 is the only proof the pair is live."""
     outcome = await client.verify_credentials()
     if isinstance(outcome, Page):
-        return Verification(True, False, "credentials live (GET /v1/transactions?limit=1: 200)")
+        return Verification(True, False, t("cli.pair.live"))
     if isinstance(outcome, CredentialsRejected):
-        return Verification(
-            False,
-            True,
-            "the service rejected this username and password (401): check both; a lost or "
-            "rotated password needs a new one from the merchant dashboard",
-        )
+        return Verification(False, True, t("cli.pair.rejected"))
     if isinstance(outcome, Unresolved):
-        return Verification(
-            False,
-            False,
-            f"cannot reach the service ({outcome.reason}): check the network "
-            "and the base URL, then pair again",
-        )
+        return Verification(False, False, t("cli.pair.unreachable", reason=outcome.reason))
     if isinstance(outcome, RateLimited):
-        return Verification(False, False, "the service is busy (429): pair again in a minute")
-    return Verification(False, False, f"the service refused the check: {outcome.message}")
+        return Verification(False, False, t("cli.pair.busy"))
+    return Verification(False, False, t("cli.pair.refused", message=outcome.message))
 
 
 def _read_secret(stream: TextIO, from_stdin: bool, prompt: str) -> str:
@@ -104,10 +95,9 @@ def _read_secret(stream: TextIO, from_stdin: bool, prompt: str) -> str:
 
 
 def _check_pin(pin: str) -> str | None:
-    if not (pin.isascii() and pin.isdigit()):
-        return "the manager PIN is digits only"
-    if not manager_pin.MIN_LEN <= len(pin) <= manager_pin.MAX_LEN:
-        return f"the manager PIN has {manager_pin.MIN_LEN} to {manager_pin.MAX_LEN} digits"
+    digits = pin.isascii() and pin.isdigit()
+    if not digits or not manager_pin.MIN_LEN <= len(pin) <= manager_pin.MAX_LEN:
+        return t("pair.bad_pin")
     return None
 
 
@@ -118,12 +108,12 @@ def run(args: argparse.Namespace) -> int:
     except SETUP_ERRORS as exc:
         return fail(str(exc))
     if not config.username:
-        return fail("give the terminal's --username (term_ + 8 characters)", EXIT_USAGE)
+        return fail(t("cli.pair.no_username"), EXIT_USAGE)
     if not config.base_url:
-        return fail("no service base URL: give --base-url or set base_url in the config")
+        return fail(t("cli.pair.no_base_url"))
     if not args.password_stdin and not sys.stdin.isatty():
-        return fail("stdin is not a terminal: pass --password-stdin", EXIT_USAGE)
-    password = _read_secret(sys.stdin, args.password_stdin, "Terminal password: ")
+        return fail(t("cli.pair.no_tty"), EXIT_USAGE)
+    password = _read_secret(sys.stdin, args.password_stdin, f"{t('pair.password')}: ")
     try:
         check_password_shape(password)
     except ValueError as exc:
@@ -143,19 +133,19 @@ def run(args: argparse.Namespace) -> int:
     verdict = asyncio.run(_verify_and_close(client))
     if not verdict.live:
         return fail(verdict.message, EXIT_CREDENTIALS if verdict.rejected else EXIT_LOCAL_ERROR)
-    where = "not stored (--no-store)"
+    where = t("cli.pair.not_stored")
     if not args.no_store:
         try:
-            where = f"stored in the keyring ({store_password(config.username, password)})"
+            where = t("cli.pair.stored", backend=store_password(config.username, password))
         except CredentialStoreUnavailable as exc:
-            return fail(f"verified, but {exc}")
+            return fail(t("cli.pair.store_failed", message=str(exc)))
     pairing_file = write_pairing(config.state_dir, config.username)
     if pin is not None:
         manager_pin.set_pin(config.state_dir, pin)
-    print(f"paired {config.username}: {verdict.message}")
-    print(f"password {where}; username recorded in {pairing_file}")
+    print(t("cli.pair.paired", username=config.username, message=verdict.message))
+    print(t("cli.pair.where", where=where, path=pairing_file))
     if pin is not None:
-        print(f"manager PIN set in {config.state_dir / manager_pin.PIN_FILE}")
+        print(t("cli.pair.pin_set", path=config.state_dir / manager_pin.PIN_FILE))
     return EXIT_OK
 
 
