@@ -62,7 +62,7 @@ def test_spent_token_is_refused_with_exit_2_and_nothing_to_reverse(
     assert first.returncode == 0, first.stderr
     again = verify(tmp_path / "b", live_simulator, token)
     assert again.returncode == 2
-    assert "VERIFY FAILED: the charge was not approved: token_used" in again.stderr
+    assert "VERIFY FAILED: the charge was not approved: code already used" in again.stderr
     assert "[reverse]" not in again.stdout
 
 
@@ -77,3 +77,24 @@ def test_verify_without_credentials_names_the_fix(
     )  # fmt: skip
     assert result.returncode == 1
     assert "provision.sh" in result.stderr
+
+
+def test_verify_speaks_the_configured_language(
+    tmp_path: Path, live_simulator: LiveSimulator
+) -> None:
+    token = live_simulator.new_wallet_token(10_000)
+    creds = str(live_simulator.credentials_dir(tmp_path))
+    result = subprocess.run(
+        [sys.executable, "-m", "qrpos.cli", "verify", "--token", token,
+         "--base-url", live_simulator.url, "--username", live_simulator.username,
+         "--state-dir", str(tmp_path / "state"), "--poll-interval", "0.2",
+         "--vat-timeout", "20", "--amount", "3"],
+        capture_output=True, text=True, timeout=90,
+        env=qrpos_env(tmp_path, CREDENTIALS_DIRECTORY=creds, QRPOS_LANGUAGE="mn"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    steps = ["[charge] зөвшөөрсөн", "олдлоо", "[reverse]", "[vat] олгосон", "[vat] хүчингүй",
+             "ШАЛГАЛТ АМЖИЛТТАЙ"]  # fmt: skip
+    positions = [result.stdout.index(s) for s in steps]
+    assert positions == sorted(positions)
+    assert "approved" not in result.stdout and "VERIFY" not in result.stdout

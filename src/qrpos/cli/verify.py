@@ -36,9 +36,10 @@ from qrpos.config import Config
 from qrpos.doctor import hand_back_state_files
 from qrpos.errors import QrposError
 from qrpos.ledger import ChargeDesk, ChargeRefusedLocally, Ledger, LedgerError, SaleProgress
-from qrpos.present.format import format_mnt
+from qrpos.present.format import elapsed, format_mnt
 from qrpos.present.i18n import t
-from qrpos.present.owner import listing_failure
+from qrpos.present.outcome import phase_text
+from qrpos.present.owner import listing_failure, result_text, state_word
 from qrpos.redact import token_tail
 from qrpos.service import ListingFailed, TerminalClient
 from qrpos.service.models import Transaction
@@ -119,7 +120,7 @@ async def scan_token(config: Config, timeout_s: float) -> str:
         source = open_source(config.scanner)
         decoder = make_decoder(str(decoder_name) if decoder_name else None)
     except CameraUnavailable as exc:
-        raise VerifyFailed(f"{exc} (or give --token)", EXIT_LOCAL_ERROR) from None
+        raise VerifyFailed(t("cli.verify.camera", message=str(exc)), EXIT_LOCAL_ERROR) from None
     loop = asyncio.get_running_loop()
     found: asyncio.Queue[str] = asyncio.Queue()
 
@@ -127,16 +128,18 @@ async def scan_token(config: Config, timeout_s: float) -> str:
         if isinstance(event, TokenRead):
             loop.call_soon_threadsafe(found.put_nowait, event.token)
         elif isinstance(event, ScanRefused):
-            loop.call_soon_threadsafe(say, "scan", f"not a pass: {event.reason}")
+            loop.call_soon_threadsafe(
+                say, "scan", t("cli.verify.scan_refused", reason=event.reason)
+            )
 
     scanner = ScanLoop(source, decoder, on_event)
     scanner.start()
     scanner.arm()
-    say("scan", f"show a wallet pass to the camera ({timeout_s:g} s)")
+    say("scan", t("cli.verify.scan_show", seconds=f"{timeout_s:g}"))
     try:
         return await asyncio.wait_for(found.get(), timeout_s)
     except TimeoutError:
-        raise VerifyFailed("no pass was read in time (or give --token)", EXIT_LOCAL_ERROR) from None
+        raise VerifyFailed(t("cli.verify.scan_timeout"), EXIT_LOCAL_ERROR) from None
     finally:
         await asyncio.to_thread(scanner.stop)
 
@@ -151,7 +154,7 @@ async def find_in_history(client: TerminalClient, tx: Transaction) -> Transactio
                 return row
     except ListingFailed as exc:
         if isinstance(exc.outcome, CredentialsRejected):
-            raise VerifyFailed("the history answered 401: re-pair", EXIT_CREDENTIALS) from None
+            raise VerifyFailed(t("cli.verify.history_401"), EXIT_CREDENTIALS) from None
         say("history", t("cli.verify.history_unreadable", reason=listing_failure(exc.outcome)))
     return None
 
@@ -166,10 +169,18 @@ async def poll_history(
         if row is not None and _matches(row, want):
             return row
         if time.monotonic() > give_up:
-            seen = f"last seen {_describe(row)}" if row else "not listed"
+            seen = (
+                t("cli.verify.last_seen", row=_describe(row)) if row else t("cli.verify.not_listed")
+            )
+            wanted = t(f"cli.verify.want.{want.replace('vatStatus ', '')}")
             raise VerifyFailed(
-                f"{tx.id} did not reach {want} within {timeout_s:g} s ({seen}); run "
-                "`qrpos history` later to see it settle",
+                t(
+                    "cli.verify.not_reached",
+                    tx=tx.id,
+                    want=wanted,
+                    seconds=f"{timeout_s:g}",
+                    seen=seen,
+                ),
                 EXIT_UNRESOLVED,
             )
         await asyncio.sleep(interval_s)
@@ -185,8 +196,8 @@ def _matches(row: Transaction, want: str) -> bool:
 
 
 def _describe(row: Transaction) -> str:
-    receipt = row.vat_receipt_id or "(none yet)"
-    return f"{row.status}, vatStatus {row.vat_status}, receipt {receipt}"
+    receipt = row.vat_receipt_id or t("cli.verify.no_receipt_yet")
+    return t("cli.verify.describe", status=row.status, vat=row.vat_status, receipt=receipt)
 
 
 async def _verify(args: argparse.Namespace, config: Config) -> int:
@@ -207,45 +218,48 @@ async def _run_steps(
     args: argparse.Namespace, desk: ChargeDesk, client: TerminalClient, token: str
 ) -> int:
     def progress(p: SaleProgress) -> None:
-        say("charge", f"{p.phase} (attempt {p.attempt}, {p.elapsed_s:.0f} s) {p.detail}")
+        step = phase_text(p.phase, p.attempt)
+        say("charge", t("cli.verify.charge_step", step=step, elapsed=elapsed(p.elapsed_s)))
 
-    say("charge", f"{format_mnt(args.amount)} through the outbox")
+    say("charge", t("cli.verify.charge_start", amount=format_mnt(args.amount)))
     sale = await desk.charge(args.amount, token, deadline_s=args.deadline, on_progress=progress)
     if not sale.charged or sale.transaction is None:
+        detail = f"{sale.decline_code or ''} {sale.message or ''}".strip()
         raise VerifyFailed(
-            f"the charge was not approved: {sale.state} {sale.decline_code or ''} "
-            f"{sale.message or ''}".strip(),
+            t("cli.verify.not_approved", state=state_word(sale.state), detail=detail).strip(),
             exit_code(sale) if exit_code(sale) != EXIT_OK else EXIT_UNRESOLVED,
         )
     tx = sale.transaction
-    say("charge", f"approved: {tx.id}, vatStatus {tx.vat_status}")
-    print(f"        (if interrupted from here on: `qrpos reverse {tx.id}` refunds it)")
+    say("charge", t("cli.verify.approved", tx=tx.id, vat=tx.vat_status))
+    print(f"        {t('cli.verify.reverse_hint', tx=tx.id)}")
 
     listed = await poll_history(client, tx, min(args.poll_interval, 5.0), 120.0, "listed")
-    say("history", f"found {tx.id}: {_describe(listed)}")
+    say("history", t("cli.verify.found", tx=tx.id, row=_describe(listed)))
 
     refund = await desk.reverse(tx.id, deadline_s=args.deadline)
     if refund.state != "refunded":
         code = {"refused": EXIT_REFUSED, "credentials_rejected": EXIT_CREDENTIALS}.get(
             refund.state, EXIT_UNRESOLVED
         )
-        raise VerifyFailed(f"the reversal of {tx.id} is {refund.state}: {refund.message}", code)
-    say("reverse", f"refunded {tx.id} ({format_mnt(args.amount)} back to the wallet)")
+        raise VerifyFailed(result_text(refund)[0], code)
+    say("reverse", t("cli.verify.refunded", tx=tx.id, amount=format_mnt(args.amount)))
 
-    say("vat", f"watching vatStatus every {args.poll_interval:g} s (up to {args.vat_timeout:g} s)")
+    interval, timeout = f"{args.poll_interval:g}", f"{args.vat_timeout:g}"
+    say("vat", t("cli.verify.watching", interval=interval, timeout=timeout))
     issued = await poll_history(
         client, tx, args.poll_interval, args.vat_timeout, "vatStatus issued"
     )
     if not issued.vat_receipt_id:
         raise VerifyFailed(
-            f"{tx.id} shows vatStatus {issued.vat_status} but no receipt number",
-            EXIT_UNRESOLVED,
+            t("cli.verify.no_receipt", tx=tx.id, vat=issued.vat_status), EXIT_UNRESOLVED
         )
-    say("vat", f"issued: receipt {issued.vat_receipt_id}")
+    say("vat", t("cli.verify.issued", receipt=issued.vat_receipt_id))
     voided = await poll_history(client, tx, args.poll_interval, args.vat_timeout, "voided")
     if voided.status is not spec.TxStatus.REVERSED:
-        raise VerifyFailed(f"{tx.id} is voided but listed as {voided.status}", EXIT_UNRESOLVED)
-    say("vat", f"voided: receipt {voided.vat_receipt_id} kept, status {voided.status}")
+        raise VerifyFailed(
+            t("cli.verify.voided_wrong", tx=tx.id, status=voided.status), EXIT_UNRESOLVED
+        )
+    say("vat", t("cli.verify.voided", receipt=voided.vat_receipt_id, status=voided.status))
     return EXIT_OK
 
 
@@ -257,17 +271,13 @@ def run(args: argparse.Namespace) -> int:
         config = config_from_args(args)
         code = asyncio.run(_verify(args, config))
     except VerifyFailed as exc:
-        print(f"\nVERIFY FAILED: {exc}", file=sys.stderr)
+        print(f"\n{t('cli.verify.failed', reason=str(exc))}", file=sys.stderr)
         return exc.code
     except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally) as exc:
-        print(f"\nVERIFY FAILED: {exc}", file=sys.stderr)
+        print(f"\n{t('cli.verify.failed', reason=str(exc))}", file=sys.stderr)
         return EXIT_LOCAL_ERROR
     except KeyboardInterrupt:
-        print(
-            "\ninterrupted: the outbox keeps what was started; `qrpos outbox` shows it and "
-            "`qrpos outbox resolve` settles it",
-            file=sys.stderr,
-        )
+        print(f"\n{t('cli.verify.interrupted')}", file=sys.stderr)
         return 130
-    print("\nVERIFY PASSED: charge, history, reversal, VAT issued and voided")
+    print(f"\n{t('cli.verify.passed')}")
     return code
