@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -86,3 +87,14 @@ async def http_client(
     client = TerminalClient(live_url, terminal.username, terminal.password, timeout_s=5.0)
     yield client
     await client.aclose()
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_restored() -> Iterator[None]:
+    """A command run in-process (`qrpos.cli.main`) sets the root logger's level and
+    handler as the real process would; put them back so that no later test inherits them."""
+    root = logging.getLogger()
+    level, handlers = root.level, root.handlers[:]
+    yield
+    root.setLevel(level)
+    root.handlers[:] = handlers

@@ -62,6 +62,7 @@ def test_journal_handler_sends_native_fields(dgram_socket: tuple[socket.socket, 
     sock, path = dgram_socket
     handler = journal.JournalHandler(address=path)
     logger = logging.getLogger("qrpos.test.journal")
+    logger.setLevel(logging.INFO)  # whatever an in-process command left on the root logger
     logger.addHandler(handler)
     logger.propagate = False
     try:
