@@ -135,6 +135,7 @@ async def test_dropped_after_commit_is_unresolved_and_the_retry_replays_one_char
     same = key()
     lost = await client.charge(wallet.qr_token, 4321, same)
     assert isinstance(lost, Unresolved) and lost.sent
+    assert "Error" not in lost.reason, lost.reason
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 4321  # it did happen
     retry = await client.charge(wallet.qr_token, 4321, same)
     assert isinstance(retry, Approved)
@@ -166,6 +167,9 @@ async def test_connection_refused_is_unresolved_and_not_sent() -> None:
     async with TerminalClient(f"http://127.0.0.1:{port}", "term_abcdefgh", "vpt_" + "x" * 32) as c:
         outcome = await c.charge("vqr_x", 5, key())
     assert isinstance(outcome, Unresolved) and outcome.sent is False
+    # the reason is read by people (the history's offline note, pair, verify): words, not
+    # the transport's exception class (that stays in the log)
+    assert outcome.reason == "cannot connect"
 
 
 async def test_probes(client: TerminalClient, sandbox: Sandbox) -> None:

@@ -195,9 +195,9 @@ class TerminalClient:
             return (
                 None,
                 exchange,
-                Unresolved(
-                    reason=f"cannot connect ({type(exc).__name__})", sent=False, exchange=exchange
-                ),
+                # the reason is for a person (a screen, a command's note): the exception's
+                # class name stays in the log line above
+                Unresolved(reason="cannot connect", sent=False, exchange=exchange),
             )
         except (httpx.TimeoutException, TimeoutError) as exc:
             exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
@@ -215,7 +215,7 @@ class TerminalClient:
             return (
                 None,
                 exchange,
-                Unresolved(reason=f"connection lost ({type(exc).__name__})", exchange=exchange),
+                Unresolved(reason="connection lost", exchange=exchange),
             )
         self.contact.answered(response.status_code, retry_after_of(response))
         exchange = Exchange(
