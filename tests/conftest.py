@@ -90,6 +90,25 @@ async def http_client(
 
 
 @pytest.fixture(autouse=True)
+def _language_restored() -> Iterator[None]:
+    """A test (or an in-process command) that switches the words' language does not
+    leave it switched for the next test."""
+    from qrpos.present.i18n import current_language, set_language
+
+    before = current_language()
+    yield
+    set_language(before)
+
+
+@pytest.fixture
+def english() -> None:
+    """Words in English for a test that reads them (the kiosk's default is Mongolian)."""
+    from qrpos.present.i18n import set_language
+
+    set_language("en")
+
+
+@pytest.fixture(autouse=True)
 def _root_logging_restored() -> Iterator[None]:
     """A command run in-process (`qrpos.cli.main`) sets the root logger's level and
     handler as the real process would; put them back so that no later test inherits them."""

@@ -21,8 +21,16 @@ import numpy as np
 from qrpos import spec
 from qrpos.config import Config
 from qrpos.credentials import PROVISION_FIX, CredentialsMissing, find_password
+from qrpos.present.i18n import t
 from qrpos.service import InsecureBaseURL, TerminalClient
-from qrpos.service.outcomes import CredentialsRejected, Exchange, Page, Probe, Unresolved
+from qrpos.service.outcomes import (
+    CredentialsRejected,
+    Exchange,
+    Page,
+    Probe,
+    RateLimited,
+    Unresolved,
+)
 from qrpos.statedir import probe_write
 
 #: a clock further off than this makes history windows and reports wrong
@@ -36,10 +44,17 @@ BINARY_PROBE = b"vqr_doctor-\xe9\xff\x00-binary"
 def service_fix(config: Config) -> str:
     """Check the network and the base URL where it was set (an option, the environment or
     the file: never a file that did not set it)."""
-    return f"check the network and the service URL ({config.base_url_from or 'base_url'})"
+    return t("doctor.fix.service", where=config.base_url_from or "base_url")
 
 
-NTP_FIX = "enable time sync: sudo timedatectl set-ntp true (a Pi has no battery clock)"
+def ntp_fix() -> str:
+    """Turn on time sync (a Pi has no battery clock)."""
+    return t("doctor.fix.ntp")
+
+
+def pair_fix() -> str:
+    """Pair the kiosk (provision.sh on a kiosk)."""
+    return t("doctor.fix.pair", provision=PROVISION_FIX)
 
 
 class Status(StrEnum):
@@ -73,12 +88,7 @@ def check_camera(settings: Mapping[str, Any], seconds: float) -> Check:
     result = probe_camera(settings, seconds=seconds)
     if result.ok:
         return Check("camera", Status.OK, result.message)
-    return Check(
-        "camera",
-        Status.FAIL,
-        result.message,
-        "connect and enable the camera (hardware.md, Camera), or set [scanner] source",
-    )
+    return Check("camera", Status.FAIL, result.message, t("doctor.fix.camera"))
 
 
 def _qr_image(payload: bytes, scale: int = 6) -> np.ndarray[Any, np.dtype[np.uint8]]:
@@ -97,19 +107,12 @@ def check_decoder(name: str | None) -> Check:
     try:
         decoder = make_decoder(name)
     except DecoderUnavailable as exc:
-        return Check(
-            "decoder", Status.FAIL, str(exc), "install the decoder or set [scanner] decoder"
-        )
+        return Check("decoder", Status.FAIL, str(exc), t("doctor.fix.decoder"))
     found = decoder.decode(_qr_image(BINARY_PROBE))
     if found == [BINARY_PROBE]:
-        return Check("decoder", Status.OK, f"{decoder.name}, binary mode: exact bytes")
-    detail = "read nothing" if not found else "altered the bytes (not in binary mode)"
-    return Check(
-        "decoder",
-        Status.FAIL,
-        f"{decoder.name} {detail} on a test code",
-        'use a libzbar with binary mode (0.23+) or [scanner] decoder = "zxing"',
-    )
+        return Check("decoder", Status.OK, t("doctor.decoder.ok", name=decoder.name))
+    key = "doctor.decoder.read_nothing" if not found else "doctor.decoder.altered"
+    return Check("decoder", Status.FAIL, t(key, name=decoder.name), t("doctor.fix.binary"))
 
 
 def check_state_dir(state_dir: Path) -> Check:
@@ -121,9 +124,9 @@ def check_state_dir(state_dir: Path) -> Check:
             "state dir",
             Status.FAIL,
             f"{state_dir}: {exc.strerror}",
-            f"sudo install -d -o qrpos -g qrpos -m 0700 {state_dir} (or set state_dir)",
+            t("doctor.fix.state_dir", path=state_dir),
         )
-    return Check("state dir", Status.OK, f"{state_dir} writable")
+    return Check("state dir", Status.OK, t("doctor.state_dir.ok", path=state_dir))
 
 
 def check_outbox(path: Path) -> Check:
@@ -133,26 +136,24 @@ def check_outbox(path: Path) -> Check:
     try:
         ledger = Ledger.open(path)
     except LedgerError as exc:
-        return Check("outbox", Status.FAIL, str(exc), "see the message; the file is kept as is")
+        return Check("outbox", Status.FAIL, str(exc), t("doctor.fix.outbox"))
     try:
         if not ledger.integrity_ok:
             return Check(
                 "outbox",
                 Status.FAIL,
                 ledger.integrity_message,
-                f"stop qrpos, copy {path} aside for support, then restore it from backup",
+                t("doctor.fix.integrity", path=path),
             )
-        return Check("outbox", Status.OK, f"{path}: integrity ok")
+        return Check("outbox", Status.OK, t("doctor.outbox.ok", path=path))
     finally:
         ledger.close()
         hand_back_state_files(path.parent)
 
 
-#: what to do when another install charges with this terminal's credentials
-OTHER_INSTALL_FIX = (
-    "rotate the terminal's password in the merchant dashboard, re-pair only this kiosk "
-    "(qrpos pair), then clear the warning: qrpos outbox review --clear-foreign"
-)
+def other_install_fix() -> str:
+    """What to do when another install charges with this terminal's credentials."""
+    return t("doctor.fix.other_install")
 
 
 def check_other_install(path: Path) -> Check:
@@ -169,15 +170,13 @@ def check_other_install(path: Path) -> Check:
         ledger.close()
         hand_back_state_files(path.parent)
     if seen is None:
-        return Check("other install", Status.OK, "no charges seen that this kiosk did not send")
+        return Check("other install", Status.OK, t("doctor.other_install.ok"))
     since = (seen.first_seen + spec.LOCAL_UTC_OFFSET).strftime("%Y-%m-%d %H:%M")
     return Check(
         "other install",
         Status.FAIL,
-        f"another install uses these credentials: {seen.count} charge(s) since {since} "
-        f"(UTC+8) not sent by this kiosk, e.g. {seen.tx_ids[0]}; sales are reviewed, "
-        "not matched by history",
-        OTHER_INSTALL_FIX,
+        t("doctor.other_install.seen", count=seen.count, since=since, tx=seen.tx_ids[0]),
+        other_install_fix(),
     )
 
 
@@ -216,14 +215,15 @@ def check_clock(exchange: Exchange) -> Check:
     """Compare our clock with the service's `Date` header."""
     skew = clock_skew(exchange)
     if skew is None:
-        return Check("clock", Status.SKIP, "no Date header from the service to compare with")
+        return Check("clock", Status.SKIP, t("doctor.clock.no_date"))
     seconds = skew.total_seconds()
-    detail = f"ours is {abs(seconds):.0f} s {'behind' if seconds > 0 else 'ahead of'} the service"
+    way = "doctor.clock.behind" if seconds > 0 else "doctor.clock.ahead"
+    detail = t(way, seconds=f"{abs(seconds):.0f}")
     if abs(seconds) > CLOCK_FAIL_S:
-        return Check("clock", Status.FAIL, detail, NTP_FIX)
+        return Check("clock", Status.FAIL, detail, ntp_fix())
     if abs(seconds) > CLOCK_WARN_S:
-        return Check("clock", Status.WARN, detail, NTP_FIX)
-    return Check("clock", Status.OK, f"within {CLOCK_WARN_S:g} s of the service's Date header")
+        return Check("clock", Status.WARN, detail, ntp_fix())
+    return Check("clock", Status.OK, t("doctor.clock.ok", seconds=f"{CLOCK_WARN_S:g}"))
 
 
 async def service_checks(
@@ -236,18 +236,19 @@ async def service_checks(
     password: str | None = None
     if not config.username:
         checks.append(
-            Check("credentials", Status.FAIL, "no terminal username", f"pair: {PROVISION_FIX}")
+            Check("credentials", Status.FAIL, t("doctor.credentials.no_username"), pair_fix())
         )
     else:
         try:
             password, source = find_password(config.username, env)
-            checks.append(Check("credentials", Status.OK, f"{config.username} from {source}"))
+            found = t("doctor.credentials.ok", username=config.username, source=source)
+            checks.append(Check("credentials", Status.OK, found))
         except CredentialsMissing as exc:
-            checks.append(Check("credentials", Status.FAIL, str(exc), f"pair: {PROVISION_FIX}"))
+            checks.append(Check("credentials", Status.FAIL, str(exc), pair_fix()))
     names = ("/health", "clock", "/ready", "credentials live")
     if not config.base_url:
-        fix = "set base_url in /etc/qrpos/config.toml (deploy/provision.sh asks for it)"
-        return [*checks, *(Check(n, Status.FAIL, "no service base URL", fix) for n in names)]
+        fix, missing = t("doctor.fix.base_url"), t("doctor.no_base_url")
+        return [*checks, *(Check(n, Status.FAIL, missing, fix) for n in names)]
     try:
         # the probes need no password; a placeholder keeps one client for all checks
         client = client_factory(config.base_url, config.username or "", password or "")
@@ -256,7 +257,8 @@ async def service_checks(
     async with client:
         health = await client.health()
         if isinstance(health, Probe):
-            checks.append(Check("/health", Status.OK, f"status {health.body.get('status')!r}"))
+            status = repr(health.body.get("status"))
+            checks.append(Check("/health", Status.OK, t("doctor.probe.status", status=status)))
         else:
             checks.append(Check("/health", Status.FAIL, _why(health), service_fix(config)))
         checks.append(check_clock(health.exchange))
@@ -268,13 +270,15 @@ async def service_checks(
 def _why(outcome: Any) -> str:
     if isinstance(outcome, Unresolved):
         return outcome.reason
-    return getattr(outcome, "message", "") or type(outcome).__name__
+    if isinstance(outcome, RateLimited):
+        return t("doctor.busy")
+    return getattr(outcome, "message", "") or t("doctor.refused")
 
 
 async def _ready(client: TerminalClient) -> Check:
     ready = await client.ready()
     if not isinstance(ready, Probe):
-        return Check("/ready", Status.FAIL, _why(ready), "the service is not ready: try later")
+        return Check("/ready", Status.FAIL, _why(ready), t("doctor.fix.not_ready"))
     deps = ready.body.get("deps")
     unhealthy = []
     if isinstance(deps, dict):
@@ -284,17 +288,16 @@ async def _ready(client: TerminalClient) -> Check:
                 unhealthy.append(f"{name}={status}")
     status = str(ready.body.get("status", ""))
     if unhealthy or status.lower() not in ("ok", "up", "ready", "healthy", "pass"):
-        detail = f"status {status!r}" + (f", {', '.join(unhealthy)}" if unhealthy else "")
-        return Check("/ready", Status.WARN, detail, "the service reports a problem: try later")
+        detail = t("doctor.probe.status", status=repr(status))
+        detail += f", {', '.join(unhealthy)}" if unhealthy else ""
+        return Check("/ready", Status.WARN, detail, t("doctor.fix.problem"))
     count = len(deps) if isinstance(deps, dict) else 0
-    return Check("/ready", Status.OK, f"status {status!r}, {count} dependencies ok")
+    return Check("/ready", Status.OK, t("doctor.probe.ready", status=repr(status), count=count))
 
 
 async def _live(client: TerminalClient, password: str | None, fix: str) -> Check:
     if not password:
-        return Check(
-            "credentials live", Status.SKIP, "no password to try", f"pair: {PROVISION_FIX}"
-        )
+        return Check("credentials live", Status.SKIP, t("doctor.live.no_password"), pair_fix())
     outcome = await client.verify_credentials()
     if isinstance(outcome, Page):
         return Check("credentials live", Status.OK, "GET /v1/transactions?limit=1: 200")
@@ -302,8 +305,8 @@ async def _live(client: TerminalClient, password: str | None, fix: str) -> Check
         return Check(
             "credentials live",
             Status.FAIL,
-            "401: the service rejects this username and password",
-            f"rotate the password in the merchant dashboard, then {PROVISION_FIX}",
+            t("doctor.live.rejected"),
+            t("doctor.fix.rotate", provision=PROVISION_FIX),
         )
     return Check("credentials live", Status.FAIL, _why(outcome), fix)
 
@@ -323,7 +326,7 @@ async def run_checks(
             return TerminalClient(base_url, username, password, timeout_s=config.request_timeout_s)
 
     if skip_camera:
-        camera = Check("camera", Status.SKIP, "skipped (--no-camera)")
+        camera = Check("camera", Status.SKIP, t("doctor.camera.skipped"))
     else:
         camera = await asyncio.to_thread(check_camera, config.scanner, camera_seconds)
     decoder_name = config.scanner.get("decoder")
@@ -337,24 +340,27 @@ async def run_checks(
         if checks[-1].status is Status.OK:
             checks.append(await asyncio.to_thread(check_other_install, config.ledger_path))
     else:
-        checks.append(Check("outbox", Status.SKIP, "state dir unusable", checks[-1].fix))
+        checks.append(Check("outbox", Status.SKIP, t("doctor.outbox.no_dir"), checks[-1].fix))
     checks.extend(await service_checks(config, env, client_factory))
     return checks
 
 
-def render_table(
-    checks: list[Check],
-    columns: int = 80,
-    *,
-    word: Callable[[Status], str] = str,
-    fix_line: Callable[[str], str] = lambda fix: f"fix: {fix}",
-) -> str:
-    """The installer's table: check, result, detail, and the fix under a failed line,
-    each folded under its column to fit `columns` (a Pi's console has 80). `word` and
-    `fix_line` put the result and the fix in the reader's language."""
+def check_name(check: Check) -> str:
+    """The check's name in the current language (the JSON keeps the stable name)."""
+    text = t(f"doctor.name.{check.name}")
+    return check.name if text.startswith("doctor.name.") else text
+
+
+def render_table(checks: list[Check], columns: int = 80) -> str:
+    """The installer's table in the current language: check, result, detail, and the fix
+    under a failed line, each folded under its column to fit `columns` (a Pi's console
+    has 80)."""
     import textwrap
 
-    width = max(len(c.name) for c in checks)
+    def word(status: Status) -> str:
+        return t(f"cli.doctor.status.{status.name.lower()}")
+
+    width = max(len(check_name(c)) for c in checks)
     status_width = max(len(word(s)) for s in Status)
     hang = " " * (width + status_width + 4)
 
@@ -370,7 +376,7 @@ def render_table(
 
     lines = []
     for c in checks:
-        lines += fold(c.detail, f"{c.name:<{width}}  {word(c.status):<{status_width}}  ")
+        lines += fold(c.detail, f"{check_name(c):<{width}}  {word(c.status):<{status_width}}  ")
         if c.fix and c.status in (Status.FAIL, Status.WARN, Status.SKIP):
-            lines += fold(fix_line(c.fix), hang)
+            lines += fold(t("cli.doctor.fix", fix=c.fix), hang)
     return "\n".join(lines)

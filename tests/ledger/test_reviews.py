@@ -13,7 +13,7 @@ import pytest
 
 from headless import qrpos
 from qrpos import spec
-from qrpos.doctor import OTHER_INSTALL_FIX, Status, check_other_install
+from qrpos.doctor import Status, check_other_install, other_install_fix
 from qrpos.ledger import (
     ChargeDesk,
     IntentState,
@@ -135,14 +135,18 @@ async def test_outbox_review_lists_and_settles_headless(
 
 
 async def test_doctor_names_another_install_and_the_fix_until_cleared(
-    desk: ChargeDesk, ledger: Ledger, sandbox: Sandbox, terminal: TerminalCredentials
+    desk: ChargeDesk,
+    ledger: Ledger,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    english: None,
 ) -> None:
     assert check_other_install(ledger.path).status is Status.OK
     sandbox.seed_charge(terminal.username, 999, datetime.now(UTC))  # not ours
     sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
     await desk.charge(250, sandbox.create_wallet(1000).qr_token, deadline_s=5)
     check = check_other_install(ledger.path)
-    assert check.status is Status.FAIL and "1 charge(s)" in check.detail
-    assert check.fix == OTHER_INSTALL_FIX and "rotate" in check.fix and "re-pair" in check.fix
+    assert check.status is Status.FAIL and "1 charge since" in check.detail
+    assert check.fix == other_install_fix() and "rotate" in check.fix and "re-pair" in check.fix
     desk.clear_foreign_activity()
     assert check_other_install(ledger.path).status is Status.OK

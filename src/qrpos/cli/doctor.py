@@ -13,7 +13,7 @@ from typing import Any
 from qrpos.cli import usage
 from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, config_from_args, console_width, fail
 from qrpos.config import ConfigError
-from qrpos.doctor import Status, render_table, run_checks
+from qrpos.doctor import Status, check_name, render_table, run_checks
 from qrpos.present.i18n import t
 
 
@@ -57,15 +57,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([c.to_json() for c in checks], ensure_ascii=False, indent=2))
     else:
-        print(
-            render_table(
-                checks,
-                console_width(),
-                word=lambda status: t(f"cli.doctor.status.{status.name.lower()}"),
-                fix_line=lambda fix: t("cli.doctor.fix", fix=fix),
-            )
-        )
-    failed = [c.name for c in checks if c.status is Status.FAIL]
+        print(render_table(checks, console_width()))
+    failed = [check_name(c) for c in checks if c.status is Status.FAIL]
     if not args.json:
         print()
         names = ", ".join(failed)
