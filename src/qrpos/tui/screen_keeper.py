@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from textual import on
-from textual.app import App, ScreenStackError
+from textual.app import App
 from textual.reactive import var
 from textual.screen import Screen
 
@@ -78,13 +78,20 @@ class ScreenKeeper(App[None]):
         else:
             self.switch_screen(screen)
 
+    def _top(self) -> Screen[Any] | None:
+        """The screen on top, or None while the app closes: a worker's or a thread's last
+        message (a charge's progress, the camera's stats) may arrive after the last screen
+        is gone, and must not end the kiosk with a traceback."""
+        stack = self.screen_stack
+        return stack[-1] if stack else None
+
     @on(Sale.Moved)
     def _sale_moved(self, message: Sale.Moved) -> None:
         state, services = message.state, self.services
         if state in (SaleState.RESULT, SaleState.READY):
             self.receipts.sale_over()
         if state is SaleState.READY:
-            top = self.screen
+            top = self._top()
             if isinstance(top, AmountScreen) and not message.notice:
                 # drawn before the services were in: keep what the cashier keyed
                 top.show_prices(services.quick_prices.prices(), self.sale.last_amount)
@@ -126,15 +133,15 @@ class ScreenKeeper(App[None]):
 
     @on(ChargeProgressed)
     def _charge_progressed(self, message: ChargeProgressed) -> None:
-        if isinstance(self.screen, ChargingScreen):
-            self.screen.show_progress(message.progress.phase, message.progress.attempt)
+        if isinstance(top := self._top(), ChargingScreen):
+            top.show_progress(message.progress.phase, message.progress.attempt)
         if message.progress.phase in UNCLEAR_PHASES:
             self._count_this_sale()
 
     @on(ChargeUnclear)
     def _charge_unclear(self) -> None:
-        if isinstance(self.screen, ChargingScreen):
-            self.screen.show_unclear()
+        if isinstance(top := self._top(), ChargingScreen):
+            top.show_unclear()
         self._count_this_sale()
 
     def _count_this_sale(self) -> None:
@@ -145,13 +152,13 @@ class ScreenKeeper(App[None]):
 
     @on(RecoveryLeft)
     def _recovery_left(self, message: RecoveryLeft) -> None:
-        if isinstance(self.screen, RecoveryScreen):
-            self.screen.show_left(message.count)
+        if isinstance(top := self._top(), RecoveryScreen):
+            top.show_left(message.count)
 
     @on(PairingAnswered)
     def _pairing_answered(self, message: PairingAnswered) -> None:
-        if isinstance(self.screen, PairingScreen):
-            self.screen.show_notice(message.key, error=message.error, **message.fields)
+        if isinstance(top := self._top(), PairingScreen):
+            top.show_notice(message.key, error=message.error, **message.fields)
         if not message.error:
             self.notify(t(message.key, **message.fields), timeout=3)
 
@@ -172,17 +179,15 @@ class ScreenKeeper(App[None]):
 
     @on(CameraStats)
     def _camera_stats(self, message: CameraStats) -> None:
-        if not self.screen_stack:
+        top = self._top()
+        if top is None:
             return  # the app is closing: the camera thread's last stats come too late
-        try:
-            self.status = replace(self.status, camera_state=message.camera_state, fps=message.fps)
-            if isinstance(self.screen, PresentCardScreen):
-                trouble = message.camera_state in CAMERA_TROUBLE
-                self.screen.show_camera_trouble(message.camera_state if trouble else None)
-        except ScreenStackError:
-            log.debug("camera stats while the app closes")
+        self.status = replace(self.status, camera_state=message.camera_state, fps=message.fps)
+        if isinstance(top, PresentCardScreen):
+            trouble = message.camera_state in CAMERA_TROUBLE
+            top.show_camera_trouble(message.camera_state if trouble else None)
 
     @on(ScanRefusedMessage)
     def _scan_refused(self, message: ScanRefusedMessage) -> None:
-        if isinstance(self.screen, PresentCardScreen):
-            self.screen.show_refusal(message.code, message.reason)
+        if isinstance(top := self._top(), PresentCardScreen):
+            top.show_refusal(message.code, message.reason)
