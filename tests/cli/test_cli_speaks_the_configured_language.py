@@ -14,7 +14,7 @@ from headless import qrpos
 #: what is not a language: ids, a code's tail, command syntax a person types as is,
 #: units and abbreviations both catalogues use
 NOT_WORDS = re.compile(
-    r"(tx|term|vqr|ter)_\w+|…\w{4}|qrpos( [a-z-]+)+|--[a-z-]+|[A-Z]{2,}\b|"
+    r"(tx|term|vqr|ter)_\w+|…[\w-]{4}|qrpos( [a-z-]+)+|--[a-z-]+|[A-Z]{2,}\b|"
     r"\b(TX|ID|ok)\b|/[\w./?=-]+"
 )
 LATIN_WORD = re.compile(r"\b[A-Za-z]{3,}\b")
