@@ -21,7 +21,7 @@ import numpy as np
 from qrpos import spec
 from qrpos.config import Config
 from qrpos.credentials import PROVISION_FIX, CredentialsMissing, find_password
-from qrpos.present.i18n import t
+from qrpos.present.i18n import t, t_or
 from qrpos.service import InsecureBaseURL, TerminalClient
 from qrpos.service.outcomes import (
     CredentialsRejected,
@@ -347,8 +347,7 @@ async def run_checks(
 
 def check_name(check: Check) -> str:
     """The check's name in the current language (the JSON keeps the stable name)."""
-    text = t(f"doctor.name.{check.name}")
-    return check.name if text.startswith("doctor.name.") else text
+    return t_or(f"doctor.name.{check.name}", check.name)
 
 
 def render_table(checks: list[Check], columns: int = 80) -> str:

@@ -79,3 +79,15 @@ def test_t_fills_placeholders_in_the_current_language() -> None:
 def test_unknown_language_is_refused() -> None:
     with pytest.raises(ValueError, match="no catalogue"):
         i18n.set_language("fr")
+
+
+def test_words_named_by_data_fall_back_to_the_data_itself() -> None:
+    """A state or reason code a newer version adds shows as itself, never as a key."""
+    from qrpos.present.i18n import set_language, t_or
+
+    set_language("en")
+    assert t_or("state.approved", "approved") == "approved"
+    assert t_or("state.needs_review", "needs_review") == "needs review"
+    assert t_or("state.from_the_future", "from_the_future") == "from_the_future"
+    set_language("mn")
+    assert t_or("state.approved", "approved") == "зөвшөөрсөн"

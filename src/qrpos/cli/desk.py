@@ -54,16 +54,17 @@ class ProgressLines:
     def __init__(self, every_s: float = 5.0, out: TextIO | None = None) -> None:
         self.every_s = every_s
         self.out = out
-        self._last: tuple[int, str, float] | None = None
+        #: the last line said: which sale, which step, at which second of the sale
+        self._said: tuple[int, str] | None = None
+        self._said_at = 0.0
 
     def __call__(self, step: SaleProgress) -> None:
         if step.phase not in UNCLEAR_PHASES:
             return
         text = phase_text(step.phase, step.attempt)
-        last = self._last
-        same = last is not None and last[:2] == (step.intent_id, text)
-        if same and last is not None and step.elapsed_s - last[2] < self.every_s:
+        repeat = self._said == (step.intent_id, text)
+        if repeat and step.elapsed_s - self._said_at < self.every_s:
             return
-        self._last = (step.intent_id, text, step.elapsed_s)
+        self._said, self._said_at = (step.intent_id, text), step.elapsed_s
         line = t("cli.progress", id=step.intent_id, step=text, elapsed=elapsed(step.elapsed_s))
         print(line, file=self.out or sys.stderr, flush=True)

@@ -172,7 +172,7 @@ async def poll_history(
             seen = (
                 t("cli.verify.last_seen", row=_describe(row)) if row else t("cli.verify.not_listed")
             )
-            wanted = t(f"cli.verify.want.{want.replace('vatStatus ', '')}")
+            wanted = t(f"cli.verify.want.{want}")
             raise VerifyFailed(
                 t(
                     "cli.verify.not_reached",
@@ -189,7 +189,7 @@ async def poll_history(
 def _matches(row: Transaction, want: str) -> bool:
     if want == "listed":
         return True
-    if want == "vatStatus issued":
+    if want == "issued":
         # voided implies it was issued first (receipt number kept); accept either
         return row.vat_status in (spec.VatStatus.ISSUED, spec.VatStatus.VOIDED)
     return row.vat_status is spec.VatStatus.VOIDED
@@ -246,9 +246,7 @@ async def _run_steps(
 
     interval, timeout = f"{args.poll_interval:g}", f"{args.vat_timeout:g}"
     say("vat", t("cli.verify.watching", interval=interval, timeout=timeout))
-    issued = await poll_history(
-        client, tx, args.poll_interval, args.vat_timeout, "vatStatus issued"
-    )
+    issued = await poll_history(client, tx, args.poll_interval, args.vat_timeout, "issued")
     if not issued.vat_receipt_id:
         raise VerifyFailed(
             t("cli.verify.no_receipt", tx=tx.id, vat=issued.vat_status), EXIT_UNRESOLVED

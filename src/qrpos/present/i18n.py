@@ -112,3 +112,11 @@ def t(key: str, **params: Any) -> str:
         return text.format_map(params)
     except (KeyError, IndexError, ValueError):
         return text
+
+
+def t_or(key: str, fallback: str, **params: Any) -> str:
+    """`t(key)` when a catalogue has the key, else `fallback` as it is: for words named
+    by data (a state, a reason code, a check's name) that a newer version may add before
+    its catalogue knows them."""
+    text = t(key, **params)
+    return fallback if text == key else text

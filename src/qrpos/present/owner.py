@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qrpos.present.format import format_mnt, group_thousands
-from qrpos.present.i18n import t
+from qrpos.present.i18n import t, t_or
 from qrpos.redact import escape_text
 from qrpos.reports import EndOfDay
 from qrpos.reports.pin_gate import PinCheck
@@ -123,14 +123,12 @@ def listing_failure(outcome: object) -> str:
 def review_reason(code: str) -> str:
     """The owner's words for a review's stable reason code (the code itself when the
     catalogue has none: a newer ledger's reason stays readable)."""
-    text = t(f"review.reason.{code}")
-    return code if text == f"review.reason.{code}" else text
+    return t_or(f"review.reason.{code}", code)
 
 
 def state_word(state: str) -> str:
     """A sale's or refund's state in the current language (the raw word if unknown)."""
-    text = t(f"state.{state}")
-    return state if text == f"state.{state}" else text
+    return t_or(f"state.{state}", state)
 
 
 def charged_word(charged: bool | None) -> str:
