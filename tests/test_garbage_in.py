@@ -60,6 +60,7 @@ async def outbox(
     monkeypatch.setenv("QRPOS_CONFIG", str(tmp_path / "empty.toml"))
     monkeypatch.setenv("QRPOS_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("QRPOS_USERNAME", "term_abcdefgh")
+    monkeypatch.setenv("QRPOS_LANGUAGE", "en")  # the answers below are read in English
     return path
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from qrpos import spec
 from qrpos.errors import QrposError
+from qrpos.said import say
 from qrpos.statedir import write_private
 
 DEFAULT_CONFIG_PATH = Path("/etc/qrpos/config.toml")
@@ -86,10 +87,18 @@ class Config:
     def require_service(self) -> tuple[str, str]:
         """(base_url, username), or a `ConfigError` naming what to set."""
         if not self.base_url:
-            raise ConfigError("no service base URL: set QRPOS_BASE_URL or base_url in config")
+            raise ConfigError(
+                say(
+                    "error.no_base_url",
+                    "no service base URL: set QRPOS_BASE_URL or base_url in config",
+                )
+            )
         if not self.username:
             raise ConfigError(
-                "no terminal username: pair the terminal (qrpos pair) or set QRPOS_USERNAME"
+                say(
+                    "error.no_username",
+                    "no terminal username: pair the terminal (qrpos pair) or set QRPOS_USERNAME",
+                )
             )
         return self.base_url, self.username
 

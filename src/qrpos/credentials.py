@@ -16,6 +16,7 @@ repo, a log, a repr or an exception.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -30,7 +31,10 @@ from jaraco.classes import properties
 from qrpos import spec
 from qrpos.errors import CredentialsMissing as CredentialsMissing
 from qrpos.errors import CredentialStoreUnavailable as CredentialStoreUnavailable
+from qrpos.said import Said, say
 from qrpos.statedir import as_root
+
+log = logging.getLogger("qrpos.credentials")
 
 KEYRING_SERVICE = "qrpos"
 CREDENTIAL_NAME = "qrpos-password"
@@ -133,6 +137,15 @@ class SystemdCredentialKeyring(keyring.backend.KeyringBackend):
         )
 
 
+def _keyring_trouble(exc: BaseException) -> Said:
+    """What went wrong with the keyring, for a person (the class names stay in the log)."""
+    if isinstance(exc, keyring.errors.NoKeyringError):
+        return say("error.no_keyring", "this machine has no keyring service")
+    if isinstance(exc, keyring.errors.KeyringLocked):
+        return say("error.keyring_locked", "the keyring is locked")
+    return say("error.keyring_refused", "the keyring refused it")
+
+
 def find_password(username: str, env: Mapping[str, str] | None = None) -> tuple[str, str]:
     """(password, where it came from), or `CredentialsMissing` saying how to pair."""
     systemd = SystemdCredentialKeyring(env)
@@ -146,14 +159,25 @@ def find_password(username: str, env: Mapping[str, str] | None = None) -> tuple[
         stored = backend.get_password(KEYRING_SERVICE, username)
     except (keyring.errors.KeyringError, RuntimeError) as exc:
         raise CredentialsMissing(
-            f"no password in a systemd credential, and the keyring cannot be read "
-            f"({type(exc).__name__}): on a kiosk run {PROVISION_FIX}; on a desktop "
-            f"`qrpos pair --username {username} --password-stdin`"
+            say(
+                "error.keyring_unreadable",
+                "no password in a systemd credential, and the keyring cannot be read "
+                "({why}): on a kiosk run {fix}; on a desktop "
+                "`qrpos pair --username {username} --password-stdin`",
+                why=_keyring_trouble(exc),
+                fix=PROVISION_FIX,
+                username=username,
+            )
         ) from None
     if not stored:
         raise CredentialsMissing(
-            f"no password stored for {username}: on a kiosk run {PROVISION_FIX}; on a "
-            f"desktop `qrpos pair --username {username} --password-stdin`"
+            say(
+                "error.no_password",
+                "no password stored for {username}: on a kiosk run {fix}; on a desktop "
+                "`qrpos pair --username {username} --password-stdin`",
+                username=username,
+                fix=PROVISION_FIX,
+            )
         )
     return stored, f"keyring ({type(backend).__name__})"
 
@@ -183,10 +207,15 @@ def store_password(username: str, password: str) -> str:
     try:
         backend.set_password(KEYRING_SERVICE, username, password)
     except (keyring.errors.KeyringError, RuntimeError) as exc:
+        log.warning("keyring %s cannot store: %s", type(backend).__name__, type(exc).__name__)
         raise CredentialStoreUnavailable(
-            f"no keyring can store the password here ({type(backend).__name__}: "
-            f"{type(exc).__name__}). On a kiosk use {PROVISION_FIX}; on a desktop "
-            "install a keyring such as gnome-keyring, or `pip install keyrings.alt` for "
-            "a file-based one"
+            say(
+                "error.keyring_cannot_store",
+                "no keyring can store the password here ({why}). On a kiosk use {fix}; on a "
+                "desktop install a keyring such as gnome-keyring, or `pip install "
+                "keyrings.alt` for a file-based one",
+                why=_keyring_trouble(exc),
+                fix=PROVISION_FIX,
+            )
         ) from None
     return type(backend).__name__

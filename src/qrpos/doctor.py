@@ -22,6 +22,7 @@ from qrpos import spec
 from qrpos.config import Config
 from qrpos.credentials import PROVISION_FIX, CredentialsMissing, find_password
 from qrpos.present.i18n import t, t_or
+from qrpos.present.words import words
 from qrpos.service import InsecureBaseURL, TerminalClient
 from qrpos.service.outcomes import (
     CredentialsRejected,
@@ -269,7 +270,7 @@ async def service_checks(
 
 def _why(outcome: Any) -> str:
     if isinstance(outcome, Unresolved):
-        return outcome.reason
+        return words(outcome.why)
     if isinstance(outcome, RateLimited):
         return t("doctor.busy")
     return getattr(outcome, "message", "") or t("doctor.refused")

@@ -44,6 +44,10 @@ module that raises and catches them and are left off the map.
         └── qrpos.simulator.state.SandboxError [ValueError]
             └── UnknownRecord
 
+An error raised with a `qrpos.said.Said` (most of the ledger's, the outbox's and the
+credentials') is told in the configured language by `qrpos.present.words.error_words`;
+its `str()` stays English for the logs.
+
 The outbox's damage trap (`qrpos.ledger.store`) turns SQLite's errors and `DamagedRow`
 into a `LedgerError` that says the file is kept; anything else raised inside a transaction
 is a bug and is raised as itself. A command ends with a `QrposError`'s message
@@ -57,11 +61,24 @@ named and that no exception class of qrpos is missing from this map.
 
 from __future__ import annotations
 
+from qrpos.said import Said
+
 
 class QrposError(Exception):
     """The root of every error qrpos raises on purpose: its message is for a person, and a
     command ends with it (`qrpos: <message>`) instead of a traceback. Anything else that
-    escapes is a bug."""
+    escapes is a bug.
+
+    Raised with a `Said` (`qrpos.said`), the message has words in every language:
+    `str(exc)` is the English (logs), `exc.said` what `qrpos.present.words` translates."""
+
+    said: Said | None = None
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        if isinstance(message, Said):
+            self.said = message
+            message = message.english
+        super().__init__(message, *args)
 
 
 class CredentialsMissing(QrposError):

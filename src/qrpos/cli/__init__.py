@@ -103,9 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             with as_state_owner(args.command, args):
                 code: int = args.func(args)
         except UsageError as exc:
-            return fail(str(exc), EXIT_USAGE)
+            return fail(exc, EXIT_USAGE)
         except QrposError as exc:  # on purpose, for a person; a bug stays a traceback
-            return fail(str(exc))
+            return fail(exc)
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130

@@ -109,6 +109,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_charge(args, token))
     except AmountOutOfRange as exc:
-        return fail(str(exc), EXIT_REFUSED)
+        return fail(exc, EXIT_REFUSED)
     except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally) as exc:
-        return fail(str(exc), EXIT_LOCAL_ERROR)
+        return fail(exc, EXIT_LOCAL_ERROR)

@@ -18,6 +18,7 @@ from qrpos.cli.usage import EXIT_USAGE as EXIT_USAGE
 from qrpos.config import Config, ConfigError, load_config
 from qrpos.errors import CredentialsMissing, InsecureBaseURL
 from qrpos.present.i18n import set_language
+from qrpos.present.words import error_words
 
 if TYPE_CHECKING:
     from qrpos.service import TerminalClient
@@ -139,9 +140,11 @@ def as_state_owner(
     return contextlib.nullcontext()
 
 
-def fail(message: str, code: int = EXIT_LOCAL_ERROR) -> int:
-    """Print `qrpos: message` to stderr and return the exit code."""
-    print(f"qrpos: {message}", file=sys.stderr)
+def fail(message: str | BaseException, code: int = EXIT_LOCAL_ERROR) -> int:
+    """Print `qrpos: message` to stderr and return the exit code; an error is told in the
+    configured language where it was raised with words for one (`qrpos.said`)."""
+    text = message if isinstance(message, str) else error_words(message).strip("'\"")
+    print(f"qrpos: {text}", file=sys.stderr)
     return code
 
 

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         decoder = make_decoder(args.decoder)
     except DecoderUnavailable as exc:
-        return fail(str(exc))
+        return fail(exc)
     code = EXIT_OK
     for path in _expand(args.images):
         report = decode_file(path, decoder)

@@ -17,6 +17,7 @@ from qrpos.present.format import elapsed
 from qrpos.present.i18n import t
 from qrpos.present.outcome import UNCLEAR_PHASES, phase_text
 from qrpos.present.owner import charged_word, state_word
+from qrpos.present.words import words
 
 DEFAULT_DEADLINE_S = 60.0
 
@@ -40,7 +41,8 @@ def print_sale(result: SaleResult) -> None:
     """One line about a sale for a person, in the configured language; the technical
     note of its last try (the service's or the outbox's words) as it came."""
     tx = t("cli.sale_tx", tx=result.transaction.id) if result.transaction else ""
-    note = f" · {t('cli.outbox.last_try', detail=result.message)}" if result.message else ""
+    said = words(result.message_said or result.message)
+    note = f" · {t('cli.outbox.last_try', detail=said)}" if said else ""
     state, charged = state_word(result.state), charged_word(result.charged)
     print(t("cli.sale", id=result.intent_id, state=state, charged=charged, tx=tx, note=note))
 

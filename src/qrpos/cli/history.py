@@ -31,6 +31,7 @@ from qrpos.cli.common import (
 from qrpos.config import Config
 from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
+from qrpos.present.words import words
 from qrpos.reports.history import HistoryFeed, HistoryPage
 from qrpos.reports.history_cache import CacheError, HistoryCache
 from qrpos.reports.localday import day_window, parse_day, to_local
@@ -115,14 +116,14 @@ def run(args: argparse.Namespace) -> int:
         from_ = parse_when(args.from_, end=False) if args.from_ else None
         to = parse_when(args.to, end=True) if args.to else None
     except ValueError as exc:
-        return fail(str(exc), EXIT_USAGE)
+        return fail(exc, EXIT_USAGE)
     if from_ and to and to < from_:
         return fail("--to is before --from", EXIT_USAGE)
     try:
         config = config_from_args(args)
         rows, last = asyncio.run(_collect(config, from_, to, args.limit))
     except SETUP_ERRORS as exc:
-        return fail(str(exc))
+        return fail(exc)
     if args.json:
         print(json.dumps([tx.to_json() for tx in rows], ensure_ascii=False))
     else:
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
             print(t("history.empty"))
     if last.offline:
         when = to_local(last.synced_at).strftime("%Y-%m-%d %H:%M") if last.synced_at else None
-        reason = last.reason or ""
+        reason = words(last.reason)
         note = (
             t("history.offline", when=when, reason=reason)
             if when

@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         if not config.base_url:
             config.require_service()  # ConfigError naming the setting, before any screen
     except SETUP_ERRORS as exc:
-        return fail(str(exc))
+        return fail(exc)
     _logs_off_screen(config.state_dir)
 
     from qrpos.kiosk.launch import production_factory, run_kiosk

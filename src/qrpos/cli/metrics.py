@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = config_from_args(args)
     except SETUP_ERRORS as exc:
-        return fail(str(exc))
+        return fail(exc)
     client = asyncio.run(_reachable(config)) if config.base_url else None
     ledger = None
     try:

@@ -40,6 +40,7 @@ from qrpos.ledger import (
 from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
 from qrpos.present.owner import charged_word, state_word
+from qrpos.present.words import words
 
 
 def register(sub: Any) -> None:
@@ -80,7 +81,8 @@ def _describe(view: IntentView) -> str:
         f"        {local}  {view.transaction_id or '-'}  {view.token or ''}".rstrip(),
     ]
     if view.detail and view.charged is None:
-        lines.append(wrapped(t("cli.outbox.last_try", detail=view.detail), indent="        "))
+        said = words(view.detail_said or view.detail)
+        lines.append(wrapped(t("cli.outbox.last_try", detail=said), indent="        "))
     return "\n".join(lines)
 
 
@@ -98,7 +100,7 @@ def run_list(args: argparse.Namespace) -> int:
     try:
         views = _read_views(args)
     except (*SETUP_ERRORS, LedgerError) as exc:
-        return fail(str(exc))
+        return fail(exc)
     if args.json:
         print(json.dumps([v.to_json() for v in views], ensure_ascii=False, indent=2))
     elif not views:
@@ -132,7 +134,7 @@ def run_resolve(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_resolve(args))
     except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally, UnknownIntent) as exc:
-        return fail(str(exc).strip("'\""))
+        return fail(exc)
 
 
 async def _abandon(args: argparse.Namespace) -> int:
@@ -147,4 +149,4 @@ def run_abandon(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_abandon(args))
     except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally, UnknownIntent) as exc:
-        return fail(str(exc).strip("'\""), EXIT_LOCAL_ERROR)
+        return fail(exc, EXIT_LOCAL_ERROR)

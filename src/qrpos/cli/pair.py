@@ -32,6 +32,7 @@ from qrpos.cli.common import (
 from qrpos.config import write_pairing
 from qrpos.credentials import CredentialStoreUnavailable, check_password_shape, store_password
 from qrpos.present.i18n import t
+from qrpos.present.words import error_words, words
 from qrpos.service import TerminalClient
 from qrpos.service.outcomes import CredentialsRejected, Page, RateLimited, Unresolved
 
@@ -82,7 +83,7 @@ async def verify_credentials(client: TerminalClient) -> Verification:
     if isinstance(outcome, CredentialsRejected):
         return Verification(False, True, t("cli.pair.rejected"))
     if isinstance(outcome, Unresolved):
-        return Verification(False, False, t("cli.pair.unreachable", reason=outcome.reason))
+        return Verification(False, False, t("cli.pair.unreachable", reason=words(outcome.why)))
     if isinstance(outcome, RateLimited):
         return Verification(False, False, t("cli.pair.busy"))
     return Verification(False, False, t("cli.pair.refused", message=outcome.message))
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = config_from_args(args)
     except SETUP_ERRORS as exc:
-        return fail(str(exc))
+        return fail(exc)
     if not config.username:
         return fail(t("cli.pair.no_username"), EXIT_USAGE)
     if not config.base_url:
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         check_password_shape(password)
     except ValueError as exc:
-        return fail(str(exc))
+        return fail(exc)
     pin: str | None = None
     if args.manager_pin_stdin:
         pin = _read_secret(sys.stdin, True, "")
@@ -129,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             config.base_url, config.username, password, timeout_s=config.request_timeout_s
         )
     except SETUP_ERRORS as exc:
-        return fail(str(exc))
+        return fail(exc)
     verdict = asyncio.run(_verify_and_close(client))
     if not verdict.live:
         return fail(verdict.message, EXIT_CREDENTIALS if verdict.rejected else EXIT_LOCAL_ERROR)
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             where = t("cli.pair.stored", backend=store_password(config.username, password))
         except CredentialStoreUnavailable as exc:
-            return fail(t("cli.pair.store_failed", message=str(exc)))
+            return fail(t("cli.pair.store_failed", message=error_words(exc)))
     pairing_file = write_pairing(config.state_dir, config.username)
     if pin is not None:
         manager_pin.set_pin(config.state_dir, pin)

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_OK
         prices = load_prices(state_dir)
     except (QuickPriceError, OSError, *SETUP_ERRORS) as exc:
-        return fail(str(exc))
+        return fail(exc)
     if not prices:
         print(t("cli.prices.none"))
     for price in sorted(prices.values(), key=lambda p: p.slot):

@@ -74,7 +74,7 @@ def run_merge(args: argparse.Namespace) -> int:
         if args.csv:
             write_csv(merged, args.csv)
     except MergeError as exc:
-        return fail(str(exc), EXIT_LOCAL_ERROR)
+        return fail(exc, EXIT_LOCAL_ERROR)
     print(json.dumps(merged, ensure_ascii=False) if args.json else render_table(merged))
     return EXIT_OK
 
@@ -124,14 +124,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         day = parse_day(args.date) if args.date else today(datetime.now(UTC))
     except ValueError as exc:
-        return fail(str(exc), EXIT_USAGE)
+        return fail(exc, EXIT_USAGE)
     try:
         config = config_from_args(args)
         eod = asyncio.run(_report(config, day, args.csv))
     except SETUP_ERRORS as exc:
-        return fail(str(exc))
+        return fail(exc)
     except ExportError as exc:
-        return fail(str(exc), EXIT_LOCAL_ERROR)
+        return fail(exc, EXIT_LOCAL_ERROR)
     except ListingFailed as exc:
         outcome = exc.outcome
         if isinstance(outcome, CredentialsRejected):

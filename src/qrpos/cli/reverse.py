@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             return fail(refusal, EXIT_LOCAL_ERROR)
         result = asyncio.run(_reverse(args))
     except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally) as exc:
-        return fail(str(exc), EXIT_LOCAL_ERROR)
+        return fail(exc, EXIT_LOCAL_ERROR)
     # the owner's refund screen's words
     print(result_text(result)[0])
     return _CODES[result.state]

@@ -202,6 +202,6 @@ def run_review(args: argparse.Namespace) -> int:
             return fail(t("cli.review.which"), EXIT_USAGE)
         return asyncio.run(_settle(args, decision))
     except ReviewRefused as exc:
-        return fail(str(exc), EXIT_REFUSED)
+        return fail(exc, EXIT_REFUSED)
     except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally, UnknownIntent) as exc:
-        return fail(str(exc).strip("'\""), EXIT_LOCAL_ERROR)
+        return fail(exc, EXIT_LOCAL_ERROR)

@@ -40,6 +40,7 @@ from qrpos.present.format import elapsed, format_mnt
 from qrpos.present.i18n import t
 from qrpos.present.outcome import phase_text
 from qrpos.present.owner import listing_failure, result_text, state_word
+from qrpos.present.words import error_words
 from qrpos.redact import token_tail
 from qrpos.service import ListingFailed, TerminalClient
 from qrpos.service.models import Transaction
@@ -120,7 +121,9 @@ async def scan_token(config: Config, timeout_s: float) -> str:
         source = open_source(config.scanner)
         decoder = make_decoder(str(decoder_name) if decoder_name else None)
     except CameraUnavailable as exc:
-        raise VerifyFailed(t("cli.verify.camera", message=str(exc)), EXIT_LOCAL_ERROR) from None
+        raise VerifyFailed(
+            t("cli.verify.camera", message=error_words(exc)), EXIT_LOCAL_ERROR
+        ) from None
     loop = asyncio.get_running_loop()
     found: asyncio.Queue[str] = asyncio.Queue()
 
@@ -269,10 +272,10 @@ def run(args: argparse.Namespace) -> int:
         config = config_from_args(args)
         code = asyncio.run(_verify(args, config))
     except VerifyFailed as exc:
-        print(f"\n{t('cli.verify.failed', reason=str(exc))}", file=sys.stderr)
+        print(f"\n{t('cli.verify.failed', reason=error_words(exc))}", file=sys.stderr)
         return exc.code
     except (*SETUP_ERRORS, LedgerError, ChargeRefusedLocally) as exc:
-        print(f"\n{t('cli.verify.failed', reason=str(exc))}", file=sys.stderr)
+        print(f"\n{t('cli.verify.failed', reason=error_words(exc))}", file=sys.stderr)
         return EXIT_LOCAL_ERROR
     except KeyboardInterrupt:
         print(f"\n{t('cli.verify.interrupted')}", file=sys.stderr)

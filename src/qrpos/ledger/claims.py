@@ -109,6 +109,7 @@ from datetime import datetime, timedelta
 
 from qrpos import spec
 from qrpos.ledger.states import IntentRow, IntentState, Proof
+from qrpos.said import Said, say
 from qrpos.service.models import Transaction
 
 #: the stable reason codes of a review (see the module docstring)
@@ -399,18 +400,34 @@ def judge(
     return Proven(given.canonical)
 
 
-def check_reply(tx: Transaction, amount_mnt: int, terminal_id: str | None) -> str | None:
+def check_reply(tx: Transaction, amount_mnt: int, terminal_id: str | None) -> Said | None:
     """Why a 201 does not fit the request, or None when it does."""
     if not tx.id.startswith(spec.TX_PREFIX):
-        return f"the reply's id {tx.id[:40]!r} is not a transaction id"
+        return say(
+            "reply.not_an_id", "the reply's id {id} is not a transaction id", id=repr(tx.id[:40])
+        )
     if tx.amount_mnt != amount_mnt:
-        return f"the reply charged {tx.amount_mnt} MNT, the sale asked {amount_mnt} MNT"
+        return say(
+            "reply.other_amount",
+            "the reply charged {amount_reply} MNT, the sale asked {amount} MNT",
+            amount_reply=tx.amount_mnt,
+            amount=amount_mnt,
+        )
     if not tx.is_charge:
-        return f"the reply is a {tx.type.value}, not a CHARGE"
+        return say("reply.not_a_charge", "the reply is a {type}, not a CHARGE", type=tx.type.value)
     if not tx.is_completed:
-        return f"the reply's status is {tx.status.value}, not COMPLETED"
+        return say(
+            "reply.not_completed",
+            "the reply's status is {status}, not COMPLETED",
+            status=tx.status.value,
+        )
     if terminal_id is not None and tx.terminal_id is not None and tx.terminal_id != terminal_id:
-        return f"the reply names terminal {tx.terminal_id}, this terminal is {terminal_id}"
+        return say(
+            "reply.other_terminal",
+            "the reply names terminal {theirs}, this terminal is {ours}",
+            theirs=tx.terminal_id,
+            ours=terminal_id,
+        )
     return None
 
 
@@ -422,7 +439,7 @@ STAMPS_AHEAD_S = 86_400.0
 
 def check_reply_time(
     tx: Transaction, server_date: datetime | None, elapsed_s: float | None, slack_s: float
-) -> str | None:
+) -> Said | None:
     """Why a 201's `createdAt` cannot be this intent's commit, or None when it can.
 
     Clock-free: both ends are the service's own clock. The commit happened after the
@@ -445,10 +462,14 @@ def check_reply_time(
     )
     if (earliest is None or earliest <= tx.created_at) and tx.created_at <= latest:
         return None
-    return (
-        f"the reply's {tx.id} was committed at {tx.created_at.isoformat()}, outside this "
-        f"sale's time on the service's clock "
-        f"({'…' if earliest is None else earliest.isoformat()} .. {latest.isoformat()})"
+    return say(
+        "reply.outside_time",
+        "the reply's {id} was committed at {at}, outside this sale's time on the service's "
+        "clock ({earliest} .. {latest})",
+        id=tx.id,
+        at=tx.created_at.isoformat(),
+        earliest="…" if earliest is None else earliest.isoformat(),
+        latest=latest.isoformat(),
     )
 
 

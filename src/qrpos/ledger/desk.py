@@ -45,6 +45,7 @@ from qrpos.ledger.views import (
     sale_result,
 )
 from qrpos.redact import escape_text
+from qrpos.said import say
 from qrpos.service import TerminalClient
 
 #: how long to wait for another process that holds the outbox before refusing
@@ -100,8 +101,11 @@ class ChargeDesk:
                     except BlockingIOError:
                         if time.monotonic() > give_up:
                             raise OutboxBusy(
-                                "another qrpos process is working on the outbox; "
-                                "try again when it has finished"
+                                say(
+                                    "error.outbox_busy",
+                                    "another qrpos process is working on the outbox; "
+                                    "try again when it has finished",
+                                )
                             ) from None
                         await asyncio.sleep(0.05)
                 yield
@@ -135,11 +139,15 @@ class ChargeDesk:
             or not (spec.amount_in_range(amount_mnt))
         ):
             raise AmountOutOfRange(
-                f"the amount must be a whole number of tugrik from {spec.AMOUNT_MIN_MNT} "
-                f"to {spec.AMOUNT_MAX_MNT:,}"
+                say(
+                    "error.amount_out_of_range",
+                    "the amount must be a whole number of tugrik from {amount_min} to {amount_max}",
+                    amount_min=spec.AMOUNT_MIN_MNT,
+                    amount_max=spec.AMOUNT_MAX_MNT,
+                )
             )
         if not isinstance(token, str) or not token:
-            raise InvalidToken("no QR token to charge")
+            raise InvalidToken(say("error.no_token", "no QR token to charge"))
         if not self.ledger.integrity_ok:
             raise LedgerUnhealthy(self.ledger.integrity_message)
         deadline = time.monotonic() + deadline_s
@@ -274,7 +282,9 @@ class ChargeDesk:
             def give_up(conn: Any) -> IntentRow:
                 row = records.get_intent(conn, intent_id)
                 if row is None:
-                    raise UnknownIntent(f"no charge #{intent_id}")
+                    raise UnknownIntent(
+                        say("error.no_charge", "no charge #{intent}", intent=intent_id)
+                    )
                 if not row.is_open:
                     return row  # settled, or in review: nothing to stop waiting for
                 unclear = bool(row.maybe_sent or row.in_flight)
@@ -289,7 +299,7 @@ class ChargeDesk:
                     watching=1 if unclear else 0,
                     charged=None if unclear else 0,
                     resolved_at=None if unclear else now,
-                    last_detail="abandoned by the cashier",
+                    last_detail=say("sale.abandoned", "abandoned by the cashier"),
                 )
 
             return sale_result(await self.ledger.awrite(give_up))
@@ -297,7 +307,7 @@ class ChargeDesk:
     async def _load(self, intent_id: int) -> IntentRow:
         row = await self.ledger.aread(lambda c: records.get_intent(c, intent_id))
         if row is None:
-            raise UnknownIntent(f"no charge #{intent_id}")
+            raise UnknownIntent(say("error.no_charge", "no charge #{intent}", intent=intent_id))
         return row
 
     # --- reviews -----------------------------------------------------------------------
@@ -339,7 +349,7 @@ class ChargeDesk:
         rev = self.ledger.read(lambda c: records.reversal_for_tx(c, tx_id))
         if rev is None:
             return None
-        return ReversalResult.from_state(rev.tx_id, rev.state, rev.message or "", rev.last_status)
+        return ReversalResult.from_row(rev)
 
     def foreign_activity(self) -> ForeignActivity | None:
         """Another install charging with these credentials (until an owner clears it)."""
@@ -392,9 +402,7 @@ class ChargeDesk:
 
             rev = await self.ledger.awrite(queue)
             rev = await self._reverse_row(rev, deadline)
-            return ReversalResult.from_state(
-                rev.tx_id, rev.state, rev.message or "", rev.last_status
-            )
+            return ReversalResult.from_row(rev)
 
     async def _reverse_row(self, rev: ReversalRow, deadline: float) -> ReversalRow:
         if rev.state is ReversalState.CREDENTIALS_REJECTED:

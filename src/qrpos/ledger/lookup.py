@@ -34,8 +34,15 @@ from qrpos.ledger.claims import (
 from qrpos.ledger.context import Context
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import Connection, IntentChanges, IntentRow
-from qrpos.ledger.states import DATE_RESOLUTION_S, ClockReading, IntentState, Moment, offset_from
+from qrpos.ledger.states import (
+    DATE_RESOLUTION_S,
+    ClockReading,
+    IntentState,
+    Moment,
+    offset_from,
+)
 from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
+from qrpos.said import say
 from qrpos.service import CredentialsRejected, Page, TerminalClient, Transaction, Unresolved
 from qrpos.service.limits import CursorTrail
 from qrpos.service.outcomes import ListOutcome
@@ -298,8 +305,11 @@ def _judged(
     if isinstance(verdict, Proven) and confirm_by_key(row, policy, looked_at):
         return {
             "matched_at": now,
-            "last_detail": f"{verdict.transaction.id} in the history may be this sale: "
-            "asking the service with the same key first",
+            "last_detail": say(
+                "sale.confirm_by_key",
+                "{id} in the history may be this sale: asking the service with the same key first",
+                id=verdict.transaction.id,
+            ),
         }, "confirm_by_key"
     if isinstance(verdict, Proven):
         tx = verdict.transaction
@@ -310,14 +320,20 @@ def _judged(
             "proof": "history",
         }
         if watching:
-            found["last_detail"] = f"found charged as {tx.id} after abandon: refunding"
+            found["last_detail"] = say(
+                "sale.found_after_abandon",
+                "found charged as {id} after abandon: refunding",
+                id=tx.id,
+            )
         else:
             found.update(
                 {
                     "state": IntentState.CHARGED_PER_HISTORY,
                     "token": None,
                     "resolved_at": now,
-                    "last_detail": f"found in the history as {tx.id}",
+                    "last_detail": say(
+                        "sale.found_in_history", "found in the history as {id}", id=tx.id
+                    ),
                 }
             )
         return found, "proof"
@@ -337,8 +353,15 @@ def _judged(
             "watching": 0,
             "may_resend": 0,
             "resolved_at": now,
-            "last_detail": f"{verdict.reason}: {count} matching charge{'s' * (count > 1)} "
-            f"in the history ({ids}); a person must decide",
+            "last_detail": say(
+                "sale.disputed",
+                "{reason}: {count} matching charge"
+                + ("s" if count > 1 else "")
+                + " in the history ({ids}); a person must decide",
+                reason=verdict.reason,
+                count=count,
+                ids=ids,
+            ),
         }, verdict.reason
     assert isinstance(verdict, NoCandidate)
     verdict_on_absence = absence(policy, row, looked_at, measured=window.measured, agreed=agreed)
@@ -350,9 +373,11 @@ def _judged(
             "watching": 0,
             "may_resend": 0,
             "resolved_at": now,
-            "last_detail": f"{UNVERIFIED_CONFLICT}: a retry with the same key got 409 after "
-            "an unclear attempt and the history shows no matching charge; a person must "
-            "decide",
+            "last_detail": say(
+                "sale.unverified_conflict",
+                UNVERIFIED_CONFLICT + ": a retry with the same key got 409 after an unclear "
+                "attempt and the history shows no matching charge; a person must decide",
+            ),
         }, UNVERIFIED_CONFLICT
     if verdict_on_absence == "unmeasured":
         records.upsert_review(conn, row.id, UNMEASURED, "[]", now)
@@ -362,8 +387,11 @@ def _judged(
             "watching": 0,
             "may_resend": 0,
             "resolved_at": now,
-            "last_detail": f"{UNMEASURED}: no matching charge, but the server's clock at the "
-            "time of the sale is unknown; a person must decide",
+            "last_detail": say(
+                "sale.unmeasured",
+                UNMEASURED + ": no matching charge, but the server's clock at the time of "
+                "the sale is unknown; a person must decide",
+            ),
         }, UNMEASURED
     if verdict_on_absence == "wait":
         return {}, "no_candidate" if window.measured else "no_candidate_unmeasured_clock"
@@ -372,14 +400,16 @@ def _judged(
             "watching": 0,
             "charged": 0,
             "resolved_at": now,
-            "last_detail": "abandoned; the history shows it was not charged",
+            "last_detail": say(
+                "sale.abandoned_absent", "abandoned; the history shows it was not charged"
+            ),
         }, "absent"
     return {
         "state": _ABSENT_STATE.get(row.if_absent or "", IntentState.NOT_CHARGED),
         "charged": 0,
         "token": None,
         "resolved_at": now,
-        "last_detail": "the history shows no such charge: not charged",
+        "last_detail": say("sale.absent", "the history shows no such charge: not charged"),
     }, "absent"
 
 
@@ -405,7 +435,10 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
                 changes.update(
                     {
                         "state": IntentState.CREDENTIALS_REJECTED,
-                        "last_detail": "credentials rejected (401) while checking the history",
+                        "last_detail": say(
+                            "sale.credentials_rejected_lookup",
+                            "credentials rejected (401) while checking the history",
+                        ),
                     }
                 )
         else:

@@ -35,6 +35,7 @@ from qrpos.ledger.states import ReversalRow as ReversalRow
 # the rows' types live in states (pure); re-exported for the modules that read rows here
 from qrpos.ledger.store import DamagedRow
 from qrpos.redact import token_tail
+from qrpos.said import Said
 from qrpos.service import Transaction
 
 OPEN_SQL = (
@@ -236,6 +237,22 @@ def insert_intent(
     return cur.lastrowid
 
 
+def _text(detail: Said | str | None) -> str | None:
+    return None if detail is None else str(detail)
+
+
+def _said_columns(changes: dict[str, Any], english: str, said: str) -> dict[str, Any]:
+    """`changes` as columns: a last word (`Said`) is kept twice, as its English in
+    `english` (logs, --json, older readers) and whole in `said` (any language)."""
+    if english in changes:
+        word = changes[english]
+        if word is not None and not isinstance(word, Said):
+            raise TypeError(f"{english} takes a Said, not {type(word).__name__}")
+        changes[english] = None if word is None else word.english
+        changes[said] = None if word is None else word.to_json()
+    return changes
+
+
 def update_intent(conn: Connection, intent_id: int, **changes: Unpack[IntentChanges]) -> IntentRow:
     """Apply `changes` to one intent, refusing an illegal state move; returns the new row."""
     current = get_intent(conn, intent_id)
@@ -248,8 +265,9 @@ def update_intent(conn: Connection, intent_id: int, **changes: Unpack[IntentChan
         unknown = set(changes) - set(_INTENT_FIELDS)
         if unknown:
             raise KeyError(f"unknown intent columns {sorted(unknown)}")
-        cols = ", ".join(f"{name} = ?" for name in changes)
-        values = [str(v) if isinstance(v, IntentState) else v for v in changes.values()]
+        columns = _said_columns(dict(changes), "last_detail", "detail_said")
+        cols = ", ".join(f"{name} = ?" for name in columns)
+        values = [str(v) if isinstance(v, IntentState) else v for v in columns.values()]
         # column names were checked against the dataclass above; values are parameters
         sql = f"UPDATE charge_intent SET {cols} WHERE id = ?"  # noqa: S608
         conn.execute(sql, (*values, intent_id))
@@ -269,14 +287,25 @@ def log_attempt(
     reversal_id: int | None = None,
     elapsed_s: float | None = None,
     status: int | None = None,
-    detail: str | None = None,
+    detail: Said | str | None = None,
     server_date: float | None = None,
 ) -> None:
     """Append one line to the audit trail of attempts and lookups."""
     conn.execute(
         "INSERT INTO attempt (intent_id, reversal_id, kind, n, sent_at, elapsed_s, status,"
         " outcome, detail, server_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (intent_id, reversal_id, kind, n, sent_at, elapsed_s, status, outcome, detail, server_date),
+        (
+            intent_id,
+            reversal_id,
+            kind,
+            n,
+            sent_at,
+            elapsed_s,
+            status,
+            outcome,
+            _text(detail),
+            server_date,
+        ),
     )
 
 
@@ -289,7 +318,7 @@ def log_exchange(
     outcome: Any,
     intent_id: int | None = None,
     reversal_id: int | None = None,
-    detail: str | None = None,
+    detail: Said | str | None = None,
 ) -> None:
     """`log_attempt` for a service outcome: status, timing and the server's clock from it."""
     exchange = outcome.exchange
@@ -374,8 +403,9 @@ def update_reversal(
         if not can_move_reversal(current.state, new_state):
             raise IllegalTransition(f"reversal {reversal_id}: {current.state} -> {new_state}")
     if changes:
-        cols = ", ".join(f"{name} = ?" for name in changes)
-        values = [str(v) if isinstance(v, ReversalState) else v for v in changes.values()]
+        columns = _said_columns(dict(changes), "message", "message_said")
+        cols = ", ".join(f"{name} = ?" for name in columns)
+        values = [str(v) if isinstance(v, ReversalState) else v for v in columns.values()]
         sql = f"UPDATE reversal SET {cols} WHERE id = ?"  # noqa: S608 - checked names
         conn.execute(sql, (*values, reversal_id))
     row = get_reversal(conn, reversal_id)

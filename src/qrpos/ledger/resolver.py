@@ -26,9 +26,17 @@ from qrpos.ledger.context import Context
 from qrpos.ledger.lookup import check_history, spanning
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import Connection, IntentChanges, IntentRow
-from qrpos.ledger.states import IntentState, Moment, offset_from, plausible
+from qrpos.ledger.states import (
+    RATE_LIMITED,
+    REPAIR_NEEDED,
+    IntentState,
+    Moment,
+    offset_from,
+    plausible,
+)
 from qrpos.ledger.timing import bounded_wait, look_first, may_send, since_first_send
 from qrpos.ledger.views import Phase, SaleProgress
+from qrpos.said import Said, say
 from qrpos.service import (
     Approved,
     ChargeOutcome,
@@ -70,12 +78,12 @@ def _outcome_changes(
         )
     elif isinstance(outcome, RateLimited | Unresolved):
         sent = isinstance(outcome, Unresolved) and outcome.sent
-        detail = outcome.reason if isinstance(outcome, Unresolved) else "rate limited (429)"
+        why = outcome.why if isinstance(outcome, Unresolved) else RATE_LIMITED
         retry_after = outcome.retry_after_s if isinstance(outcome, RateLimited) else None
         changes.update(
             {
                 "state": IntentState.UNRESOLVED,
-                "last_detail": detail,
+                "last_detail": why,
                 "maybe_sent": 1 if (sent or unclear_before) else 0,
                 "next_try_at": now + policy.backoff_s(row.attempts, retry_after),
             }
@@ -88,21 +96,31 @@ def _outcome_changes(
             {
                 "state": IntentState.CREDENTIALS_REJECTED,
                 "may_resend": 0,
-                "last_detail": "credentials rejected (401): re-pair the terminal",
+                "last_detail": REPAIR_NEEDED,
                 "charged": None if unclear_before else 0,
             }
         )
         if not unclear_before:
             changes.update({"token": None, "resolved_at": now})
     else:
+        said: Said
         if isinstance(outcome, Declined):
-            final, detail = IntentState.DECLINED, f"declined ({outcome.code or 'no code'})"
+            final = IntentState.DECLINED
+            said = say("sale.declined", "declined ({code})", code=outcome.code or "no code")
             changes["decline_code"] = outcome.code
         elif isinstance(outcome, TokenUsed):
-            final, detail = IntentState.TOKEN_USED, "QR token already used (409)"
+            final, said = (
+                IntentState.TOKEN_USED,
+                say("sale.token_used", "QR token already used (409)"),
+            )
         else:
-            message = getattr(outcome, "message", "")
-            final, detail = IntentState.REFUSED, f"refused (HTTP {ex.status}): {message}"
+            final = IntentState.REFUSED
+            said = say(
+                "sale.refused",
+                "refused (HTTP {status}): {message}",
+                status=ex.status or 0,
+                message=getattr(outcome, "message", ""),
+            )
         if unclear_before:
             # the service answered this key; the history confirms once late commits settled
             # a 422 evaluated the key afresh (nothing committed); a 409 may be the duplicate
@@ -116,7 +134,11 @@ def _outcome_changes(
                     "state": IntentState.UNRESOLVED,
                     "may_resend": 0,
                     "if_absent": absent,
-                    "last_detail": f"{detail} after an unclear attempt: checking the history",
+                    "last_detail": say(
+                        "sale.answered_after_unclear",
+                        "{why} after an unclear attempt: checking the history",
+                        why=said,
+                    ),
                 }
             )
         else:
@@ -126,7 +148,7 @@ def _outcome_changes(
                     "charged": 0,
                     "token": None,
                     "resolved_at": now,
-                    "last_detail": detail,
+                    "last_detail": said,
                 }
             )
     return changes
@@ -155,11 +177,22 @@ def _checked_approval(
     holder = records.holder_of(conn, tx.id, besides=row.id)
     others: tuple[int, ...] = () if holder is None else (holder,)
     if why is None and others:
-        why = f"the reply's {tx.id} already belongs to sale #{others[0]}"
+        why = say(
+            "reply.owned",
+            "the reply's {id} already belongs to sale #{sale}",
+            id=tx.id,
+            sale=others[0],
+        )
     if why is None and records.reversal_for_tx(conn, tx.id) is not None:
-        why = f"the reply's {tx.id} is a charge this kiosk refunds (or refunded)"
+        why = say(
+            "reply.refunded",
+            "the reply's {id} is a charge this kiosk refunds (or refunded)",
+            id=tx.id,
+        )
     if why is None and records.foreign_ids(conn, [tx.id]):
-        why = f"the reply's {tx.id} was seen as another install's charge"
+        why = say(
+            "reply.foreign", "the reply's {id} was seen as another install's charge", id=tx.id
+        )
     if why is None:
         records.learn_terminal_id(conn, tx.terminal_id, row.username)
         return
@@ -174,7 +207,9 @@ def _checked_approval(
             "tx_id": None,
             "tx_json": None,
             "may_resend": 0,
-            "last_detail": f"reply_mismatch: {why}; a person must decide",
+            "last_detail": say(
+                "sale.reply_mismatch", "reply_mismatch: {why}; a person must decide", why=why
+            ),
         }
     )
 
@@ -238,9 +273,11 @@ async def _paired_elsewhere(ctx: Context, row: IntentRow) -> IntentRow:
     sending its key under the new pairing would be a new charge, and the new terminal's
     history does not hold its row. The outcome is unknown: a person decides."""
     now = ctx.now()
-    detail = (
-        f"{OTHER_TERMINAL}: sent as {row.username}, the kiosk is now paired as "
-        f"{ctx.client.username}; a person must decide"
+    said = say(
+        "sale.other_terminal",
+        OTHER_TERMINAL + ": sent as {was}, the kiosk is now paired as {now}; a person must decide",
+        was=row.username or "?",
+        now=ctx.client.username,
     )
 
     def move(conn: Connection) -> IntentRow:
@@ -253,7 +290,7 @@ async def _paired_elsewhere(ctx: Context, row: IntentRow) -> IntentRow:
             watching=0,
             may_resend=0,
             resolved_at=now,
-            last_detail=detail,
+            last_detail=said,
         )
 
     log.warning("charge #%d was sent under another pairing; it waits for a review", row.id)
@@ -293,7 +330,9 @@ async def drive(
                 last_unclear_end_at=now,
                 unclear_end_boot=boot,
                 unclear_end_up=up,
-                last_detail="interrupted during a request: outcome unknown",
+                last_detail=say(
+                    "sale.interrupted", "interrupted during a request: outcome unknown"
+                ),
             )
         )
         log.warning("charge #%d was interrupted mid-request; resolving", row.id)
@@ -327,7 +366,11 @@ async def drive(
                     charged=0,
                     token=None,
                     resolved_at=ctx.now(),
-                    last_detail=f"never reached the service ({row.last_detail})",
+                    last_detail=say(
+                        "sale.never_reached",
+                        "never reached the service ({why})",
+                        why=Said.from_json(row.detail_said) or row.last_detail or "",
+                    ),
                 )
             )
         else:

@@ -15,7 +15,14 @@ from qrpos import spec
 from qrpos.ledger import records
 from qrpos.ledger.context import Context
 from qrpos.ledger.records import Connection, ReversalChanges, ReversalRow
-from qrpos.ledger.states import IntentState, ReversalState, offset_from
+from qrpos.ledger.states import (
+    RATE_LIMITED,
+    REPAIR_NEEDED,
+    IntentState,
+    ReversalState,
+    offset_from,
+)
+from qrpos.said import say
 from qrpos.service import (
     AlreadyReversed,
     CredentialsRejected,
@@ -35,7 +42,11 @@ def _changes(
         changes.update(
             {
                 "next_try_at": now + ctx.policy.backoff_s(row.attempts),
-                "message": f"unexpected HTTP {outcome.exchange.status}: will retry",
+                "message": say(
+                    "refund.unexpected_status",
+                    "unexpected HTTP {status}: will retry",
+                    status=outcome.exchange.status or 0,
+                ),
             }
         )
     elif isinstance(outcome, Refunded | AlreadyReversed):
@@ -43,30 +54,31 @@ def _changes(
             {
                 "state": ReversalState.REFUNDED,
                 "resolved_at": now,
-                "message": "refunded"
+                "message": say("refund.refunded", "refunded")
                 if isinstance(outcome, Refunded)
-                else "already reversed: the refund had landed",
+                else say("refund.already", "already reversed: the refund had landed"),
             }
         )
     elif isinstance(outcome, CredentialsRejected):
         changes.update(
             {
                 "state": ReversalState.CREDENTIALS_REJECTED,
-                "message": "credentials rejected (401): re-pair the terminal",
+                "message": REPAIR_NEEDED,
             }
         )
     elif isinstance(outcome, RateLimited | Unresolved):
         retry_after = outcome.retry_after_s if isinstance(outcome, RateLimited) else None
-        reason = outcome.reason if isinstance(outcome, Unresolved) else "rate limited (429)"
+        why = outcome.why if isinstance(outcome, Unresolved) else RATE_LIMITED
         changes.update(
             {
                 "next_try_at": now + ctx.policy.backoff_s(row.attempts, retry_after),
-                "message": f"{reason}: will retry",
+                "message": say("refund.will_retry", "{why}: will retry", why=why),
             }
         )
     else:
         text = getattr(outcome, "message", "") or f"HTTP {outcome.exchange.status}"
-        changes.update({"state": ReversalState.REFUSED, "resolved_at": now, "message": text})
+        said = say("refund.refused", "{message}", message=text)
+        changes.update({"state": ReversalState.REFUSED, "resolved_at": now, "message": said})
     return changes
 
 
@@ -101,7 +113,11 @@ def _commit(
             state=IntentState.REVERSED_AFTER_ABANDON,
             watching=0,
             resolved_at=now,
-            last_detail=f"charged as {row.tx_id} after abandon; refunded",
+            last_detail=say(
+                "sale.refunded_after_abandon",
+                "charged as {id} after abandon; refunded",
+                id=row.tx_id,
+            ),
         )
     return updated
 

@@ -18,6 +18,7 @@ from qrpos.ledger.records import Connection, IntentRow
 from qrpos.ledger.states import IntentState, ReversalState
 from qrpos.ledger.store import DamagedRow, Ledger
 from qrpos.ledger.views import IntentView, intent_view
+from qrpos.said import Said, say
 from qrpos.service import Transaction, parse_transaction
 from qrpos.service.models import MalformedResponse
 
@@ -109,12 +110,12 @@ def open_reviews(conn: Connection) -> list[ReviewView]:
     return [_view(conn, row) for row in records.in_review(conn)]
 
 
-def _describe(decision: ReviewDecision) -> str:
+def _describe(decision: ReviewDecision) -> Said:
     if isinstance(decision, MarkCharged):
-        return f"charged as {decision.tx_id}"
+        return say("review.charged_as", "charged as {id}", id=decision.tx_id)
     if isinstance(decision, RefundRow):
-        return f"refund {decision.tx_id}"
-    return "not charged"
+        return say("review.refund", "refund {id}", id=decision.tx_id)
+    return say("review.not_charged", "not charged")
 
 
 def _checked_candidate(conn: Connection, view: ReviewView, tx_id: str) -> Transaction:
@@ -122,11 +123,24 @@ def _checked_candidate(conn: Connection, view: ReviewView, tx_id: str) -> Transa
     if tx_id not in by_id:
         offered = ", ".join(by_id) or "none"
         raise ReviewRefused(
-            f"{tx_id[:40]} is not among the rows of sale #{view.intent.id} (rows: {offered})"
+            say(
+                "error.review_not_offered",
+                "{tx} is not among the rows of sale #{intent} (rows: {offered})",
+                tx=tx_id[:40],
+                intent=view.intent.id,
+                offered=offered,
+            )
         )
     holder = records.holder_of(conn, tx_id, besides=int(view.intent.id))
     if holder is not None:
-        raise ReviewRefused(f"{tx_id} already belongs to sale #{holder}")
+        raise ReviewRefused(
+            say(
+                "error.review_owned",
+                "{tx} already belongs to sale #{intent}",
+                tx=tx_id,
+                intent=holder,
+            )
+        )
     return by_id[tx_id]
 
 
@@ -140,9 +154,16 @@ def decide(
     """
     row = records.get_intent(conn, intent_id)
     if row is None:
-        raise ReviewRefused(f"no sale #{intent_id}")
+        raise ReviewRefused(say("error.no_sale", "no sale #{intent}", intent=intent_id))
     if row.state is not IntentState.NEEDS_REVIEW:
-        raise ReviewRefused(f"sale #{intent_id} is {row.state}, not waiting for a review")
+        raise ReviewRefused(
+            say(
+                "error.not_in_review",
+                "sale #{intent} is {state}, not waiting for a review",
+                intent=intent_id,
+                state=str(row.state),
+            )
+        )
     view = _view(conn, row)
     what = _describe(decision)
     reversal_id: int | None = None
@@ -155,7 +176,11 @@ def decide(
             proof="review",
             token=None,
             resolved_at=now,
-            last_detail=f"a person decided: not charged ({actor})",
+            last_detail=say(
+                "sale.decided_not_charged",
+                "a person decided: not charged ({actor})",
+                actor=actor,
+            ),
         )
     else:
         tx = _checked_candidate(conn, view, decision.tx_id)
@@ -174,7 +199,13 @@ def decide(
             else:
                 reversal_id = existing.id
         elif records.reversal_for_tx(conn, tx.id) is not None:
-            raise ReviewRefused(f"{tx.id} is being refunded; it cannot be this sale's payment")
+            raise ReviewRefused(
+                say(
+                    "error.review_refunding",
+                    "{tx} is being refunded; it cannot be this sale's payment",
+                    tx=tx.id,
+                )
+            )
         row = records.update_intent(
             conn,
             intent_id,
@@ -185,10 +216,17 @@ def decide(
             tx_json=json.dumps(tx.to_json(), sort_keys=True),
             token=None,
             resolved_at=now,
-            last_detail=f"a person decided: {what} ({actor})",
+            last_detail=say(
+                "sale.decided", "a person decided: {what} ({actor})", what=what, actor=actor
+            ),
         )
     records.mark_decided(
-        conn, intent_id, now=now, what=what, tx_id=getattr(decision, "tx_id", None), actor=actor
+        conn,
+        intent_id,
+        now=now,
+        what=str(what),
+        tx_id=getattr(decision, "tx_id", None),
+        actor=actor,
     )
     records.log_attempt(
         conn,

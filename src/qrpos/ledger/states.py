@@ -45,6 +45,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final, Literal, TypedDict
 
+from qrpos.said import Said, say
+
 
 class IntentState(StrEnum):
     """Where a charge intent stands. Values are stored in the outbox and shown in JSON."""
@@ -220,7 +222,9 @@ class IntentChanges(TypedDict, total=False):
     next_try_at: float | None
     clock_skew_s: float | None
     last_status: int | None
-    last_detail: str | None
+    #: the sale's last word for a person: kept as English (`last_detail`) and as the
+    #: `Said` (`detail_said`) by `records.update_intent`
+    last_detail: Said | None
     decline_code: str | None
     if_absent: str | None
     lookups: int
@@ -291,6 +295,8 @@ class IntentRow:
     #: the pairing (terminal username) the sale was sent under: a new pairing is a new
     #: terminal, whose key space and history this sale is not in
     username: str | None = None
+    #: `last_detail` as words for a person in any language (`qrpos.said`, JSON)
+    detail_said: str | None = None
 
     @property
     def is_open(self) -> bool:
@@ -316,6 +322,8 @@ class ReversalRow:
     last_status: int | None
     message: str | None
     resolved_at: float | None
+    #: `message` as words for a person in any language (`qrpos.said`, JSON)
+    message_said: str | None = None
 
 
 class ReversalChanges(TypedDict, total=False):
@@ -325,8 +333,17 @@ class ReversalChanges(TypedDict, total=False):
     attempts: int
     next_try_at: float | None
     last_status: int | None
-    message: str | None
+    #: the refund's last word: kept as English (`message`) and as the `Said`
+    #: (`message_said`) by `records.update_reversal`
+    message: Said | None
     resolved_at: float | None
+
+
+#: what a 429 and a 401 leave as a sale's or a refund's last word
+RATE_LIMITED: Final = say("unclear.rate_limited", "rate limited (429)")
+REPAIR_NEEDED: Final = say(
+    "sale.credentials_rejected", "credentials rejected (401): re-pair the terminal"
+)
 
 
 @dataclass(frozen=True)

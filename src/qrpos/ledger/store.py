@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from qrpos.errors import QrposError
+from qrpos.said import say
 
 #: migration N brings the schema from user_version N to N + 1
 MIGRATIONS: Final[tuple[str, ...]] = (
@@ -189,6 +190,13 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     UPDATE charge_intent SET state = 'needs_review'
      WHERE state = 'abandoned' AND watching = 0 AND charged IS NULL AND maybe_sent = 1;
     """,
+    """
+    -- a sale's and a refund's last word for a person, as `qrpos.said` keeps it (a JSON
+    -- key, fields and English): shown in the configured language; the English columns
+    -- beside them stay for logs, --json and older readers
+    ALTER TABLE charge_intent ADD COLUMN detail_said TEXT;
+    ALTER TABLE reversal ADD COLUMN message_said TEXT;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
@@ -229,8 +237,13 @@ _DAMAGED_DATA = (UnicodeDecodeError, ValueError, OverflowError, IndexError, KeyE
 def _damaged(exc: Exception, path: Path) -> LedgerError:
     log.error("outbox %s: a row cannot be read (%s)", path, type(exc).__name__)
     return LedgerError(
-        f"the outbox {path} is damaged (a row cannot be read: {_one_line(exc)}); it is kept "
-        "as it is for inspection. No new charge is possible until it is repaired or moved aside"
+        say(
+            "error.outbox_damaged",
+            "the outbox {path} is damaged ({why}); it is kept as it is for inspection. "
+            "No new charge is possible until it is repaired or moved aside",
+            path=str(path),
+            why=f"a row cannot be read: {_one_line(exc)}",
+        )
     )
 
 
@@ -239,33 +252,52 @@ def _explain(error: sqlite3.Error, path: Path) -> LedgerError:
     exc = _one_line(error)
     code = getattr(error, "sqlite_errorcode", None)
     base = code & 0xFF if isinstance(code, int) else None
+    where = str(path)
     if base == sqlite3.SQLITE_FULL:
-        text = (
-            f"the disk holding the outbox {path} is full: nothing new can be stored "
-            "(nothing stored was lost); free some space, then try again"
+        said = say(
+            "error.outbox_full",
+            "the disk holding the outbox {path} is full: nothing new can be stored "
+            "(nothing stored was lost); free some space, then try again",
+            path=where,
         )
     elif base == sqlite3.SQLITE_READONLY:
-        text = (
-            f"the outbox {path} is read-only: nothing new can be stored (nothing stored "
-            "was lost); make the state dir writable by the qrpos user"
+        said = say(
+            "error.outbox_read_only",
+            "the outbox {path} is read-only: nothing new can be stored (nothing stored "
+            "was lost); make the state dir writable by the qrpos user",
+            path=where,
         )
     elif base == sqlite3.SQLITE_CANTOPEN:
-        text = (
-            f"cannot open the outbox {path}: the state dir is missing, read-only or not "
-            "accessible to this user; fix its permissions (nothing stored was changed)"
+        said = say(
+            "error.outbox_cannot_open",
+            "cannot open the outbox {path}: the state dir is missing, read-only or not "
+            "accessible to this user; fix its permissions (nothing stored was changed)",
+            path=where,
         )
     elif base == sqlite3.SQLITE_BUSY:
-        text = f"the outbox {path} stays locked by another qrpos process; try again"
+        said = say(
+            "error.outbox_locked",
+            "the outbox {path} stays locked by another qrpos process; try again",
+            path=where,
+        )
     elif base in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
-        text = (
-            f"the outbox {path} is damaged ({exc}); it is kept as it is for inspection. "
-            "No new charge is possible until it is repaired or moved aside"
+        said = say(
+            "error.outbox_damaged",
+            "the outbox {path} is damaged ({why}); it is kept as it is for inspection. "
+            "No new charge is possible until it is repaired or moved aside",
+            path=where,
+            why=exc,
         )
     elif base in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_PERM):
-        text = f"the outbox {path} cannot be written ({exc}); check the disk and permissions"
+        said = say(
+            "error.outbox_unwritable",
+            "the outbox {path} cannot be written ({why}); check the disk and permissions",
+            path=where,
+            why=exc,
+        )
     else:
-        text = f"the outbox {path} failed: {exc}"
-    return LedgerError(text)
+        said = say("error.outbox_failed", "the outbox {path} failed: {why}", path=where, why=exc)
+    return LedgerError(said)
 
 
 class Ledger:
@@ -296,8 +328,13 @@ class Ledger:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise LedgerError(
-                f"cannot create the state dir {path.parent} ({exc.strerror}); "
-                "set QRPOS_STATE_DIR to a writable directory"
+                say(
+                    "error.state_dir",
+                    "cannot create the state dir {path} ({why}); set QRPOS_STATE_DIR to a "
+                    "writable directory",
+                    path=str(path.parent),
+                    why=exc.strerror or "",
+                )
             ) from None
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qrpos-ledger")
         try:
@@ -335,8 +372,14 @@ class Ledger:
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
             if version > SCHEMA_VERSION:
                 raise LedgerError(
-                    f"the outbox {self.path} was written by a newer qrpos (schema "
-                    f"{version} > {SCHEMA_VERSION}); upgrade qrpos, the file is kept"
+                    say(
+                        "error.newer_outbox",
+                        "the outbox {path} was written by a newer qrpos (schema {version} > "
+                        "{known}); upgrade qrpos, the file is kept",
+                        path=str(self.path),
+                        version=version,
+                        known=SCHEMA_VERSION,
+                    )
                 )
             for target in range(version, SCHEMA_VERSION):
                 self._migrate(target)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from qrpos.errors import QrposError
 from qrpos.ledger.states import IntentRow, IntentState, ReversalRow, ReversalState
 from qrpos.ledger.store import DamagedRow
+from qrpos.said import Said, say
 from qrpos.service import Transaction, format_rfc3339
 from qrpos.service.models import MalformedResponse, transaction_from_json_text
 
@@ -22,8 +23,13 @@ class UnresolvedChargeExists(ChargeRefusedLocally):
 
     def __init__(self, intent_id: int, amount_mnt: int) -> None:
         super().__init__(
-            f"charge #{intent_id} of {amount_mnt} MNT is still unresolved; resolve it "
-            f"(qrpos outbox resolve) or abandon it before a new sale"
+            say(
+                "error.unresolved_exists",
+                "charge #{intent} of {amount} MNT is still unresolved; resolve it "
+                "(qrpos outbox resolve) or abandon it before a new sale",
+                intent=intent_id,
+                amount=amount_mnt,
+            )
         )
         self.intent_id = intent_id
         self.amount_mnt = amount_mnt
@@ -36,9 +42,14 @@ class TokenAlreadyPaid(ChargeRefusedLocally):
 
     def __init__(self, intent_id: int, amount_mnt: int, tx_id: str) -> None:
         super().__init__(
-            f"this code already paid for charge #{intent_id} of {amount_mnt} MNT "
-            f"(transaction {tx_id}); nothing was charged now: ask the customer to refresh "
-            f"the pass"
+            say(
+                "error.token_already_paid",
+                "this code already paid for charge #{intent} of {amount} MNT (transaction "
+                "{tx}); nothing was charged now: ask the customer to refresh the pass",
+                intent=intent_id,
+                amount=amount_mnt,
+                tx=tx_id,
+            )
         )
         self.intent_id = intent_id
         self.amount_mnt = amount_mnt
@@ -52,8 +63,13 @@ class TokenInReview(ChargeRefusedLocally):
 
     def __init__(self, intent_id: int, amount_mnt: int) -> None:
         super().__init__(
-            f"this code's charge #{intent_id} of {amount_mnt} MNT may have been paid and waits "
-            f"for the owner's review (qrpos outbox review); nothing was charged now"
+            say(
+                "error.token_in_review",
+                "this code's charge #{intent} of {amount} MNT may have been paid and waits "
+                "for the owner's review (qrpos outbox review); nothing was charged now",
+                intent=intent_id,
+                amount=amount_mnt,
+            )
         )
         self.intent_id = intent_id
         self.amount_mnt = amount_mnt
@@ -90,6 +106,8 @@ class SaleResult:
     decline_code: str | None
     message: str | None
     charged: bool | None
+    #: `message` in words for any language (`qrpos.said`), when the outbox kept them
+    message_said: Said | None = None
 
     @property
     def is_open(self) -> bool:
@@ -125,10 +143,28 @@ class ReversalResult:
     #: the service's last HTTP status for this refund (None: refused locally / no answer);
     #: callers branch on it, never on the message text
     status: int | None = None
+    #: `message` in words for any language (`qrpos.said`), when the queue kept them
+    said: Said | None = None
+
+    @classmethod
+    def from_row(cls, row: ReversalRow) -> ReversalResult:
+        """Where a stored reversal stands."""
+        return cls.from_state(
+            row.tx_id,
+            row.state,
+            row.message or "",
+            row.last_status,
+            Said.from_json(row.message_said),
+        )
 
     @classmethod
     def from_state(
-        cls, tx_id: str, state: ReversalState, message: str, status: int | None = None
+        cls,
+        tx_id: str,
+        state: ReversalState,
+        message: str,
+        status: int | None = None,
+        said: Said | None = None,
     ) -> ReversalResult:
         """Map a stored reversal state to the result shown to callers."""
         shown: dict[
@@ -139,7 +175,7 @@ class ReversalResult:
             ReversalState.CREDENTIALS_REJECTED: "credentials_rejected",
             ReversalState.PENDING: "unresolved",
         }
-        return cls(tx_id=tx_id, state=shown[state], message=message, status=status)
+        return cls(tx_id=tx_id, state=shown[state], message=message, status=status, said=said)
 
 
 @dataclass(frozen=True)
@@ -160,6 +196,8 @@ class IntentView:
     created_at: datetime
     detail: str | None = None
     attempts: int = 0
+    #: `detail` in words for any language (`qrpos.said`), when the outbox kept them
+    detail_said: Said | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The outbox JSON object of docs/architecture.md."""
@@ -193,6 +231,7 @@ def sale_result(row: IntentRow) -> SaleResult:
         decline_code=row.decline_code,
         message=row.last_detail,
         charged=None if row.charged is None else bool(row.charged),
+        message_said=Said.from_json(row.detail_said),
     )
 
 
@@ -209,6 +248,7 @@ def intent_view(row: IntentRow) -> IntentView:
         created_at=datetime.fromtimestamp(row.created_at, UTC),
         detail=row.last_detail,
         attempts=row.attempts,
+        detail_said=Said.from_json(row.detail_said),
     )
 
 
@@ -225,4 +265,5 @@ def reversal_view(row: ReversalRow) -> IntentView:
         created_at=datetime.fromtimestamp(row.created_at, UTC),
         detail=row.message,
         attempts=row.attempts,
+        detail_said=Said.from_json(row.message_said),
     )

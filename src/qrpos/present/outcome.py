@@ -14,6 +14,7 @@ from qrpos import spec
 from qrpos.ledger import IntentState, SaleResult
 from qrpos.present.format import local_datetime, shown_text
 from qrpos.present.i18n import t
+from qrpos.present.words import words
 
 _KNOWN_DECLINES = frozenset(code.value for code in spec.DeclineCode)
 
@@ -55,7 +56,7 @@ def decline_reason(code: str | None) -> str:
 def outcome_view(result: SaleResult) -> OutcomeView:
     """How `result` is shown to the cashier, in the current language."""
     state = result.state
-    message = shown_text(result.message or "", 120)
+    message = shown_text(words(result.message_said or result.message), 120)
     amount = result.amount_mnt
     if state in (IntentState.APPROVED, IntentState.CHARGED_PER_HISTORY):
         tx = result.transaction

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from qrpos.present.format import format_mnt, group_thousands
 from qrpos.present.i18n import t, t_or
+from qrpos.present.words import words
 from qrpos.redact import escape_text
 from qrpos.reports import EndOfDay
 from qrpos.reports.pin_gate import PinCheck
@@ -91,18 +92,21 @@ def result_text(result: ReversalResult) -> tuple[str, bool]:
     HTTP status (never by its message text).
     """
     tx = result.tx_id
+    message = escape_text(words(result.said or result.message))
     if result.state == "refunded":
         return t("reverse.refunded", tx=tx), True
     if result.state == "credentials_rejected":
         return t("reverse.credentials"), False
     if result.state == "unresolved":
-        return t("reverse.unresolved", message=escape_text(result.message)), False
+        return t(
+            "reverse.unresolved", message=escape_text(words(result.said or result.message))
+        ), False
     plain = {403: "reverse.forbidden", 404: "reverse.not_found", 400: "reverse.bad_id"}.get(
         result.status or 0
     )
     if plain is not None:
         return t(plain, tx=tx), False
-    return t("reverse.refused", message=escape_text(result.message)), False
+    return t("reverse.refused", message=message), False
 
 
 def listing_failure(outcome: object) -> str:

@@ -10,9 +10,10 @@ from datetime import date, datetime, timedelta
 
 from qrpos.reports.history_cache import CacheError, HistoryCache
 from qrpos.reports.localday import day_window, in_window, to_local
+from qrpos.said import Said, say
 from qrpos.service import TerminalClient
 from qrpos.service.models import Transaction, format_rfc3339
-from qrpos.service.outcomes import CredentialsRejected, Page, RateLimited
+from qrpos.service.outcomes import CredentialsRejected, Page, RateLimited, Unresolved
 
 log = logging.getLogger("qrpos.reports.history")
 
@@ -39,7 +40,8 @@ class HistoryPage:
     offline: bool = False
     synced_at: datetime | None = None
     #: why the service could not be asked (for the screen), when offline
-    reason: str | None = None
+    #: why the page is offline, in words for any language (`qrpos.said`)
+    reason: Said | None = None
     credentials_rejected: bool = False
 
 
@@ -75,7 +77,7 @@ class HistoryFeed:
             from_utc, to_utc = day_window(day)
         elif from_utc is None:
             from_utc = self.clock() - ALL_DAYS
-        reason = "not paired"
+        reason = say("history.not_paired", "not paired")
         rejected = False
         if self.client is not None and (cursor is None or cursor.service):
             outcome = await self.client.list_page(
@@ -113,7 +115,7 @@ class HistoryFeed:
         to_utc: datetime | None,
         cursor: HistoryCursor | None,
         limit: int,
-        reason: str,
+        reason: Said,
         rejected: bool,
     ) -> HistoryPage:
         if self.cache is None:
@@ -131,13 +133,15 @@ class HistoryFeed:
         )
 
 
-def _reason(outcome: object) -> str:
+def _reason(outcome: object) -> Said:
     if isinstance(outcome, CredentialsRejected):
-        return "credentials rejected"
+        return say("history.credentials_rejected", "credentials rejected")
     if isinstance(outcome, RateLimited):
-        return "service busy (429)"
-    detail = getattr(outcome, "reason", None) or getattr(outcome, "message", None)
-    return str(detail or type(outcome).__name__)
+        return say("history.busy", "service busy (429)")
+    if isinstance(outcome, Unresolved):
+        return outcome.why
+    message = getattr(outcome, "message", None) or ""
+    return say("history.refused", "the service refused: {message}", message=str(message))
 
 
 def matches(tx: Transaction, query: str) -> bool:

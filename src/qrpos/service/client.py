@@ -27,6 +27,7 @@ from qrpos import spec
 from qrpos.errors import InsecureBaseURL as InsecureBaseURL
 from qrpos.errors import QrposError
 from qrpos.redact import token_tail
+from qrpos.said import say
 from qrpos.service.contact import ContactLog
 from qrpos.service.limits import CursorTrail, ResponseTooLarge, send_capped
 from qrpos.service.models import (
@@ -49,6 +50,7 @@ from qrpos.service.status import (
     LIST_STATUS,
     PROBE_STATUS,
     REVERSE_STATUS,
+    garbled,
     outcome_for,
     retry_after_of,
 )
@@ -187,7 +189,7 @@ class TerminalClient:
                 status=exc.status, sent_at=sent_at, elapsed_s=time.monotonic() - start
             )
             log.warning("%s %s: %s", method, path, exc)
-            return None, exchange, Unresolved(reason=f"garbled response: {exc}", exchange=exchange)
+            return None, exchange, garbled(exc, exchange)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
             self.contact.no_answer()
@@ -197,7 +199,9 @@ class TerminalClient:
                 exchange,
                 # the reason is for a person (a screen, a command's note): the exception's
                 # class name stays in the log line above
-                Unresolved(reason="cannot connect", sent=False, exchange=exchange),
+                Unresolved.because(
+                    say("unclear.cannot_connect", "cannot connect"), sent=False, exchange=exchange
+                ),
             )
         except (httpx.TimeoutException, TimeoutError) as exc:
             exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
@@ -206,7 +210,14 @@ class TerminalClient:
             return (
                 None,
                 exchange,
-                Unresolved(reason=f"no answer within {self.timeout_s:g} s", exchange=exchange),
+                Unresolved.because(
+                    say(
+                        "unclear.no_answer_within",
+                        "no answer within {seconds} s",
+                        seconds=f"{self.timeout_s:g}",
+                    ),
+                    exchange=exchange,
+                ),
             )
         except httpx.HTTPError as exc:
             exchange = Exchange(sent_at=sent_at, elapsed_s=time.monotonic() - start)
@@ -215,7 +226,9 @@ class TerminalClient:
             return (
                 None,
                 exchange,
-                Unresolved(reason="connection lost", exchange=exchange),
+                Unresolved.because(
+                    say("unclear.connection_lost", "connection lost"), exchange=exchange
+                ),
             )
         self.contact.answered(response.status_code, retry_after_of(response))
         exchange = Exchange(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from qrpos.said import Said
 from qrpos.service.models import Transaction, TransactionPage
 
 
@@ -149,6 +150,18 @@ class Unresolved(_Outcome):
 
     reason: str
     sent: bool = True
+    #: the reason in words for a person (`qrpos.said`); None: `reason` is all there is
+    said: Said | None = None
+
+    @classmethod
+    def because(cls, said: Said, *, exchange: Exchange, sent: bool = True) -> Unresolved:
+        """An unknown outcome whose reason is `said` (its English is the `reason`)."""
+        return cls(reason=said.english, said=said, sent=sent, exchange=exchange)
+
+    @property
+    def why(self) -> Said:
+        """The reason as a `Said`, whether or not it was given as one."""
+        return self.said or Said("", self.reason)
 
 
 ChargeOutcome = (

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import httpx
 
 from qrpos import spec
+from qrpos.said import say
 from qrpos.service.models import MalformedResponse, decode_page, decode_transaction
 from qrpos.service.outcomes import (
     AlreadyReversed,
@@ -96,12 +97,18 @@ def outcome_for(
     return rule(response, exchange)
 
 
+def garbled(exc: Exception, exchange: Exchange) -> Unresolved:
+    """A reply that cannot be read (malformed, too long): its outcome is unknown."""
+    said = say("unclear.garbled", "garbled response: {detail}", detail=str(exc))
+    return Unresolved.because(said, exchange=exchange)
+
+
 def _approved(response: httpx.Response, exchange: Exchange) -> Approved | Unresolved:
     try:
         tx = decode_transaction(response.content, "charge response")
     except MalformedResponse as exc:
         # The charge may well have been applied: only the history can tell.
-        return Unresolved(reason=f"garbled response: {exc}", exchange=exchange)
+        return garbled(exc, exchange)
     return Approved(transaction=tx, exchange=exchange)
 
 
@@ -119,7 +126,7 @@ def _page(response: httpx.Response, exchange: Exchange) -> Page | Unresolved:
     try:
         page = decode_page(response.content)
     except MalformedResponse as exc:
-        return Unresolved(reason=f"garbled response: {exc}", exchange=exchange)
+        return garbled(exc, exchange)
     return Page(page=page, exchange=exchange)
 
 
@@ -142,11 +149,13 @@ def _rate_limited(response: httpx.Response, exchange: Exchange) -> RateLimited:
 
 
 def _service_error(response: httpx.Response, exchange: Exchange) -> Unresolved:
-    return Unresolved(reason=f"service error HTTP {response.status_code}", exchange=exchange)
+    said = say("unclear.service_error", "service error HTTP {status}", status=response.status_code)
+    return Unresolved.because(said, exchange=exchange)
 
 
 def _unexpected(response: httpx.Response, exchange: Exchange) -> Unresolved:
-    return Unresolved(reason=f"unexpected HTTP {response.status_code}", exchange=exchange)
+    said = say("unclear.unexpected_status", "unexpected HTTP {status}", status=response.status_code)
+    return Unresolved.because(said, exchange=exchange)
 
 
 def _bad_request(response: httpx.Response, exchange: Exchange) -> BadRequest:

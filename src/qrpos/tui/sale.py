@@ -26,6 +26,7 @@ from textual.message import Message
 from qrpos import manager_pin
 from qrpos.errors import IllegalSaleMove
 from qrpos.present.format import format_mnt
+from qrpos.present.words import error_words
 from qrpos.tui.messages import (
     ChargeProgressed,
     ChargeUnclear,
@@ -213,7 +214,7 @@ class Sale:
             self.next_sale(notice, error=True, **fields)
             return
         except ChargeRefusedLocally as exc:
-            self.next_sale("amount.refused_locally", error=True, message=str(exc))
+            self.next_sale("amount.refused_locally", error=True, message=error_words(exc))
             return
         self.intent_id = result.intent_id
         await self._settle(result)
@@ -365,7 +366,7 @@ class Sale:
             where = services.store_pairing(username, password)
         except Exception as exc:  # the store's own message names the fix, never the secret
             await client.aclose()
-            self._post(PairingAnswered("pair.store_failed", {"message": str(exc)}))
+            self._post(PairingAnswered("pair.store_failed", {"message": error_words(exc)}))
             return False
         if pin:
             manager_pin.set_pin(services.config.state_dir, pin)

@@ -21,6 +21,7 @@ from textual.widgets import Input, Static
 from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
 from qrpos.present.owner import date_line, listing_failure, reconciliation_lines, summary_lines
+from qrpos.present.words import error_words
 from qrpos.reports import EndOfDay, ExportError, end_of_day
 from qrpos.reports.chart import hourly_rows
 from qrpos.service import ListingFailed
@@ -134,7 +135,9 @@ class EndOfDayScreen(Screen[None]):
         except ListingFailed as exc:
             self.show_error(t("eod.failed", reason=listing_failure(exc.outcome)))
         except ExportError as exc:
-            self.notify(t("eod.export_failed", message=str(exc)), severity="error", markup=False)
+            self.notify(
+                t("eod.export_failed", message=error_words(exc)), severity="error", markup=False
+            )
         return None
 
     @work(exclusive=True, group="owner-eod", exit_on_error=False)

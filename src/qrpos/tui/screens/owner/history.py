@@ -15,6 +15,7 @@ from qrpos import spec
 from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
 from qrpos.present.owner import status_text, vat_text
+from qrpos.present.words import words
 from qrpos.reports.history import HistoryCursor, HistoryPage, matches
 from qrpos.reports.localday import to_local
 from qrpos.service import Transaction
@@ -113,7 +114,7 @@ class HistoryScreen(Screen[None]):
         when = to_local(page.synced_at).strftime("%Y-%m-%d %H:%M") if page.synced_at else None
         banner = self.query_one("#banner", Static)
         if page.offline:
-            reason = page.reason or ""
+            reason = words(page.reason)
             note = (
                 t("history.offline", when=when, reason=reason)
                 if when

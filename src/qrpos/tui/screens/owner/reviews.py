@@ -35,6 +35,7 @@ from qrpos.ledger import (
 from qrpos.present.format import format_mnt, local_datetime
 from qrpos.present.i18n import t
 from qrpos.present.owner import review_reason
+from qrpos.present.words import error_words
 from qrpos.redact import escape_text
 from qrpos.tui.screens.base import LanguageChanged
 from qrpos.tui.screens.owner.context import OwnerContext
@@ -273,7 +274,7 @@ class ReviewsScreen(Screen[None]):
                 try:
                     result = await desk.settle_review(pending.intent_id, pending.decision)
                 except ReviewRefused as exc:
-                    self.say(t("review.refused", message=escape_text(str(exc))))
+                    self.say(t("review.refused", message=escape_text(error_words(exc))))
                     return
                 text, good = settled_text(result)
             self.pending = None

@@ -1,0 +1,184 @@
+"""Words said below the screens (`qrpos.said`) reach a person in the configured language.
+
+- Every `say(key, english, ...)` in the source has its key in every catalogue, with the
+  placeholders its English template uses: a new sentence cannot ship in English only,
+  and a catalogue cannot drift from the fields the code gives.
+- A `Said` survives the outbox (JSON) whole, nested ones included; anything else stored
+  there reads back as None, and the English column is shown instead.
+- An error raised with a `Said` is told in the language; `str(exc)` stays English (logs).
+"""
+
+from __future__ import annotations
+
+import ast
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from qrpos.errors import QrposError
+from qrpos.ledger.views import TokenAlreadyPaid
+from qrpos.present.i18n import languages, load_catalogue, set_language
+from qrpos.present.words import error_words, stored_words, words
+from qrpos.said import Said, say
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "qrpos"
+
+
+def _template(node: ast.expr) -> str | None:
+    """The English template when the source writes it as constants (joined with +)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _template(node.left), _template(node.right)
+        if left is not None and right is not None:
+            return left + right
+        # a computed part (a plural ending, a reason code in front): keep what is constant
+        return (left or "") + (right or "") if (left or right) else None
+    if isinstance(node, ast.Name):
+        return ""  # a module constant (a reason code) in front of the sentence
+    return None
+
+
+def said_in_source() -> list[tuple[str, str, set[str], set[str]]]:
+    """(where, key, placeholders of the English, field names given) for every say()."""
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imports_say = any(
+            isinstance(node, ast.ImportFrom)
+            and node.module == "qrpos.said"
+            and any(alias.name == "say" for alias in node.names)
+            for node in ast.walk(tree)
+        )
+        if not imports_say and path.name != "said.py":
+            continue  # a `say` of its own (a command's printer)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "say"):
+                continue
+            key = node.args[0]
+            assert isinstance(key, ast.Constant) and isinstance(key.value, str), path
+            english = _template(node.args[1])
+            assert english is not None, (path, key.value)
+            names = {f for _, f, _, _ in string.Formatter().parse(english) if f}
+            given = {k.arg for k in node.keywords if k.arg}
+            where = f"{path.relative_to(SRC)}:{node.lineno}"
+            found.append((where, key.value, names, given))
+    return found
+
+
+SAID = said_in_source()
+
+
+def placeholders(text: str) -> set[str]:
+    return {f for _, f, _, _ in string.Formatter().parse(text) if f}
+
+
+def test_the_source_says_things_at_all() -> None:
+    keys = {key for _, key, _, _ in SAID}
+    # the client's reasons, the ledger's last words, the errors: each kind is there
+    assert {"unclear.cannot_connect", "sale.absent", "error.outbox_full"} <= keys
+    assert len(keys) > 60
+
+
+@pytest.mark.parametrize("where,key,english,fields", SAID, ids=[s[0] for s in SAID])
+def test_every_sentence_said_has_words_in_every_language(
+    where: str, key: str, english: set[str], fields: set[str]
+) -> None:
+    assert english <= fields, f"{where}: the English uses fields it is not given"
+    for lang in languages():
+        catalogue = load_catalogue(lang)
+        forms = [catalogue.get(f"said.{key}")] + [
+            catalogue.get(f"said.{key}.{form}") for form in ("one", "other")
+        ]
+        texts = [text for text in forms if text is not None]
+        assert texts, f"{where}: said.{key} is missing in {lang}"
+        for text in texts:
+            assert placeholders(text) <= fields, f"{where}: {lang} uses fields not given"
+
+
+def test_every_said_key_in_the_catalogues_is_said_somewhere() -> None:
+    keys = {f"said.{key}" for _, key, _, _ in SAID}
+    catalogue = load_catalogue("en")
+    stored = {k.removesuffix(".one").removesuffix(".other") for k in catalogue}
+    unused = {k for k in stored if k.startswith("said.")} - keys
+    assert unused == set()
+
+
+fields = st.recursive(
+    st.text(max_size=20) | st.integers(-(10**9), 10**9) | st.floats(allow_nan=False),
+    lambda inner: st.builds(
+        Said,
+        st.text(max_size=10),
+        st.text(max_size=30),
+        st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    ),
+    max_leaves=6,
+)
+
+
+@given(
+    key=st.text(max_size=20),
+    english=st.text(max_size=60),
+    given_fields=st.dictionaries(st.text(max_size=8), fields, max_size=4),
+)
+def test_a_said_survives_the_outbox_whole(
+    key: str, english: str, given_fields: dict[str, str | int | float | Said]
+) -> None:
+    said = Said(key, english, given_fields)
+    assert Said.from_json(said.to_json()) == said
+
+
+@given(st.one_of(st.none(), st.text(max_size=80)))
+def test_anything_else_stored_reads_back_as_nothing(stored: str | None) -> None:
+    read = Said.from_json(stored)
+    assert read is None or isinstance(read, Said)
+    assert stored_words("the English", stored) == ("the English" if read is None else words(read))
+
+
+def test_a_nested_reason_and_an_amount_are_told_in_the_language() -> None:
+    why = say("unclear.no_answer_within", "no answer within {seconds} s", seconds="10")
+    said = say(
+        "sale.answered_after_unclear",
+        "{why} after an unclear attempt: checking the history",
+        why=why,
+    )
+    assert str(said) == "no answer within 10 s after an unclear attempt: checking the history"
+    set_language("mn")
+    assert words(said) == (
+        "тодорхойгүй оролдлогын дараа 10 секундэд хариу ирсэнгүй: түүхийг шалгаж байна"
+    )
+    exc = TokenAlreadyPaid(7, 4500, "tx_abc")
+    assert "4,500 ₮" in error_words(exc) and "MNT" not in error_words(exc)
+    assert "4500 MNT" in str(exc)  # the log keeps the English, as it was
+    set_language("en")
+    assert "4,500 ₮" in error_words(exc) and error_words(exc).startswith("this code already")
+
+
+def test_a_key_no_catalogue_has_falls_back_to_its_english() -> None:
+    set_language("mn")
+    assert words(Said("no.such.key", "as it was said")) == "as it was said"
+    assert error_words(QrposError("a plain message")) == "a plain message"
+
+
+def test_the_cashier_reads_an_open_sales_last_try_in_the_language() -> None:
+    from qrpos.ledger import IntentState, SaleResult
+    from qrpos.present.outcome import outcome_view
+
+    why = say("unclear.cannot_connect", "cannot connect")
+    sale = SaleResult(
+        intent_id=3,
+        state=IntentState.UNRESOLVED,
+        amount_mnt=4500,
+        transaction=None,
+        decline_code=None,
+        message=str(why),
+        charged=None,
+        message_said=why,
+    )
+    set_language("mn")
+    assert "холбогдож чадсангүй" in outcome_view(sale).detail
+    set_language("en")
+    assert "cannot connect" in outcome_view(sale).detail
