@@ -88,8 +88,8 @@ def check_camera(settings: Mapping[str, Any], seconds: float) -> Check:
 
     result = probe_camera(settings, seconds=seconds)
     if result.ok:
-        return Check("camera", Status.OK, result.message)
-    return Check("camera", Status.FAIL, result.message, t("doctor.fix.camera"))
+        return Check("camera", Status.OK, words(result.message))
+    return Check("camera", Status.FAIL, words(result.message), t("doctor.fix.camera"))
 
 
 def _qr_image(payload: bytes, scale: int = 6) -> np.ndarray[Any, np.dtype[np.uint8]]:

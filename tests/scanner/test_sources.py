@@ -108,7 +108,7 @@ def test_choosing_the_pi_camera_without_picamera2_names_the_fix() -> None:
     with pytest.raises(CameraUnavailable, match="apt install python3-picamera2"):
         PiCameraSource().open()
     check = probe_camera({"source": "picamera"})
-    assert not check.ok and check.fps is None and "python3-picamera2" in check.message
+    assert not check.ok and check.fps is None and "python3-picamera2" in str(check.message)
 
 
 def test_scanner_imports_without_picamera2_and_never_loads_it() -> None:
@@ -210,7 +210,7 @@ def test_probe_reports_the_frame_rate_of_a_working_source() -> None:
     check = probe_camera({"source": "virtual", "fps": 30}, seconds=0.5)
     assert check.ok, check.message
     assert check.fps is not None and check.fps > 0
-    assert f"{check.fps:.1f} fps, 640x480" in check.message
+    assert f"{check.fps:.1f} fps, 640x480" in str(check.message)
 
 
 def test_virtual_phone_shows_the_token_it_is_given_and_nothing_once_removed() -> None:

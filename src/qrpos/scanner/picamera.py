@@ -9,14 +9,19 @@ view to where the customer holds the phone.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
+from qrpos.said import say
 from qrpos.scanner.frames import CameraUnavailable, Frame
 
-PICAMERA_FIX = (
+log = logging.getLogger("qrpos.scanner")
+
+PICAMERA_FIX = say(
+    "camera.picamera_missing",
     "the Pi camera needs picamera2: apt install python3-picamera2 (Raspberry Pi OS), "
-    'and a venv made with --system-site-packages; or set [scanner] source = "webcam"'
+    'and a venv made with --system-site-packages; or set [scanner] source = "webcam"',
 )
 
 # libcamera's enum values (controls.AfModeEnum.Continuous, controls.AfRangeEnum.Macro),
@@ -34,9 +39,12 @@ def _default_camera_factory() -> Any:
         return Picamera2()
     except (IndexError, RuntimeError) as exc:
         # Picamera2() raises IndexError when libcamera sees no camera at all
+        log.warning("picamera2 found no camera (%s)", type(exc).__name__)
         raise CameraUnavailable(
-            "no Pi camera found: check the ribbon cable and `rpicam-hello --list-cameras` "
-            f"({type(exc).__name__})"
+            say(
+                "camera.no_pi_camera",
+                "no Pi camera found: check the ribbon cable and `rpicam-hello --list-cameras`",
+            )
         ) from None
 
 

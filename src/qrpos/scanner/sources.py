@@ -21,17 +21,21 @@ plugged in; it never falls back to the virtual phone (a kiosk must not scan a fa
 from __future__ import annotations
 
 import importlib.util
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qrpos.said import Said, say
 from qrpos.scanner.frames import CameraUnavailable, Frame, FrameSource
 from qrpos.scanner.picamera import PICAMERA_FIX, PiCameraSource
 from qrpos.scanner.replay import ReplaySource
 from qrpos.scanner.virtual import VirtualPhone
 from qrpos.scanner.webcam import WebcamSource
+
+log = logging.getLogger("qrpos.scanner")
 
 SOURCE_NAMES = ("picamera", "webcam", "replay", "virtual", "auto")
 #: below this a phone waved at the camera is missed; `probe_camera` calls it a failure
@@ -44,7 +48,8 @@ class CameraCheck:
 
     ok: bool
     fps: float | None
-    message: str
+    #: what was found, in words for any language (`qrpos.said`)
+    message: Said
 
 
 def _num(settings: Mapping[str, Any], key: str, default: float) -> float:
@@ -83,7 +88,11 @@ def open_source(settings: Mapping[str, Any]) -> FrameSource:
             kind = "webcam"
         else:
             raise CameraUnavailable(
-                "no camera found: " + PICAMERA_FIX + "; or plug in a USB webcam"
+                say(
+                    "camera.none_found",
+                    "no camera found: {fix}; or plug in a USB webcam",
+                    fix=PICAMERA_FIX,
+                )
             )
     if kind == "picamera":
         if not _picamera_installed():
@@ -148,7 +157,7 @@ def probe_camera(settings: Mapping[str, Any], seconds: float = 2.0) -> CameraChe
         source = open_source(settings)
         source.open()
     except CameraUnavailable as exc:
-        return CameraCheck(False, None, str(exc))
+        return CameraCheck(False, None, exc.said or Said("", str(exc)))
     frames = 0
     size = ""
     started = time.monotonic()
@@ -161,19 +170,37 @@ def probe_camera(settings: Mapping[str, Any], seconds: float = 2.0) -> CameraChe
             frames += 1
             size = f"{frame.shape[1]}x{frame.shape[0]}"
     except Exception as exc:
-        return CameraCheck(
-            False, None, f"{source.name}: reading failed: {type(exc).__name__}: {exc}"
+        log.warning("camera %s: reading failed (%s)", source.name, type(exc).__name__)
+        why = say(
+            "camera.reading_failed",
+            "{source}: reading failed: {why}",
+            source=source.name,
+            why=str(exc) or type(exc).__name__,
         )
+        return CameraCheck(False, None, why)
     finally:
         source.close()
     elapsed = max(time.monotonic() - started, 1e-9)
     fps = frames / elapsed
     if frames == 0:
-        return CameraCheck(
-            False, 0.0, f"{source.name}: opened, but no frames came in {seconds:g} s"
+        none = say(
+            "camera.no_frames",
+            "{source}: opened, but no frames came in {seconds} s",
+            source=source.name,
+            seconds=f"{seconds:g}",
         )
+        return CameraCheck(False, 0.0, none)
     if fps < MIN_USABLE_FPS:
-        return CameraCheck(
-            False, fps, f"{source.name}: only {fps:.1f} fps ({size}); needs {MIN_USABLE_FPS:g}+"
+        slow = say(
+            "camera.slow",
+            "{source}: only {fps} fps ({size}); needs {need}+",
+            source=source.name,
+            fps=f"{fps:.1f}",
+            size=size,
+            need=f"{MIN_USABLE_FPS:g}",
         )
-    return CameraCheck(True, fps, f"{source.name}: {fps:.1f} fps, {size}")
+        return CameraCheck(False, fps, slow)
+    fine = say(
+        "camera.ok", "{source}: {fps} fps, {size}", source=source.name, fps=f"{fps:.1f}", size=size
+    )
+    return CameraCheck(True, fps, fine)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from qrpos.said import say
 from qrpos.scanner.frames import CameraUnavailable, Frame, to_grey
 
 
@@ -34,8 +35,12 @@ class WebcamSource:
         cap = (self._factory or cv2.VideoCapture)(self._device, cv2.CAP_V4L2)
         if cap is None or not cap.isOpened():
             raise CameraUnavailable(
-                f"no webcam at {self._device!r}: plug in a USB (UVC) camera, check "
-                "`ls /dev/video*` and that this user is in the `video` group"
+                say(
+                    "camera.no_webcam",
+                    "no webcam at {device}: plug in a USB (UVC) camera, check "
+                    "`ls /dev/video*` and that this user is in the `video` group",
+                    device=repr(self._device),
+                )
             )
         # set() returns False when the camera does not offer a setting; that is fine
         cap.set(cv2.CAP_PROP_FOURCC, cv2.VideoWriter.fourcc(*"MJPG"))
