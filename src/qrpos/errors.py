@@ -44,8 +44,8 @@ module that raises and catches them and are left off the map.
         └── qrpos.simulator.state.SandboxError [ValueError]
             └── UnknownRecord
 
-An error raised with a `qrpos.said.Said` (most of the ledger's, the outbox's and the
-credentials') is told in the configured language by `qrpos.present.words.error_words`;
+An error raised with a `Said` (module `qrpos.said`: most of the ledger's, the outbox's
+and the credentials') is told in the configured language by `present.words.error_words`;
 its `str()` stays English for the logs.
 
 The outbox's damage trap (`qrpos.ledger.store`) turns SQLite's errors and `DamagedRow`

@@ -88,17 +88,45 @@ def test_a_malformed_value_is_a_one_line_usage_error(
 
 @pytest.mark.parametrize("amount", ["1.5", "0", "1000001", "-5", "5e3", "abc", "1_000"])
 def test_a_bad_amount_exits_64_not_declined(
-    capsys: pytest.CaptureFixture[str], amount: str
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, amount: str
 ) -> None:
+    monkeypatch.setenv("QRPOS_LANGUAGE", "en")
     assert main(["charge", "--amount", amount, "--token", "vqr_x"]) == EXIT_USAGE
     _, err = capsys.readouterr()
     assert err.startswith("qrpos charge: argument --amount") and err.count("\n") == 1
+    assert "₮" in err or "tugrik" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["charge", "--amount", "abc", "--token", "vqr_x"], "--amount аргумент: бүхэл төгрөг"),
+        (["charge", "--token", "vqr_x"], "дараах аргумент заавал хэрэгтэй: --amount"),
+        (["outbox", "list", "--bogus"], "танигдаагүй аргумент: --bogus"),
+        (["chrge"], "буруу сонголт: 'chrge'"),
+        (["--language", "mn", "reverse", "nonsense"], "гүйлгээний дугаар биш"),
+    ],
+)
+def test_a_usage_error_is_told_in_the_configured_language(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    said: str,
+) -> None:
+    """The language is known before the command line is parsed (`--language`, else the
+    environment and the config file), and argparse's own messages go through the
+    catalogues: a kiosk configured for Mongolian answers a mistyped command in it."""
+    monkeypatch.setenv("QRPOS_LANGUAGE", "en" if args[0] == "--language" else "mn")
+    assert main(args) == EXIT_USAGE
+    _, err = capsys.readouterr()
+    assert said in err and "--help-г үзнэ үү" in err and err.count("\n") == 1, err
 
 
 def _run(
     args: list[bytes], stdin: bytes = b"", tmp: Path | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("QRPOS_")}
+    env["QRPOS_LANGUAGE"] = "en"  # the answers are read in English here (mn: test below)
     if tmp is not None:
         env["QRPOS_STATE_DIR"] = str(tmp)
     return subprocess.run(

@@ -1,6 +1,7 @@
 """`qrpos charge` and `qrpos reverse` refuse malformed input before anything is stored or
-sent: every code the kiosk's camera refuses, with the kiosk's own words
-(`qrpos.scanner.tokens`), and a transaction id that is not one, as usage errors (64)."""
+sent: every code the kiosk's camera refuses, with the words the kiosk's screen says in
+the configured language (`qrpos.present.outcome.refusal_words`), and a transaction id
+that is not one, as usage errors (64)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from qrpos.present.i18n import set_language, t
+from qrpos.present.outcome import refusal_words
 from qrpos.scanner.tokens import REFUSAL_TEXT, RefusalCode
 
 
+@pytest.mark.parametrize("language", ["mn", "en"])
 @pytest.mark.parametrize(
     ("code", "refusal"),
     [
@@ -24,10 +28,11 @@ from qrpos.scanner.tokens import REFUSAL_TEXT, RefusalCode
     ],
 )
 def test_a_code_that_is_not_a_token_is_refused_locally(
-    tmp_path: Path, code: str, refusal: RefusalCode
+    tmp_path: Path, code: str, refusal: RefusalCode, language: str
 ) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("QRPOS_")}
     env["QRPOS_STATE_DIR"] = str(tmp_path / "state")
+    env["QRPOS_LANGUAGE"] = language
     done = subprocess.run(
         [sys.executable, "-m", "qrpos.cli", "charge", "--amount", "500", "--token", code],
         env=env,
@@ -36,17 +41,21 @@ def test_a_code_that_is_not_a_token_is_refused_locally(
         timeout=60,
     )
     assert done.returncode == 64, done
-    assert REFUSAL_TEXT[refusal] in done.stderr
+    set_language(language)
+    # the screen's words for this refusal, in the kiosk's language
+    assert refusal_words(str(refusal), REFUSAL_TEXT[refusal]) in done.stderr
     assert code not in done.stderr  # never repeated back
     assert not (tmp_path / "state").exists()  # nothing stored
 
 
+@pytest.mark.parametrize("language", ["mn", "en"])
 @pytest.mark.parametrize("tx_id", ["nonsense", "tx_", "tx_abc def", "tx_ü"])
 def test_reverse_refuses_a_malformed_transaction_id_as_a_usage_error(
-    tmp_path: Path, tx_id: str
+    tmp_path: Path, tx_id: str, language: str
 ) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("QRPOS_")}
     env["QRPOS_STATE_DIR"] = str(tmp_path / "state")
+    env["QRPOS_LANGUAGE"] = language
     done = subprocess.run(
         [sys.executable, "-m", "qrpos.cli", "reverse", tx_id],
         env=env,
@@ -55,5 +64,7 @@ def test_reverse_refuses_a_malformed_transaction_id_as_a_usage_error(
         timeout=60,
     )
     assert done.returncode == 64, done
-    assert "not a transaction id" in done.stderr
+    set_language(language)
+    assert t("cli.usage.not_tx_id") in done.stderr
+    assert t("cli.usage.see_help", prog="qrpos reverse", message="").split()[-1] in done.stderr
     assert not (tmp_path / "state").exists()

@@ -13,8 +13,15 @@ import sys
 from collections.abc import Sequence
 
 from qrpos import __version__
-from qrpos.cli.common import add_global_options, as_state_owner, fail
-from qrpos.cli.usage import EXIT_CODES, EXIT_USAGE, UsageError, UsageParser, safe_output
+from qrpos.cli.common import add_global_options, as_state_owner, fail, speak_before_parsing
+from qrpos.cli.usage import (
+    EXIT_CODES,
+    EXIT_USAGE,
+    UsageError,
+    UsageParser,
+    safe_output,
+    speak_argparse,
+)
 from qrpos.errors import QrposError
 from qrpos.journal import configure_logging
 
@@ -90,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse, then run one command; returns its exit code (64 for a usage error)."""
     words = list(sys.argv[1:] if argv is None else argv)
     command = chosen_command(words)
+    speak_before_parsing(words)  # a usage error is told in the configured language
+    speak_argparse()
     with safe_output(enabled=command not in _DRAWS_THE_SCREEN):
         try:
             parser = build_parser(only=command)

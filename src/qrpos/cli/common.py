@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ from qrpos.cli import usage
 from qrpos.cli.usage import EXIT_USAGE as EXIT_USAGE
 from qrpos.config import Config, ConfigError, load_config
 from qrpos.errors import CredentialsMissing, InsecureBaseURL
-from qrpos.present.i18n import set_language
+from qrpos.present.i18n import languages, set_language
 from qrpos.present.words import error_words
 
 if TYPE_CHECKING:
@@ -100,6 +101,35 @@ def config_from_args(args: argparse.Namespace) -> Config:
         config = dataclasses.replace(config, language_pinned=True)
     set_language(config.language)
     return config
+
+
+def _option_value(words: Sequence[str], name: str) -> str | None:
+    """The value given to option `name` on the command line (last one wins), unparsed."""
+    value = None
+    for i, word in enumerate(words):
+        if word == name and i + 1 < len(words):
+            value = words[i + 1]
+        elif word.startswith(name + "="):
+            value = word.split("=", 1)[1]
+    return value
+
+
+def speak_before_parsing(words: Sequence[str], env: Mapping[str, str] | None = None) -> None:
+    """Speak the configured language before the command line is parsed, so that a usage
+    error is told in it: `--language` as given, else the environment and the config file
+    as every command reads them. When those cannot be read the default language stays
+    (the command then says what is wrong with them, once parsed)."""
+    given = _option_value(words, "--language")
+    config = _option_value(words, "--config")
+    try:
+        language = load_config(
+            config_path=Path(config) if config else None,
+            options={"language": given if given in languages() else None},
+            env=env,
+        ).language
+    except (ConfigError, OSError, ValueError):
+        return
+    set_language(language)
 
 
 def client_from_config(config: Config) -> TerminalClient:

@@ -22,9 +22,12 @@ from urllib.parse import urlsplit
 
 from qrpos import spec
 from qrpos.errors import QrposError
+from qrpos.present.format import format_mnt
+from qrpos.present.i18n import t
 from qrpos.redact import terminal_safe
 
 EXIT_USAGE = 64
+_LOW, _HIGH = format_mnt(spec.AMOUNT_MIN_MNT), format_mnt(spec.AMOUNT_MAX_MNT)
 
 #: each command's exit codes, shown at the end of its --help (README's table agrees)
 EXIT_CODES: dict[str, str] = {
@@ -65,8 +68,40 @@ class UsageParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Print `prog: message (see prog --help)` and exit with EX_USAGE."""
         line = " ".join(message.split())
-        sys.stderr.write(terminal_safe(f"{self.prog}: {line} (see {self.prog} --help)\n"))
+        said = t("cli.usage.see_help", prog=self.prog, message=line)
+        sys.stderr.write(terminal_safe(said + "\n"))
         sys.exit(EXIT_USAGE)
+
+
+#: argparse's own error messages (its gettext msgids) -> our catalogue's key for each:
+#: a usage error is told in the configured language, like everything else a command says.
+#: `--help` stays English as a whole (the options' help is the installer's reference).
+ARGPARSE_ERRORS: dict[str, str] = {
+    "the following arguments are required: %s": "required",
+    "unrecognized arguments: %s": "unrecognized",
+    "argument %(argument_name)s: %(message)s": "argument",
+    "invalid choice: %(value)r (choose from %(choices)s)": "invalid_choice",
+    "expected one argument": "expected_one",
+    "expected at most one argument": "expected_at_most_one",
+    "expected at least one argument": "expected_at_least_one",
+    "invalid %(type)s value: %(value)r": "invalid_value",
+    "one of the arguments %s is required": "one_of_required",
+    "not allowed with argument %s": "not_allowed_with",
+    "ignored explicit argument %r": "ignored_explicit",
+    "ambiguous option: %(option)s could match %(matches)s": "ambiguous",
+}
+
+
+def argparse_words(message: str) -> str:
+    """argparse's message `message` in the current language (as it is if it has none)."""
+    key = ARGPARSE_ERRORS.get(message)
+    return t(f"cli.argparse.{key}") if key else message
+
+
+def speak_argparse() -> None:
+    """Have argparse tell its errors through the catalogues (its `_` and `ngettext`)."""
+    argparse._ = argparse_words  # type: ignore[attr-defined]
+    argparse.ngettext = lambda one, many, n: argparse_words(one if n == 1 else many)  # type: ignore[attr-defined]
 
 
 def text(value: str) -> str:
@@ -74,9 +109,9 @@ def text(value: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise UsageError("not valid UTF-8 text") from None
+        raise UsageError(t("cli.usage.not_utf8")) from None
     if "\x00" in value:
-        raise UsageError("contains a NUL character")
+        raise UsageError(t("cli.usage.nul"))
     return value
 
 
@@ -84,7 +119,7 @@ def tx_id(value: str) -> str:
     """A transaction id as the service writes it: `tx_` then letters and digits."""
     text(value)
     if not spec.TX_ID_RE.match(value):
-        raise UsageError("not a transaction id (tx_ followed by letters and digits)")
+        raise UsageError(t("cli.usage.not_tx_id"))
     return value
 
 
@@ -95,12 +130,13 @@ def qr_token(value: str) -> str:
     stored or sent."""
     text(value)
     if not value:
-        raise UsageError("the token is empty")
+        raise UsageError(t("cli.usage.empty_token"))
+    from qrpos.present.outcome import refusal_words
     from qrpos.scanner.tokens import Refusal, classify
 
     read = classify(value.encode("utf-8"))
     if isinstance(read, Refusal):
-        raise UsageError(read.reason)
+        raise UsageError(refusal_words(str(read.code), read.reason))
     return value
 
 
@@ -108,12 +144,10 @@ def amount_mnt(value: str) -> int:
     """Whole tugrik within the spec's range, written as plain digits."""
     digits = value.strip()
     if not (digits.isascii() and digits.isdigit()) or len(digits) > 9:
-        raise UsageError(
-            f"not a whole number of tugrik ({spec.AMOUNT_MIN_MNT}..{spec.AMOUNT_MAX_MNT:,})"
-        )
+        raise UsageError(t("cli.usage.not_tugrik", low=_LOW, high=_HIGH))
     amount = int(digits)
     if not spec.AMOUNT_MIN_MNT <= amount <= spec.AMOUNT_MAX_MNT:
-        raise UsageError(f"the amount must be {spec.AMOUNT_MIN_MNT}..{spec.AMOUNT_MAX_MNT:,} MNT")
+        raise UsageError(t("cli.usage.amount_range", low=_LOW, high=_HIGH))
     return amount
 
 
@@ -122,9 +156,9 @@ def seconds(value: str) -> float:
     try:
         number = float(text(value))
     except ValueError:
-        raise UsageError("not a number of seconds") from None
+        raise UsageError(t("cli.usage.not_seconds")) from None
     if not (math.isfinite(number) and number > 0):
-        raise UsageError("seconds must be a positive, finite number")
+        raise UsageError(t("cli.usage.positive_seconds"))
     return number
 
 
@@ -133,9 +167,9 @@ def offset_seconds(value: str) -> float:
     try:
         number = float(text(value))
     except ValueError:
-        raise UsageError("not a number of seconds") from None
+        raise UsageError(t("cli.usage.not_seconds")) from None
     if not math.isfinite(number):
-        raise UsageError("seconds must be a finite number")
+        raise UsageError(t("cli.usage.finite_seconds"))
     return number
 
 
@@ -146,10 +180,10 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
         digits = value.strip()
         body = digits[1:] if digits[:1] in "+-" else digits
         if not (body.isascii() and body.isdigit()) or len(body) > 12:
-            raise UsageError(f"not a whole number ({low}..{high})")
+            raise UsageError(t("cli.usage.not_whole", low=low, high=high))
         number = int(digits)
         if not low <= number <= high:
-            raise UsageError(f"must be {low}..{high}")
+            raise UsageError(t("cli.usage.out_of_range", low=low, high=high))
         return number
 
     parse.__name__ = "integer"
@@ -164,16 +198,16 @@ def base_url(value: str) -> str:
         host = parts.hostname
         parts.port  # noqa: B018 - raises ValueError on a malformed port
     except ValueError:
-        raise UsageError("not a URL (https://host[:port])") from None
+        raise UsageError(t("cli.usage.not_url")) from None
     if parts.scheme not in ("https", "http") or not host:
-        raise UsageError("not an http(s) URL (https://host[:port])")
+        raise UsageError(t("cli.usage.not_http_url"))
     return value
 
 
 def username(value: str) -> str:
     """A terminal username: `term_` and 8 letters or digits."""
     if not spec.USERNAME_RE.match(text(value)):
-        raise UsageError(f"not a terminal username ({spec.USERNAME_PREFIX} + 8 characters)")
+        raise UsageError(t("cli.usage.not_username", prefix=spec.USERNAME_PREFIX))
     return value
 
 
@@ -186,7 +220,7 @@ def read_stdin_line(stream: TextIO | None = None) -> str:
     try:
         return raw.decode("utf-8").rstrip("\r\n")
     except UnicodeDecodeError:
-        raise UsageError("stdin is not valid UTF-8 text") from None
+        raise UsageError(t("cli.usage.stdin_not_utf8")) from None
 
 
 class _SafeStream(io.TextIOBase):

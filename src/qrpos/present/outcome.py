@@ -88,3 +88,14 @@ def outcome_view(result: SaleResult) -> OutcomeView:
         return OutcomeView("review", t("result.review_title"), detail, amount, bell=False)
     detail = t("result.not_settled", message=message)
     return OutcomeView("warning", "?", detail, amount, bell=False)
+
+
+def refusal_words(code: str | None, reason: str) -> str:
+    """The catalogue's text for a scanned code the kiosk refuses (the screen and `qrpos
+    charge --token` alike); for a code it lacks, the scanner's reason (escaped and
+    shortened: it may quote what the QR said)."""
+    if code:
+        words = t(f"refusal.{code}")
+        if words != f"refusal.{code}":
+            return words
+    return t("present.refused", reason=shown_text(reason, 160))

@@ -12,8 +12,8 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Static
 
-from qrpos.present.format import shown_text
 from qrpos.present.i18n import t
+from qrpos.present.outcome import refusal_words
 from qrpos.tui.keypad import STARTS_AMOUNT, KeypadAction, keypad_action
 from qrpos.tui.messages import HeldCardAccepted, PresentCancelled
 from qrpos.tui.screens.base import KioskScreen
@@ -26,16 +26,6 @@ PREVIEW_ROWS = 8
 HELD = "held"
 
 Preview = Callable[[int, int], list[str]]
-
-
-def refusal_words(code: str | None, reason: str) -> str:
-    """The catalogue's text for a refusal code; for a code it lacks, the scanner's reason
-    (escaped and shortened: it may quote what the QR said)."""
-    if code:
-        words = t(f"refusal.{code}")
-        if words != f"refusal.{code}":
-            return words
-    return t("present.refused", reason=shown_text(reason, 160))
 
 
 class PresentCardScreen(KioskScreen):
