@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Install or upgrade qrpos as a kiosk on Raspberry Pi OS (64-bit, Bookworm).
 #
-#   sudo deploy/install.sh              install, or upgrade in place when run again
+#   sudo deploy/install.sh              install, or upgrade when run again: each release is
+#                                       built beside the current one, switched to, checked
+#                                       by a health gate and rolled back if it fails
+#                                       (deploy/release.sh)
 #   deploy/install.sh --dry-run         print every step, change nothing (no root needed)
 #   sudo deploy/install.sh --source X   install qrpos from a wheel or a checkout X
 #   deploy/install.sh --image-build     inside an image being built (a chroot): no running
@@ -9,13 +12,15 @@
 #
 # Then pair the terminal once: sudo deploy/provision.sh (stores the password as an
 # encrypted systemd credential and starts the kiosk). Every step checks before it acts,
-# so running the script again only upgrades qrpos and refreshes the unit.
+# so running the script again only adds a release of qrpos and refreshes the unit.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 PREFIX=/opt/qrpos
+# the current release (a link into $PREFIX/releases: the unit and the PATH follow it)
 VENV=$PREFIX/venv
+NEW_RELEASE=$PREFIX/releases/$(date -u +%Y%m%dT%H%M%SZ)
 SERVICE_USER=qrpos
 STATE_DIR=/var/lib/qrpos
 CONFIG_DIR=/etc/qrpos
@@ -32,7 +37,7 @@ SOURCE=$here
 IMAGE_BUILD=0
 
 usage() {
-    sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 while [ $# -gt 0 ]; do
@@ -200,14 +205,11 @@ service_user() {
 }
 
 python_env() {
-    step "Virtual environment $VENV (sees the system's picamera2 and numpy)"
-    if [ -x "$VENV/bin/python" ]; then
-        note "venv exists: upgrading qrpos in place"
-    else
-        run install -d -m 0755 "$PREFIX"
-        # --system-site-packages: picamera2/libcamera exist only as Debian packages.
-        run "$SYSTEM_PYTHON" -m venv --system-site-packages "$VENV"
-    fi
+    step "Release $NEW_RELEASE: a venv beside the current one (sees the system's picamera2)"
+    # the kiosk keeps running on the current release while this one is built
+    run install -d -m 0755 "$PREFIX/releases"
+    # --system-site-packages: picamera2/libcamera exist only as Debian packages.
+    run "$SYSTEM_PYTHON" -m venv --system-site-packages "$NEW_RELEASE"
     # Every dependency comes from the hashed lock (the versions dev and CI test; pip
     # refuses any file whose sha256 is not in it). numpy is locked at the system's own
     # version: picamera2, simplejpeg and the libcamera bindings are compiled against it,
@@ -230,10 +232,10 @@ python_env() {
             "deploy/constraints.txt and run bash deploy/lock.sh (README, Installing)" >&2
         exit 1
     fi
-    run "$VENV/bin/python" -m pip install --quiet --require-hashes -r "$LOCK"
+    run "$NEW_RELEASE/bin/python" -m pip install --quiet --require-hashes -r "$LOCK"
     # qrpos itself, with no dependency resolution and no index: everything is in place
-    run "$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation --no-index \
-        "$SOURCE"
+    run "$NEW_RELEASE/bin/python" -m pip install --quiet --no-deps --no-build-isolation \
+        --no-index "$SOURCE"
     # `qrpos doctor`, `qrpos pair` and the rest on every root shell's PATH
     run ln -sfn "$VENV/bin/qrpos" /usr/local/bin/qrpos
     if [ -f "$here/hardware.md" ]; then
@@ -286,10 +288,20 @@ systemd_unit() {
     if in_chroot; then
         note "first boot: pair each till with sudo $here/deploy/provision.sh"
     elif [ -f "$CREDSTORE/qrpos-password" ]; then
-        note "terminal already paired: restarting the kiosk on the new version"
-        run systemctl restart "$UNIT_NAME"
+        note "terminal already paired: the kiosk restarts on the new release (next step)"
     else
         note "not paired yet: run sudo $here/deploy/provision.sh to pair and start the kiosk"
+    fi
+}
+
+activate_release() {
+    step "Switch to $NEW_RELEASE, health gate, rollback if it fails"
+    # release.sh restarts the kiosk when it runs (never in an image being built) and keeps
+    # the previous release; the outbox is never touched
+    if in_chroot; then
+        QRPOS_RESTART=0 run bash "$here/deploy/release.sh" activate "$NEW_RELEASE"
+    else
+        run bash "$here/deploy/release.sh" activate "$NEW_RELEASE"
     fi
 }
 
@@ -300,5 +312,6 @@ service_user
 python_env
 configuration
 systemd_unit
+activate_release
 step "Done"
 if [ "$DRY_RUN" -eq 1 ]; then note "dry run: nothing was changed"; fi

@@ -67,9 +67,11 @@ def test_password_only_reaches_stdin_of_pair_and_systemd_creds(
     assert argv[:3] == ["systemd-creds", "encrypt", "--name=qrpos-password"]
 
 
-def test_ansible_syntax_check() -> None:
+@pytest.mark.parametrize("playbook", ["site.yml", "update.yml", "report.yml"])
+def test_ansible_syntax_check(playbook: str) -> None:
     result = subprocess.run(
-        [ANSIBLE_PLAYBOOK, "-i", str(INVENTORY), "--syntax-check", str(PLAYBOOK)],
+        [ANSIBLE_PLAYBOOK, "-i", str(INVENTORY), "--syntax-check",
+         str(PLAYBOOK.with_name(playbook))],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr

@@ -7,6 +7,7 @@ install on a plain Debian machine (no Pi, no picamera2) and change nothing.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,10 +19,11 @@ from qrpos.credentials import CREDSTORE_PATH
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL = ROOT / "deploy" / "install.sh"
 PROVISION = ROOT / "deploy" / "provision.sh"
+RELEASE = ROOT / "deploy" / "release.sh"
 
 
 @pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
-@pytest.mark.parametrize("script", [INSTALL, PROVISION], ids=lambda p: p.name)
+@pytest.mark.parametrize("script", [INSTALL, PROVISION, RELEASE], ids=lambda p: p.name)
 def test_shellcheck_is_clean(script: Path) -> None:
     result = subprocess.run(
         ["shellcheck", "--severity=style", str(script)], capture_output=True, text=True
@@ -69,7 +71,9 @@ def test_plan_creates_the_service_user_in_the_video_group(plan: str) -> None:
 
 
 def test_plan_builds_a_venv_that_sees_system_picamera2_with_numpy_pinned(plan: str) -> None:
-    assert "-m venv --system-site-packages /opt/qrpos/venv" in plan
+    # each release is built beside the current one; /opt/qrpos/venv links to the current
+    [venv] = re.findall(r"-m venv --system-site-packages (/opt/qrpos/releases/\d{8}T\d{6}Z)", plan)
+    assert f"release.sh activate {venv}" in plan
     assert "locked numpy==" in plan  # the lock's numpy, checked against the system's
     (pip,) = [ln for ln in plan.splitlines() if "pip install" in ln and "--no-index" in ln]
     assert str(ROOT) in pip  # installs this checkout (or --source)
@@ -88,7 +92,17 @@ def test_plan_installs_enables_the_unit_and_moves_getty_aside(plan: str) -> None
 
 def test_plan_steps_run_in_order(plan: str) -> None:
     steps = [ln for ln in plan.splitlines() if ln.startswith("==> ")]
-    order = ["system", "packages", "Console", "user", "Virtual", "Configuration", "unit", "Done"]
+    order = [
+        "system",
+        "packages",
+        "Console",
+        "user",
+        "Release",
+        "Configuration",
+        "unit",
+        "health gate",
+        "Done",
+    ]
     positions = [next(i for i, s in enumerate(steps) if word in s) for word in order]
     assert positions == sorted(positions)
 
