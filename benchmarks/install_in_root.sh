@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016  # the checks run in the root's own shell: $(...) is for it
 # Install qrpos into a fresh Debian root file system as an image builder would, and check
 # what an installer meets: the arm64 root runs under qemu-user (binfmt_misc).
 #
@@ -49,7 +50,10 @@ check() {  # check NAME COMMAND...: one line, ok or FAIL
         failed=1
     fi
 }
-inside() { chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+inside() {
+    chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/ssl/certs/ca-certificates.crt "$@"
+}
 
 started=$SECONDS
 if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
@@ -58,6 +62,9 @@ if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
         { tail -20 /tmp/qrpos-debootstrap.log; exit 1; }
 fi
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# the host's trusted certificates (a proxy's own CA included), for pip inside the root
+mkdir -p "$ROOT/etc/ssl/certs"
+cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/ssl/certs/ca-certificates.crt"
 for fs in proc sys dev; do
     mountpoint -q "$ROOT/$fs" || mount --bind "/$fs" "$ROOT/$fs"
 done
