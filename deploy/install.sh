@@ -294,8 +294,22 @@ systemd_unit() {
     fi
 }
 
+# A build that stopped half-way (pip failed, the disk filled) is not left behind as a
+# release: release.sh would count it among those it keeps.
+RELEASE_ACTIVATED=0
+discard_unfinished_release() {
+    if [ "$DRY_RUN" -eq 0 ] && [ "$RELEASE_ACTIVATED" -eq 0 ] && [ -d "$NEW_RELEASE" ] &&
+        [ "$(readlink -f "$VENV" 2>/dev/null)" != "$NEW_RELEASE" ]; then
+        rm -rf -- "$NEW_RELEASE"
+        warn "the unfinished release $NEW_RELEASE was removed"
+    fi
+}
+trap discard_unfinished_release EXIT
+
 activate_release() {
     step "Switch to $NEW_RELEASE, health gate, rollback if it fails"
+    # from here the release is release.sh's: kept, current or rolled back from
+    RELEASE_ACTIVATED=1
     # release.sh restarts the kiosk when it runs (never in an image being built) and keeps
     # the previous release; the outbox is never touched
     if in_chroot; then
