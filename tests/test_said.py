@@ -182,3 +182,11 @@ def test_the_cashier_reads_an_open_sales_last_try_in_the_language() -> None:
     assert "холбогдож чадсангүй" in outcome_view(sale).detail
     set_language("en")
     assert "cannot connect" in outcome_view(sale).detail
+
+
+def test_a_damaged_or_hostile_stored_word_reads_back_as_nothing() -> None:
+    deep = '{"key": "k", "en": "e", "fields": {"f": ' * 5000 + "1" + "}}" * 5000
+    assert Said.from_json(deep) is None
+    assert Said.from_json('{"key": 1, "en": "e"}') is None
+    assert Said.from_json('{"key": "k", "en": "e", "fields": {"f": true}}') is None
+    assert Said.from_json("[1, 2]") is None

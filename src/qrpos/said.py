@@ -46,7 +46,7 @@ class Said:
             return None
         try:
             return _said(json.loads(text))
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):
             return None
 
 
