@@ -191,6 +191,7 @@ prune() {
     current=$(readlink -f "$CURRENT")
     previous=$(readlink -f "$PREVIOUS" 2>/dev/null || true)
     while IFS= read -r dir; do
+        [ -f "$dir/pyvenv.cfg" ] || continue # only a release's venv is a release
         kept=$((kept + 1))
         if [ "$dir" = "$current" ] || [ "$dir" = "$previous" ] || [ "$kept" -le "$KEEP" ]; then
             continue

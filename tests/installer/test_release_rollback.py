@@ -279,8 +279,8 @@ def test_the_fleet_update_stops_after_the_wave_in_which_a_kiosk_rolled_back(
             == 0
         )
         release = build_release(prefix, "2-next", with_dependencies=not broken)
-        (prefix / "releases" / "2-next-src" / "deploy").mkdir(parents=True)
-        shutil.copy(RELEASE, prefix / "releases" / "2-next-src" / "deploy" / "release.sh")
+        (prefix / "src" / "2-next" / "deploy").mkdir(parents=True)
+        shutil.copy(RELEASE, prefix / "src" / "2-next" / "deploy" / "release.sh")
         hosts[f"kiosk{n}"] = (prefix, release)
     inventory = tmp_path / "inventory.ini"
     inventory.write_text(
