@@ -186,6 +186,8 @@ class Kiosk:
         self.busy = False
         self.last_heard: float | None = None
         self.day_sales = 0
+        #: when its recent charges went through (how busy the till is, for the policy)
+        self.sold_at: list[float] = []
         self.replan = self.env.event()
         self.env.process(self.sales())
         self.env.process(self.follower())
@@ -236,6 +238,7 @@ class Kiosk:
                 continue  # left unresolved; the ledger would settle it later
             self.busy = False
             self.day_sales += 1
+            self.sold_at = [*self.sold_at[-20:], self.env.now]
             tally.sales += 1
             tally.sales_429 += met
             tally.peak_sales += peak
@@ -266,7 +269,11 @@ class Kiosk:
     def follower(self) -> Iterator[simpy.Event]:
         while True:
             starts = [charged for charged, _ in self.pending]
-            due = self.policy.next_poll_at(starts, self.last_poll, self.pressure, self.rng.random())
+            window = getattr(self.policy, "busy_window_s", 600.0)
+            recent = sum(1 for t in self.sold_at if t >= self.env.now - window)
+            due = self.policy.next_poll_at(
+                starts, self.last_poll, self.pressure, self.rng.random(), recent_sales=recent
+            )
             self.replan = self.env.event()
             if due is None:
                 yield self.replan

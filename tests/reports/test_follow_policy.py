@@ -47,6 +47,29 @@ def test_a_poll_is_never_planned_sooner_than_the_gap_or_a_receipts_first_check(
         assert due > last
 
 
+@given(
+    starts=st.lists(times, min_size=1, max_size=40),
+    last=times,
+    level=st.integers(0, 4),
+    u=st.floats(0, 0.999),
+    sales=st.none() | st.integers(0, 50),
+)
+def test_a_selling_till_keeps_the_long_gap_and_only_a_quiet_one_polls_sooner(
+    starts: list[float], last: float, level: int, u: float, sales: int | None
+) -> None:
+    """The lunch peak's budget holds whatever the till is told: unknown sales count as
+    selling; a quiet till never polls sooner than the quiet gap, nor later than a busy one."""
+    due = POLICY.next_poll_at(starts, last, Pressure(level), u, recent_sales=sales)
+    busy = POLICY.next_poll_at(starts, last, Pressure(level), u, recent_sales=POLICY.busy_sales)
+    assert due is not None and busy is not None
+    assert busy >= last + POLICY.min_gap_s * 2**level
+    if sales is None or sales >= POLICY.busy_sales:
+        assert due == busy
+    else:
+        assert last + POLICY.quiet_gap_s * 2**level <= due <= busy
+    assert POLICY.quiet_gap_s < POLICY.min_gap_s
+
+
 @given(started=times, after=st.none() | times)
 def test_a_pending_receipt_is_checked_again_within_the_cap(
     started: float, after: float | None

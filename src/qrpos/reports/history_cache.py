@@ -166,6 +166,16 @@ class HistoryCache:
             ).fetchone()
         return int(row[0])
 
+    def charges_since(self, since: datetime) -> int:
+        """Charges created at or after `since`, whatever their receipt: how busy the till
+        is (the VAT follow-up polls less often while it sells)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT count(*) FROM tx WHERE created_at >= ?",
+                (format_rfc3339(since),),
+            ).fetchone()
+        return int(row[0])
+
     def pending_created(self, since: datetime) -> list[datetime]:
         """Creation times (oldest first) of the charges since `since` whose receipt is
         pending: what the VAT follow-up plans its polls from."""

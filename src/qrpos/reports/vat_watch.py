@@ -8,7 +8,10 @@ a small share of it at fleet scale (issue 14: 5,000 kiosks at a lunch peak under
   charge), then ever more rarely while it stays pending (1 min, 2, 4 … up to
   `max_spacing_s`);
 - one poll covers every pending receipt of the window (one history page), and polls are at
-  least `min_gap_s` apart (jittered), so a busy till batches many sales into one read;
+  least `min_gap_s` apart (jittered) while the till sells (`busy_sales` charges in the
+  last `busy_window_s`: a lunch peak, when every till of a chain sells at once), so a busy
+  till batches many sales into one read; a quiet till polls `quiet_gap_s` apart, so its
+  receipts show sooner when the shared ceiling has room;
 - a 429 seen by *any* request of the kiosk (a charge too) raises the backoff level (once
   per hold: a storm of 429s is one signal): the gap doubles per level, never sooner than
   the gateway's Retry-After; a poll that goes through clears it (a storm passes; the
@@ -72,10 +75,17 @@ class FollowPolicy(Protocol):
         ...
 
     def next_poll_at(
-        self, followed: Sequence[float], last_poll_at: float | None, pressure: Pressure, u: float
+        self,
+        followed: Sequence[float],
+        last_poll_at: float | None,
+        pressure: Pressure,
+        u: float,
+        *,
+        recent_sales: int | None = None,
     ) -> float | None:
         """When to poll next, given when each followed receipt started (charge or
-        reversal time); None: nothing to follow. `u` is a uniform draw in [0, 1)."""
+        reversal time); None: nothing to follow. `u` is a uniform draw in [0, 1).
+        `recent_sales`: the till's charges of the last `busy_window_s` (None: unknown)."""
         ...
 
     def rate_limited(
@@ -96,13 +106,20 @@ class BatchedFollowPolicy:
     #: when a receipt is first expected to be issued, after its charge
     first_check_s: float = 60.0
     #: the spacing of one receipt's checks grows up to this
-    max_spacing_s: float = 900.0
-    #: background polls are at least this far apart: 6 an hour at most, batched
-    min_gap_s: float = 600.0
+    max_spacing_s: float = 300.0
+    #: while the till sells (its lunch peak, when every till of a chain does), background
+    #: polls are at least this far apart: 7 an hour at most, batched
+    min_gap_s: float = 510.0
+    #: while it is quiet, this far: its receipts are seen sooner, and a quiet till's
+    #: polls do not add up to much when the fleet is quiet too
+    quiet_gap_s: float = 240.0
+    #: the till is selling when it made at least this many charges in `busy_window_s`
+    busy_sales: int = 3
+    busy_window_s: float = 600.0
     #: a gap is stretched by up to this fraction, at random
     jitter: float = 0.25
-    #: the highest 429 backoff level (gap × 2**level: 40 min at most)
-    max_level: int = 2
+    #: the highest 429 backoff level (gap × 2**level: 17 min at most)
+    max_level: int = 1
     name: str = "batched"
 
     def scaled(self, factor: float) -> BatchedFollowPolicy:
@@ -112,6 +129,8 @@ class BatchedFollowPolicy:
             first_check_s=self.first_check_s * factor,
             max_spacing_s=self.max_spacing_s * factor,
             min_gap_s=self.min_gap_s * factor,
+            quiet_gap_s=self.quiet_gap_s * factor,
+            busy_window_s=self.busy_window_s * factor,
         )
 
     def receipt_due(self, started: float, after: float | None) -> float:
@@ -123,14 +142,23 @@ class BatchedFollowPolicy:
         return due
 
     def next_poll_at(
-        self, followed: Sequence[float], last_poll_at: float | None, pressure: Pressure, u: float
+        self,
+        followed: Sequence[float],
+        last_poll_at: float | None,
+        pressure: Pressure,
+        u: float,
+        *,
+        recent_sales: int | None = None,
     ) -> float | None:
-        """See `FollowPolicy.next_poll_at`."""
+        """See `FollowPolicy.next_poll_at`. A till whose sales are unknown counts as
+        selling (the longer gap)."""
         if not followed:
             return None
         due = min(self.receipt_due(s, last_poll_at) for s in followed)
         if last_poll_at is not None:
-            gap = self.min_gap_s * 2.0**pressure.level * (1.0 + self.jitter * u)
+            quiet = recent_sales is not None and recent_sales < self.busy_sales
+            base = self.quiet_gap_s if quiet else self.min_gap_s
+            gap = base * 2.0**pressure.level * (1.0 + self.jitter * u)
             due = max(due, last_poll_at + gap)
         return max(due, pressure.not_before)
 
@@ -165,9 +193,15 @@ class FixedIntervalPolicy:
     name: str = "fixed-30s"
 
     def next_poll_at(
-        self, followed: Sequence[float], last_poll_at: float | None, pressure: Pressure, u: float
+        self,
+        followed: Sequence[float],
+        last_poll_at: float | None,
+        pressure: Pressure,
+        u: float,
+        *,
+        recent_sales: int | None = None,
     ) -> float | None:
-        """See `FollowPolicy.next_poll_at`."""
+        """See `FollowPolicy.next_poll_at` (it does not look at the till's sales)."""
         if not followed:
             return None
         start = last_poll_at if last_poll_at is not None else max(followed)
@@ -276,7 +310,11 @@ class VatFollowUp:
         """Seconds until the policy's next background poll (None: nothing to follow)."""
         self._absorb_charge_429s()
         starts = [s.timestamp() for s in self.followed_starts()]
-        due = self.policy.next_poll_at(starts, self.last_poll_at, self.pressure, self._jitter())
+        window = timedelta(seconds=getattr(self.policy, "busy_window_s", 600.0))
+        recent = self.cache.charges_since(self.clock() - window)
+        due = self.policy.next_poll_at(
+            starts, self.last_poll_at, self.pressure, self._jitter(), recent_sales=recent
+        )
         return None if due is None else max(0.0, due - self.clock().timestamp())
 
     def held_s(self) -> float:
