@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, EXIT_REFUSED, fail
+from qrpos.present.i18n import t
+from qrpos.present.outcome import refusal_words
 from qrpos.scanner import (
     DECODER_NAMES,
     DecoderUnavailable,
@@ -78,16 +80,23 @@ def decode_file(path: Path, decoder: Any) -> dict[str, Any]:
 
 
 def _human(report: dict[str, Any]) -> str:
+    """One image's report in the configured language (`--json` keeps the English)."""
     lines = [f"{report['file']}:"]
     if report["error"]:
-        lines.append(f"  error: {report['error']}")
+        lines.append("  " + t("cli.decode.error", error=report["error"]))
     # a terminal must not interpret what a QR holds: everything escaped
-    lines += [f"  token: {shorten(t, 200)}" for t in report["tokens"]]
+    lines += ["  " + t("cli.decode.token", token=shorten(tok, 200)) for tok in report["tokens"]]
     lines += [
-        f"  refused: {r['reason']} ({shorten(bytes.fromhex(r['hex']))})" for r in report["refused"]
+        "  "
+        + t(
+            "cli.decode.refused",
+            reason=refusal_words(r["code"], r["reason"]),
+            text=shorten(bytes.fromhex(r["hex"])),
+        )
+        for r in report["refused"]
     ]
     if len(lines) == 1:
-        lines.append("  no QR code found")
+        lines.append("  " + t("cli.decode.nothing"))
     return "\n".join(lines)
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, SETUP_ERRORS, config_from_args, fail
 from qrpos.config import Config
+from qrpos.present.i18n import t
+from qrpos.present.words import error_words
 
 
 def register(sub: Any) -> None:
@@ -70,10 +72,13 @@ def run(args: argparse.Namespace) -> int:
             camera=None,
         )
         path = metrics.write(facts, args.dir)
-    except (LedgerError, OSError) as exc:
-        return fail(f"metrics not written: {exc}", EXIT_LOCAL_ERROR)
+    except LedgerError as exc:
+        return fail(t("cli.metrics.not_written", why=error_words(exc)), EXIT_LOCAL_ERROR)
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        return fail(t("cli.metrics.not_written", why=f"{args.dir or ''} {why}".strip()))
     finally:
         if ledger is not None:
             ledger.close()
-    print(f"wrote {path}")
+    print(t("cli.metrics.wrote", path=path))
     return EXIT_OK
