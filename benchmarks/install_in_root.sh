@@ -52,7 +52,7 @@ check() {  # check NAME COMMAND...: one line, ok or FAIL
 }
 inside() {
     chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/ssl/certs/ca-certificates.crt "$@"
+        HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/host-ca-certificates.crt "$@"
 }
 
 started=$SECONDS
@@ -62,9 +62,9 @@ if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
         { tail -20 /tmp/qrpos-debootstrap.log; exit 1; }
 fi
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
-# the host's trusted certificates (a proxy's own CA included), for pip inside the root
-mkdir -p "$ROOT/etc/ssl/certs"
-cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/ssl/certs/ca-certificates.crt"
+# the host's trusted certificates (a proxy's own CA included), for pip inside the root; a
+# file of their own: the root's ca-certificates package rewrites its bundle when installed
+cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/host-ca-certificates.crt"
 for fs in proc sys dev; do
     mountpoint -q "$ROOT/$fs" || mount --bind "/$fs" "$ROOT/$fs"
 done
