@@ -27,7 +27,7 @@ from qrpos.ledger.records import IntentRow, ReversalRow
 from qrpos.ledger.resolver import ProgressCallback, drive
 from qrpos.ledger.reversals import drive_reversal
 from qrpos.ledger.reviews import ForeignActivity, ReviewDecision, ReviewView
-from qrpos.ledger.states import IntentState, ReversalState
+from qrpos.ledger.states import DATE_RESOLUTION_S, IntentState, ReversalState
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
     AmountOutOfRange,
@@ -364,7 +364,8 @@ class ChargeDesk:
             until = records.latest_service_time(
                 conn, now, policy.window_margin_s, policy.max_clock_skew_s
             )
-            records.clear_foreign(conn, now, until)
+            margin = policy.window_margin_s + DATE_RESOLUTION_S
+            records.clear_foreign(conn, now, until, margin)
 
         self.ledger.write(clear)
 

@@ -654,17 +654,29 @@ def uncleared_foreign(conn: Connection) -> list[tuple[str, float]]:
     return [(str(r[0]), _checked("seen_at", "float", r[1])) for r in rows]
 
 
-def clear_foreign(conn: Connection, now: float, suspect_until: float) -> None:
+def clear_foreign(
+    conn: Connection, now: float, suspect_until: float, margin_s: float = 0.0
+) -> None:
     """An owner cleared the warning (after rotating the password, say).
 
     The other install may have charged up to the moment it was re-paired, and not every
     one of its rows lay in a window this kiosk looked at: rows committed up to
     `suspect_until` (the service's clock at the clear, with margin) stay doubtful, so they
-    go to a person rather than prove a sale (`foreign_suspect_until`).
+    go to a person rather than prove a sale (`foreign_suspect_until`). Never earlier than
+    the latest stranger's row being cleared (plus `margin_s`): after the service's clock
+    stepped back it stamps every commit at its high-water mark, ahead of any `Date` this
+    kiosk saw, and the other install's rows lie there, with the kiosk's own.
     """
+    stamps = []
+    for (created,) in conn.execute("SELECT created_at FROM foreign_row WHERE cleared_at IS NULL"):
+        try:
+            stamps.append(datetime.fromisoformat(str(created)).timestamp())
+        except ValueError:
+            raise DamagedRow(f"a stranger's row has no time ({str(created)[:20]!r})") from None
+    until = max([suspect_until, *(s + margin_s for s in stamps)])
     conn.execute(
         "UPDATE foreign_row SET cleared_at = ?, suspect_until = ? WHERE cleared_at IS NULL",
-        (now, suspect_until),
+        (now, until),
     )
     log_attempt(
         conn, kind="foreign", n=1, sent_at=now, outcome="cleared", detail="cleared by an owner"
