@@ -269,7 +269,7 @@ class Kiosk:
     def follower(self) -> Iterator[simpy.Event]:
         while True:
             starts = [charged for charged, _ in self.pending]
-            window = getattr(self.policy, "busy_window_s", 600.0)
+            window = self.policy.busy_window_s
             recent = sum(1 for t in self.sold_at if t >= self.env.now - window)
             due = self.policy.next_poll_at(
                 starts, self.last_poll, self.pressure, self.rng.random(), recent_sales=recent

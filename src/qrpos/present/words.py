@@ -42,10 +42,3 @@ def error_words(exc: BaseException) -> str:
     if isinstance(exc, QrposError) and exc.said is not None:
         return words(exc.said)
     return str(exc)
-
-
-def stored_words(english: str | None, stored: str | None) -> str:
-    """A detail the outbox keeps twice (the English column and the `Said` beside it):
-    the `Said` in the current language when it reads, else the English."""
-    said = Said.from_json(stored)
-    return words(said) if said is not None else (english or "")

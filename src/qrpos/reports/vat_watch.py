@@ -74,6 +74,11 @@ class FollowPolicy(Protocol):
         """A short label (the fleet model's columns)."""
         ...
 
+    @property
+    def busy_window_s(self) -> float:
+        """How far back the till's charges are counted for `recent_sales`."""
+        ...
+
     def next_poll_at(
         self,
         followed: Sequence[float],
@@ -190,6 +195,8 @@ class FixedIntervalPolicy:
 
     interval_s: float = spec.POLL_INTERVAL_S
     max_backoff_s: float = 600.0
+    #: the caller counts the till's charges over this; this policy does not look at them
+    busy_window_s: float = 600.0
     name: str = "fixed-30s"
 
     def next_poll_at(
@@ -310,7 +317,7 @@ class VatFollowUp:
         """Seconds until the policy's next background poll (None: nothing to follow)."""
         self._absorb_charge_429s()
         starts = [s.timestamp() for s in self.followed_starts()]
-        window = timedelta(seconds=getattr(self.policy, "busy_window_s", 600.0))
+        window = timedelta(seconds=self.policy.busy_window_s)
         recent = self.cache.charges_since(self.clock() - window)
         due = self.policy.next_poll_at(
             starts, self.last_poll_at, self.pressure, self._jitter(), recent_sales=recent

@@ -157,7 +157,7 @@ def probe_camera(settings: Mapping[str, Any], seconds: float = 2.0) -> CameraChe
         source = open_source(settings)
         source.open()
     except CameraUnavailable as exc:
-        return CameraCheck(False, None, exc.said or Said("", str(exc)))
+        return CameraCheck(False, None, exc.said or Said.plain(str(exc)))
     frames = 0
     size = ""
     started = time.monotonic()

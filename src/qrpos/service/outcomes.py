@@ -161,7 +161,7 @@ class Unresolved(_Outcome):
     @property
     def why(self) -> Said:
         """The reason as a `Said`, whether or not it was given as one."""
-        return self.said or Said("", self.reason)
+        return self.said or Said.plain(self.reason)
 
 
 ChargeOutcome = (
