@@ -11,6 +11,10 @@
 from __future__ import annotations
 
 import ast
+import errno
+import importlib
+import inspect
+import os
 import string
 from pathlib import Path
 
@@ -22,7 +26,7 @@ from qrpos.errors import QrposError
 from qrpos.ledger.views import TokenAlreadyPaid
 from qrpos.present.i18n import languages, load_catalogue, set_language
 from qrpos.present.words import error_words, words
-from qrpos.said import Said, say
+from qrpos.said import OS_REASONS, Said, os_reason, say
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "qrpos"
 
@@ -100,7 +104,7 @@ def test_every_sentence_said_has_words_in_every_language(
 
 
 def test_every_said_key_in_the_catalogues_is_said_somewhere() -> None:
-    keys = {f"said.{key}" for _, key, _, _ in SAID}
+    keys = {f"said.{key}" for _, key, _, _ in SAID} | {f"said.os.{n}" for n in OS_REASONS.values()}
     catalogue = load_catalogue("en")
     stored = {k.removesuffix(".one").removesuffix(".other") for k in catalogue}
     unused = {k for k in stored if k.startswith("said.")} - keys
@@ -191,3 +195,88 @@ def test_a_damaged_or_hostile_stored_word_reads_back_as_nothing() -> None:
     assert Said.from_json('{"key": 1, "en": "e"}') is None
     assert Said.from_json('{"key": "k", "en": "e", "fields": {"f": true}}') is None
     assert Said.from_json("[1, 2]") is None
+
+
+@pytest.mark.parametrize("code", sorted(OS_REASONS), ids=errno.errorcode.get)
+def test_the_systems_reasons_have_words_in_every_language(code: int) -> None:
+    exc = OSError(code, os.strerror(code), "/var/lib/qrpos/x")
+    said = os_reason(exc)
+    assert said.english == os.strerror(code)
+    for lang in languages():
+        set_language(lang)
+        told = words(said)
+        assert told and told != said.key, (lang, told)
+    set_language("en")
+
+
+def test_a_reason_the_catalogues_do_not_know_is_the_systems_own_text() -> None:
+    said = os_reason(OSError(errno.ETXTBSY, os.strerror(errno.ETXTBSY)))
+    set_language("mn")
+    try:
+        assert words(said) == os.strerror(errno.ETXTBSY)
+        assert words(os_reason(OSError("no errno at all"))) == "no errno at all"
+    finally:
+        set_language("en")
+
+
+#: modules whose errors are not for a person in the kiosk's language: the sandbox speaks
+#: the service's English (its bodies are the contract's), a catalogue error is the
+#: developer's, and a damaged or misused ledger row is a detail inside a sentence that is
+#: said (`error.outbox_damaged` names the file and says what to do); a reply that breaks
+#: the contract is told by the sale's last try (`said.reply.*`), not by its own text
+TECHNICAL = ("simulator/", "present/i18n.py", "ledger/records.py", "ledger/views.py")
+TECHNICAL_CALLS = {
+    "ledger/reviews.py": {"DamagedRow"},
+    "ledger/store.py": {"LedgerError"},  # "closed": a bug's message, never a person's
+    "service/status.py": {"MalformedResponse"},  # the contract's words, kept in the row
+}
+
+
+def _qrpos_errors() -> set[str]:
+    """The names of every QrposError subclass the source defines or re-exports."""
+    names = set()
+    for path in sorted(SRC.rglob("*.py")):
+        if "simulator" in path.parts or path.name == "__main__.py":
+            continue
+        module = ".".join(("qrpos", *path.relative_to(SRC).with_suffix("").parts))
+        module = module.removesuffix(".__init__")
+        for name, obj in vars(importlib.import_module(module)).items():
+            if inspect.isclass(obj) and issubclass(obj, QrposError):
+                names.add(name)
+    return names
+
+
+def test_no_error_for_a_person_is_raised_in_english_only() -> None:
+    """The class of "English on a Mongolian kiosk": an error of ours raised with a bare
+    string or f-string reaches `qrpos: …` or a screen untranslated. Each must be raised
+    with a `say(...)` (or a `t(...)` already in the language)."""
+    ours = _qrpos_errors()
+    english_only = []
+    for path in sorted(SRC.rglob("*.py")):
+        where = str(path.relative_to(SRC))
+        if where.startswith(TECHNICAL):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)):
+                continue
+            name = ast.unparse(node.exc.func).rsplit(".", 1)[-1]
+            if name not in ours or name in TECHNICAL_CALLS.get(where, set()):
+                continue
+            first = node.exc.args[0] if node.exc.args else None
+            if isinstance(first, ast.JoinedStr) or (
+                isinstance(first, ast.Constant) and isinstance(first.value, str)
+            ):
+                english_only.append(f"{where}:{node.lineno} {name}")
+    assert english_only == []
+
+
+def test_no_command_fails_with_english_only_words() -> None:
+    """`fail("…")` prints to the installer as it is: a literal there is English only."""
+    literal = []
+    for path in sorted((SRC / "cli").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "fail":
+                first = node.args[0] if node.args else None
+                if isinstance(first, ast.JoinedStr | ast.Constant):
+                    literal.append(f"{path.name}:{node.lineno}")
+    assert literal == []

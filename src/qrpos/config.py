@@ -20,6 +20,7 @@ Recognised TOML keys (all optional)::
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from typing import Any
 
 from qrpos import spec
 from qrpos.errors import QrposError
-from qrpos.said import say
+from qrpos.said import Said, os_reason, say
 from qrpos.statedir import write_private
 
 DEFAULT_CONFIG_PATH = Path("/etc/qrpos/config.toml")
@@ -115,9 +116,37 @@ def default_state_dir(env: Mapping[str, str]) -> Path:
 def write_pairing(state_dir: Path, username: str) -> Path:
     """Remember the paired terminal's username in the state dir (atomically)."""
     if not spec.USERNAME_RE.match(username):
-        raise ConfigError(f"{username!r} is not a terminal username")
+        raise ConfigError(_not_username(username))
     # run as root by provision.sh: no planted link is followed, the kiosk user owns it
     return write_private(state_dir, PAIRING_FILE, f'username = "{username}"\n'.encode())
+
+
+def _not_username(value: object) -> Said:
+    return say(
+        "config.not_username",
+        "username {value} is not a terminal username ({prefix} followed by {count} characters)",
+        value=repr(value),
+        prefix=spec.USERNAME_PREFIX,
+        count=spec.USERNAME_SUFFIX_LEN,
+    )
+
+
+def _not_a_table(table: str) -> Said:
+    return say("config.not_a_table", "[{table}] in the config file must be a table", table=table)
+
+
+def _not_toml(path: Path, exc: tomllib.TOMLDecodeError) -> Said:
+    """Where the TOML is broken (tomllib's own words are English: the place is enough)."""
+    where = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+    if where is None:
+        return say("config.not_toml", "config file {path} is not valid TOML", path=str(path))
+    return say(
+        "config.not_toml_at",
+        "config file {path} is not valid TOML (line {line}, column {column})",
+        path=str(path),
+        line=int(where.group(1)),
+        column=int(where.group(2)),
+    )
 
 
 def _read_toml(path: Path, explicit: bool) -> dict[str, Any]:
@@ -126,17 +155,38 @@ def _read_toml(path: Path, explicit: bool) -> dict[str, Any]:
             return tomllib.load(fh)
     except FileNotFoundError:
         if explicit:
-            raise ConfigError(f"config file {path} does not exist") from None
+            raise ConfigError(
+                say("config.missing", "config file {path} does not exist", path=str(path))
+            ) from None
         return {}
     except PermissionError:
-        raise ConfigError(f"config file {path} is not readable by this user") from None
+        raise ConfigError(
+            say(
+                "config.unreadable",
+                "config file {path} is not readable by this user",
+                path=str(path),
+            )
+        ) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+        raise ConfigError(_not_toml(path, exc)) from None
     except UnicodeDecodeError:
-        raise ConfigError(f"config file {path} is not valid TOML: not UTF-8 text") from None
+        raise ConfigError(
+            say(
+                "config.not_utf8",
+                "config file {path} is not valid TOML: not UTF-8 text",
+                path=str(path),
+            )
+        ) from None
     except (OSError, ValueError) as exc:  # a path through a file, a NUL in the path
-        reason = exc.strerror if isinstance(exc, OSError) else str(exc)
-        raise ConfigError(f"config file {path} cannot be read ({reason})") from None
+        why = os_reason(exc) if isinstance(exc, OSError) else Said.plain(str(exc))
+        raise ConfigError(
+            say(
+                "config.cannot_read",
+                "config file {path} cannot be read ({why})",
+                path=str(path),
+                why=why,
+            )
+        ) from None
 
 
 def _setting_text(name: str, value: Any) -> str | None:
@@ -144,7 +194,13 @@ def _setting_text(name: str, value: Any) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or "\x00" in value:
-        raise ConfigError(f"{name} must be text (a quoted string in the config file)")
+        raise ConfigError(
+            say(
+                "config.not_text",
+                "{name} must be text (a quoted string in the config file)",
+                name=name,
+            )
+        )
     return value
 
 
@@ -190,13 +246,28 @@ def load_config(
                 raise TypeError(timeout_raw)
             timeout = float(timeout_raw)
         except (TypeError, ValueError):
-            raise ConfigError(f"request timeout {timeout_raw!r} is not a number") from None
+            raise ConfigError(
+                say(
+                    "config.timeout_not_number",
+                    "request timeout {value} is not a number",
+                    value=repr(timeout_raw),
+                )
+            ) from None
         if not 0 < timeout <= 300:
-            raise ConfigError("request timeout must be between 0 and 300 seconds")
+            raise ConfigError(
+                say("config.timeout_range", "request timeout must be between 0 and 300 seconds")
+            )
 
     language = _setting_text("language", pick("language", "QRPOS_LANGUAGE")) or "mn"
     if language not in LANGUAGES:
-        raise ConfigError(f"language {language!r} is not one of {', '.join(LANGUAGES)}")
+        raise ConfigError(
+            say(
+                "config.language",
+                "language {value} is not one of {choices}",
+                value=repr(language),
+                choices=", ".join(LANGUAGES),
+            )
+        )
 
     base_url = _setting_text("base_url", pick("base_url", "QRPOS_BASE_URL"))
     if "base_url" in opts:
@@ -210,13 +281,10 @@ def load_config(
         # written by `qrpos pair` (the username is not a secret; the password is not here)
         username = _read_toml(state_dir / PAIRING_FILE, explicit=False).get("username")
     if username is not None and not spec.USERNAME_RE.match(str(username)):
-        raise ConfigError(
-            f"username {username!r} is not a terminal username "
-            f"({spec.USERNAME_PREFIX} followed by {spec.USERNAME_SUFFIX_LEN} characters)"
-        )
+        raise ConfigError(_not_username(username))
     scanner = toml.get("scanner", {})
     if not isinstance(scanner, dict):
-        raise ConfigError("[scanner] in the config file must be a table")
+        raise ConfigError(_not_a_table("scanner"))
     pin_screens = _pin_screens(env.get("QRPOS_OWNER_PIN_SCREENS"), toml.get("owner", {}))
     return Config(
         base_url=str(base_url) if base_url else None,
@@ -239,17 +307,24 @@ def _pin_screens(from_env: str | None, owner: Any) -> frozenset[str]:
     """The owner screens behind the PIN: QRPOS_OWNER_PIN_SCREENS (comma-separated) over
     `[owner] pin_screens` (a list); ConfigError naming the ones that do not exist."""
     if not isinstance(owner, dict):
-        raise ConfigError("[owner] in the config file must be a table")
+        raise ConfigError(_not_a_table("owner"))
     if from_env is not None:
         names = [n.strip() for n in from_env.split(",") if n.strip()]
     else:
         raw = owner.get("pin_screens", [])
         if not isinstance(raw, list) or not all(isinstance(n, str) for n in raw):
-            raise ConfigError("[owner] pin_screens must be a list of screen names")
+            raise ConfigError(
+                say("config.pin_screens_list", "[owner] pin_screens must be a list of screen names")
+            )
         names = raw
     unknown = sorted(set(names) - set(PIN_SCREENS))
     if unknown:
         raise ConfigError(
-            f"owner pin_screens {', '.join(unknown)}: the screens are {', '.join(PIN_SCREENS)}"
+            say(
+                "config.pin_screens_unknown",
+                "owner pin_screens {unknown}: the screens are {known}",
+                unknown=", ".join(unknown),
+                known=", ".join(PIN_SCREENS),
+            )
         )
     return frozenset(names)

@@ -31,7 +31,7 @@ from jaraco.classes import properties
 from qrpos import spec
 from qrpos.errors import CredentialsMissing as CredentialsMissing
 from qrpos.errors import CredentialStoreUnavailable as CredentialStoreUnavailable
-from qrpos.said import Said, say
+from qrpos.said import Said, os_reason, say
 from qrpos.statedir import as_root
 
 log = logging.getLogger("qrpos.credentials")
@@ -87,7 +87,12 @@ class SystemdCredentialKeyring(keyring.backend.KeyringBackend):
                 password = path.read_text(encoding="utf-8").strip("\r\n")
             except OSError as exc:
                 raise CredentialsMissing(
-                    f"the systemd credential {CREDENTIAL_NAME} cannot be read ({exc.strerror})"
+                    say(
+                        "error.credential_unreadable",
+                        "the systemd credential {name} cannot be read ({why})",
+                        name=CREDENTIAL_NAME,
+                        why=os_reason(exc),
+                    )
                 ) from None
             if password:
                 self.source = f"systemd credential $CREDENTIALS_DIRECTORY/{CREDENTIAL_NAME}"
@@ -115,8 +120,13 @@ class SystemdCredentialKeyring(keyring.backend.KeyringBackend):
             # systemd-creds' stderr says why (wrong machine, damaged file); never the secret
             reason = result.stderr.decode("utf-8", "replace").strip().splitlines()
             raise CredentialsMissing(
-                f"{self._credstore} cannot be decrypted on this machine "
-                f"({reason[-1] if reason else 'systemd-creds failed'}): run {PROVISION_FIX} again"
+                say(
+                    "error.credential_undecryptable",
+                    "{path} cannot be decrypted on this machine ({why}): run {fix} again",
+                    path=str(self._credstore),
+                    why=Said.plain(reason[-1] if reason else "systemd-creds failed"),
+                    fix=PROVISION_FIX,
+                )
             )
         password = result.stdout.decode("utf-8", "replace").strip("\r\n")
         if not password:
@@ -154,7 +164,13 @@ def find_password(username: str, env: Mapping[str, str] | None = None) -> tuple[
         return password, systemd.source
     backend = keyring.get_keyring()
     if isinstance(backend, SystemdCredentialKeyring):
-        raise CredentialsMissing(f"the systemd credential is empty: run {PROVISION_FIX}")
+        raise CredentialsMissing(
+            say(
+                "error.credential_empty",
+                "the systemd credential is empty: run {fix}",
+                fix=PROVISION_FIX,
+            )
+        )
     try:
         stored = backend.get_password(KEYRING_SERVICE, username)
     except (keyring.errors.KeyringError, RuntimeError) as exc:

@@ -23,6 +23,7 @@ from qrpos.config import Config
 from qrpos.credentials import PROVISION_FIX, CredentialsMissing, find_password
 from qrpos.present.i18n import t, t_or
 from qrpos.present.words import words
+from qrpos.said import os_reason
 from qrpos.service import InsecureBaseURL, TerminalClient
 from qrpos.service.outcomes import (
     CredentialsRejected,
@@ -124,7 +125,7 @@ def check_state_dir(state_dir: Path) -> Check:
         return Check(
             "state dir",
             Status.FAIL,
-            f"{state_dir}: {exc.strerror}",
+            f"{state_dir}: {words(os_reason(exc))}",
             t("doctor.fix.state_dir", path=state_dir),
         )
     return Check("state dir", Status.OK, t("doctor.state_dir.ok", path=state_dir))

@@ -12,6 +12,7 @@ import secrets
 from pathlib import Path
 
 from qrpos.errors import QrposError
+from qrpos.said import say
 from qrpos.statedir import write_private
 
 PIN_FILE = "manager-pin"
@@ -29,9 +30,16 @@ class PinError(QrposError, ValueError):
 
 def _check_shape(pin: str) -> None:
     if not pin.isdigit() or not pin.isascii():
-        raise PinError("the manager PIN is digits only")
+        raise PinError(say("pin.digits", "the manager PIN is digits only"))
     if not MIN_LEN <= len(pin) <= MAX_LEN:
-        raise PinError(f"the manager PIN has {MIN_LEN} to {MAX_LEN} digits")
+        raise PinError(
+            say(
+                "pin.length",
+                "the manager PIN has {low} to {high} digits",
+                low=MIN_LEN,
+                high=MAX_LEN,
+            )
+        )
 
 
 def _hash(pin: str, salt: bytes, n: int, r: int, p: int) -> bytes:

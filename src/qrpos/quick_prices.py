@@ -16,6 +16,7 @@ from pathlib import Path
 
 from qrpos import spec
 from qrpos.errors import QrposError
+from qrpos.said import Said, os_reason, say
 from qrpos.statedir import write_private
 
 PRICES_FILE = "quick-prices.json"
@@ -63,15 +64,44 @@ def slot_of_key(key: str) -> int | None:
 def checked(slot: int, amount: int, label: str = "") -> QuickPrice:
     """`QuickPrice(slot, amount, label)` when each part is acceptable, else QuickPriceError."""
     if not 1 <= slot <= SLOTS:
-        raise QuickPriceError(f"a quick price's slot is 1 to {SLOTS}, not {slot}")
+        raise QuickPriceError(
+            say(
+                "prices.slot_range",
+                "a quick price's slot is 1 to {high}, not {slot}",
+                high=SLOTS,
+                slot=slot,
+            )
+        )
     if not spec.AMOUNT_MIN_MNT <= amount <= spec.AMOUNT_MAX_MNT:
         raise QuickPriceError(
-            f"a price is {spec.AMOUNT_MIN_MNT} to {spec.AMOUNT_MAX_MNT} ₮, not {amount}"
+            say(
+                "prices.amount_range",
+                "a price is {amount_min} to {amount_max}, not {amount}",
+                amount_min=spec.AMOUNT_MIN_MNT,
+                amount_max=spec.AMOUNT_MAX_MNT,
+                amount=amount,
+            )
         )
     label = " ".join(label.split())
     if len(label) > LABEL_MAX or not label.isprintable():
-        raise QuickPriceError(f"a label is at most {LABEL_MAX} printable characters")
+        raise QuickPriceError(
+            say(
+                "prices.label_long",
+                "a label is at most {count} printable characters",
+                count=LABEL_MAX,
+            )
+        )
     return QuickPrice(slot, amount, label)
+
+
+def _damaged(path: Path, detail: str) -> Said:
+    """The file is there but not whole (the detail stays in the log's English)."""
+    return say(
+        "prices.damaged",
+        "the quick prices in {path} are damaged ({detail})",
+        path=str(path),
+        detail=Said.plain(detail),
+    )
 
 
 def load_prices(state_dir: Path) -> dict[int, QuickPrice]:
@@ -83,23 +113,29 @@ def load_prices(state_dir: Path) -> dict[int, QuickPrice]:
     except FileNotFoundError:
         return {}
     except OSError as exc:  # the reason in words, not "[Errno 13] …"
-        reason = exc.strerror or type(exc).__name__
-        raise QuickPriceError(f"the quick prices in {path} cannot be read: {reason}") from exc
+        raise QuickPriceError(
+            say(
+                "prices.cannot_read",
+                "the quick prices in {path} cannot be read: {why}",
+                path=str(path),
+                why=os_reason(exc),
+            )
+        ) from exc
     except ValueError as exc:
-        raise QuickPriceError(f"the quick prices in {path} are not JSON: {exc}") from exc
+        raise QuickPriceError(_damaged(path, "not JSON")) from exc
     try:
         if not isinstance(data, dict) or not isinstance(data.get("prices"), list):
-            raise QuickPriceError("no price list")
+            raise ValueError("no price list")
         prices: dict[int, QuickPrice] = {}
         for entry in data["prices"]:
             slot, amount, label = entry["slot"], entry["amount"], entry.get("label", "")
             if not all(type(n) is int for n in (slot, amount)) or not isinstance(label, str):
-                raise QuickPriceError(f"a price of the wrong type: {entry!r}")
+                raise ValueError(f"a price of the wrong type: {entry!r}")
             if slot in prices:
-                raise QuickPriceError(f"slot {slot} twice")
+                raise ValueError(f"slot {slot} twice")
             prices[slot] = checked(slot, amount, label)
-    except (QuickPriceError, KeyError, TypeError) as exc:
-        raise QuickPriceError(f"the quick prices in {path} are damaged: {exc}") from exc
+    except (ValueError, KeyError, TypeError) as exc:  # QuickPriceError too
+        raise QuickPriceError(_damaged(path, str(exc))) from exc
     return prices
 
 

@@ -13,7 +13,9 @@ are ints named ``amount``, rendered as ₮ by the presenter. Imports nothing of 
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,6 +61,39 @@ def say(key: str, english: str, **fields: str | int | float | Said) -> Said:
     """`Said(key, english.format(**fields), fields)`: the English template is written once,
     at the place that says it, with the placeholders the catalogues use."""
     return Said(key, english.format(**{k: str(v) for k, v in fields.items()}), dict(fields))
+
+
+#: the operating system's reasons a person meets (a file, a disk, a device), by errno;
+#: any other is told as the system's own words (`os.strerror`, English)
+OS_REASONS = {
+    errno.ENOENT: "enoent",
+    errno.EACCES: "eacces",
+    errno.EPERM: "eperm",
+    errno.EISDIR: "eisdir",
+    errno.ENOTDIR: "enotdir",
+    errno.ENOSPC: "enospc",
+    errno.EDQUOT: "enospc",
+    errno.EROFS: "erofs",
+    errno.EIO: "eio",
+    errno.ELOOP: "eloop",
+    errno.ENAMETOOLONG: "enametoolong",
+    errno.EEXIST: "eexist",
+    errno.EBUSY: "ebusy",
+    errno.ENODEV: "enodev",
+    errno.ENXIO: "enodev",
+    errno.EADDRINUSE: "eaddrinuse",
+    errno.EADDRNOTAVAIL: "eaddrnotavail",
+    errno.ECONNREFUSED: "econnrefused",
+}
+
+
+def os_reason(exc: BaseException) -> Said:
+    """Why an operating-system call failed, as words for a person: ``os.<name>`` for the
+    reasons above, else the system's text (never the exception's class or repr)."""
+    code = getattr(exc, "errno", None)
+    english = getattr(exc, "strerror", None) or (os.strerror(code) if code else "") or str(exc)
+    name = OS_REASONS.get(code) if isinstance(code, int) else None
+    return Said(f"os.{name}", english) if name else Said.plain(english or type(exc).__name__)
 
 
 def _plain(said: Said) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from qrpos.errors import QrposError
+from qrpos.said import say
 
 #: mode of every file qrpos creates in the state dir: only the kiosk user reads it
 PRIVATE_MODE = 0o600
@@ -58,7 +59,9 @@ def _create_exclusive(dfd: int, name: str, mode: int) -> int:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
         os.close(fd)
-        raise UnsafeStateDir(f"{name} is not a new regular file")
+        raise UnsafeStateDir(
+            say("error.unsafe_file", "{name} is not a new regular file", name=name)
+        )
     owner = os.fstat(dfd)
     if os.geteuid() == 0 and (st.st_uid, st.st_gid) != (owner.st_uid, owner.st_gid):
         os.fchown(fd, owner.st_uid, owner.st_gid)

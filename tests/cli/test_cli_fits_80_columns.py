@@ -48,9 +48,20 @@ def test_every_command_fits_80_columns_over_a_busy_day(
     assert {k: v for k, v in wide.items() if v} == {}
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_every_help_fits_80_columns(command: str, tmp_path: Path) -> None:
+#: every command's help, and the help of each action under a command
+HELPS = (
+    [(), *((c,) for c in sorted(COMMANDS))]
+    + [("outbox", action) for action in ("list", "resolve", "abandon", "review")]
+    + [("prices", "set"), ("prices", "clear")]
+)
+
+
+@pytest.mark.parametrize("language", ["mn", "en"])
+@pytest.mark.parametrize("command", HELPS, ids=" ".join)
+def test_every_help_fits_80_columns(
+    command: tuple[str, ...], language: str, tmp_path: Path
+) -> None:
     env = {"COLUMNS": str(WIDTH), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    done = qrpos(env, command, "--help")
+    done = qrpos({**env, "QRPOS_LANGUAGE": language}, *command, "--help")
     assert done.returncode == 0, done.stderr
     assert too_wide(done.stdout) == []

@@ -7,10 +7,12 @@ screens as words for any language (`qrpos.said`), so they are checked too."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from headless import qrpos
+from qrpos.cli import COMMANDS
 
 #: what is not a language: ids, a code's tail, command syntax a person types as is,
 #: units and abbreviations both catalogues use
@@ -81,3 +83,37 @@ def test_the_same_commands_in_english_hold_no_mongolian(busy_day: dict[str, str]
     env = {**busy_day, "QRPOS_LANGUAGE": "en"}
     mongolian = {" ".join(args): words(qrpos(env, *args).stdout, CYRILLIC_WORD) for args in RUNS}
     assert {k: v for k, v in mongolian.items() if v} == {}
+
+
+#: what `--help` keeps in Latin letters in Mongolian: the commands and their actions and
+#: choices (typed as they are), and names of things: programs, files, protocols, fields
+HELP_SYNTAX = set(COMMANDS) | {
+    *("list", "resolve", "abandon", "review", "set", "clear", "txid", "amount", "label"),
+    *("slot", "debug", "info", "warning", "error", "http", "https", "qrpos", "stdin"),
+    *("stderr", "file", "tokens", "refused", "zbar", "zxing", "scanner", "deploy"),
+    *("keyring", "loopback", "systemd", "credential", "root", "sudo", "curl", "merchant"),
+    *("Terminal", "Charge", "Service", "Transaction", "SQLite", "Prometheus", "textfile"),
+    *("collector", "prom", "vatStatus", "issued", "voided"),
+}
+HELPS = (
+    [(), *((c,) for c in sorted(COMMANDS))]
+    + [("outbox", action) for action in ("list", "resolve", "abandon", "review")]
+    + [("prices", "set"), ("prices", "clear")]
+)
+
+
+@pytest.mark.parametrize("command", HELPS, ids=" ".join)
+def test_every_help_speaks_the_configured_language(
+    command: tuple[str, ...], tmp_path: Path
+) -> None:
+    """`--help` is the installer's reference on a kiosk configured for Mongolian: its
+    sentences, argparse's own headings and the exit codes in Mongolian; in English no
+    Mongolian word."""
+    env = {"COLUMNS": "80", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    mongolian = qrpos({**env, "QRPOS_LANGUAGE": "mn"}, *command, "--help")
+    assert mongolian.returncode == 0, mongolian.stderr
+    assert mongolian.stdout.startswith("хэрэглээ: qrpos"), mongolian.stdout
+    assert set(words(mongolian.stdout, LATIN_WORD)) - HELP_SYNTAX == set(), mongolian.stdout
+    english = qrpos({**env, "QRPOS_LANGUAGE": "en"}, *command, "--help")
+    assert english.stdout.startswith("usage: qrpos"), english.stdout
+    assert words(english.stdout, CYRILLIC_WORD) == [], english.stdout

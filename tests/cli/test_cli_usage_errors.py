@@ -151,11 +151,23 @@ def test_a_token_of_non_utf8_stdin_is_a_usage_error(tmp_path: Path) -> None:
     assert b"Traceback" not in done.stderr and done.stderr.count(b"\n") == 1
 
 
+@pytest.mark.parametrize(
+    ("language", "heading", "usage"),
+    [("en", "exit codes:", "64 usage"), ("mn", "гарах кодууд:", "64 буруу хэрэглээ")],
+)
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_every_help_lists_its_exit_codes(capsys: pytest.CaptureFixture[str], command: str) -> None:
+def test_every_help_lists_its_exit_codes(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    language: str,
+    heading: str,
+    usage: str,
+) -> None:
+    monkeypatch.setenv("QRPOS_LANGUAGE", language)
     assert main([command, "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "exit codes:" in out and "64 usage" in out
+    assert heading in out and usage in out
 
 
 def test_a_password_of_non_utf8_stdin_is_a_usage_error(tmp_path: Path) -> None:

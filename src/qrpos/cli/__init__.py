@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from qrpos import __version__
 from qrpos.cli.common import add_global_options, as_state_owner, fail, speak_before_parsing
 from qrpos.cli.usage import (
-    EXIT_CODES,
     EXIT_USAGE,
     UsageError,
     UsageParser,
@@ -24,6 +23,7 @@ from qrpos.cli.usage import (
 )
 from qrpos.errors import QrposError
 from qrpos.journal import configure_logging
+from qrpos.present.i18n import t
 
 #: command -> the module that registers it, in the order of `qrpos --help`
 COMMANDS = {
@@ -71,9 +71,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """
     parser = UsageParser(
         prog="qrpos",
-        description="Point-of-sale kiosk that charges meal-benefit wallets by QR code.",
+        description=t("help.about"),
     )
-    parser.add_argument("--version", action="version", version=f"qrpos {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"qrpos {__version__}", help=t("help.version")
+    )
     add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = (COMMANDS[only],) if only in COMMANDS else COMMAND_MODULES
@@ -82,7 +84,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         module.register(sub)
     for name, subparser in sub.choices.items():
         add_global_options(subparser, on_subcommand=True)
-        subparser.epilog = f"exit codes: {EXIT_CODES[name]}"
+        subparser.epilog = t("help.exit_codes", codes=t(f"help.exit.{name}"))
     return parser
 
 
@@ -116,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except QrposError as exc:  # on purpose, for a person; a bug stays a traceback
             return fail(exc)
         except KeyboardInterrupt:
-            print("interrupted", file=sys.stderr)
+            print(t("cli.interrupted"), file=sys.stderr)
             return 130
     return code
 

@@ -33,31 +33,24 @@ from qrpos.ledger import (
     SaleResult,
     UnresolvedChargeExists,
 )
+from qrpos.present.i18n import t
 
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "charge",
-        help="one charge through the outbox; prints the Transaction as JSON",
-        description=(
-            "Charge a wallet by its QR token. The sale is stored before anything is sent."
-        ),
+        help=t("help.charge.summary"),
+        description=(t("help.charge.about")),
     )
-    p.add_argument(
-        "--amount", type=usage.amount_mnt, required=True, help="whole tugrik, 1..1,000,000"
-    )
+    p.add_argument("--amount", type=usage.amount_mnt, required=True, help=t("help.charge.amount"))
     token = p.add_mutually_exclusive_group(required=True)
-    token.add_argument(
-        "--token", type=usage.qr_token, help="the scanned vqr_ token, exactly as read"
-    )
-    token.add_argument(
-        "--token-stdin", action="store_true", help="read the token from stdin (not in ps)"
-    )
+    token.add_argument("--token", type=usage.qr_token, help=t("help.charge.token"))
+    token.add_argument("--token-stdin", action="store_true", help=t("help.charge.token_stdin"))
     p.add_argument(
         "--deadline",
         type=usage.seconds,
         default=DEFAULT_DEADLINE_S,
-        help="seconds to keep trying before leaving the sale to `qrpos outbox resolve` (60)",
+        help=t("help.charge.deadline"),
     )
     p.set_defaults(func=run)
 

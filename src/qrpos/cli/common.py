@@ -18,7 +18,7 @@ from qrpos.cli import usage
 from qrpos.cli.usage import EXIT_USAGE as EXIT_USAGE
 from qrpos.config import Config, ConfigError, load_config
 from qrpos.errors import CredentialsMissing, InsecureBaseURL
-from qrpos.present.i18n import languages, set_language
+from qrpos.present.i18n import languages, set_language, t
 from qrpos.present.words import error_words
 
 if TYPE_CHECKING:
@@ -61,27 +61,24 @@ def add_global_options(parser: argparse.ArgumentParser, *, on_subcommand: bool =
     default to SUPPRESS so that they never overwrite a value given before it.
     """
     d: dict[str, Any] = {"default": argparse.SUPPRESS} if on_subcommand else {}
-    g = parser.add_argument_group("configuration (override QRPOS_* and the config file)")
-    g.add_argument("--config", type=Path, help="TOML file (default /etc/qrpos/config.toml)", **d)
+    g = parser.add_argument_group(t("help.common.title"))
+    g.add_argument("--config", type=Path, help=t("help.common.config"), **d)
     g.add_argument(
         "--base-url",
         type=usage.base_url,
-        help="service base URL (https; http only to loopback)",
+        help=t("help.common.base_url"),
         **d,
     )
+    g.add_argument("--username", type=usage.username, help=t("help.common.username"), **d)
+    g.add_argument("--state-dir", type=Path, help=t("help.common.state_dir"), **d)
     g.add_argument(
-        "--username", type=usage.username, help="terminal username, term_ + 8 characters", **d
+        "--request-timeout", type=usage.seconds, help=t("help.common.request_timeout"), **d
     )
-    g.add_argument("--state-dir", type=Path, help="where the outbox database lives", **d)
-    g.add_argument(
-        "--request-timeout", type=usage.seconds, help="seconds per request (default 30)", **d
-    )
-    g.add_argument("--language", choices=("mn", "en"), help="language of screens and messages", **d)
+    g.add_argument("--language", choices=("mn", "en"), help=t("help.common.language"), **d)
     g.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
-        help="log verbosity on stderr (default: warning for run, demo and simulator; "
-        "error for the other commands, whose own lines say what a person needs)",
+        help=t("help.common.log_level"),
         **(d or {"default": None}),
     )
 
@@ -117,10 +114,12 @@ def _option_value(words: Sequence[str], name: str) -> str | None:
 def speak_before_parsing(words: Sequence[str], env: Mapping[str, str] | None = None) -> None:
     """Speak the configured language before the command line is parsed, so that a usage
     error is told in it: `--language` as given, else the environment and the config file
-    as every command reads them. When those cannot be read the default language stays
-    (the command then says what is wrong with them, once parsed)."""
+    as every command reads them. When the config file cannot be read, `--language` or
+    `QRPOS_LANGUAGE` still chooses (else the default stays), and the command then says
+    what is wrong with the file in that language."""
     given = _option_value(words, "--language")
     config = _option_value(words, "--config")
+    env = os.environ if env is None else env
     try:
         language = load_config(
             config_path=Path(config) if config else None,
@@ -128,7 +127,10 @@ def speak_before_parsing(words: Sequence[str], env: Mapping[str, str] | None = N
             env=env,
         ).language
     except (ConfigError, OSError, ValueError):
-        return
+        chosen = [w for w in (given, env.get("QRPOS_LANGUAGE")) if w in languages()]
+        if not chosen:
+            return
+        language = chosen[0]
     set_language(language)
 
 
@@ -179,12 +181,3 @@ def fail(message: str | BaseException, code: int = EXIT_LOCAL_ERROR) -> int:
 
 
 SETUP_ERRORS = (ConfigError, CredentialsMissing, InsecureBaseURL)
-
-
-def not_yet(name: str) -> Any:
-    """The handler of a command that is not built yet: a clear error, exit 1."""
-
-    def handler(args: argparse.Namespace) -> int:
-        return fail(f"`qrpos {name}` is not available yet in this build")
-
-    return handler

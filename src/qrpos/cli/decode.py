@@ -25,6 +25,8 @@ from typing import Any
 from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, EXIT_REFUSED, fail
 from qrpos.present.i18n import t
 from qrpos.present.outcome import refusal_words
+from qrpos.present.words import words
+from qrpos.said import Said, say
 from qrpos.scanner import (
     DECODER_NAMES,
     DecoderUnavailable,
@@ -33,37 +35,37 @@ from qrpos.scanner import (
     make_decoder,
     shorten,
 )
-from qrpos.scanner.replay import image_files, read_image
+from qrpos.scanner.replay import ImageUnreadable, image_files, read_image
 
 
 def register(sub: Any) -> None:
     """Add `qrpos decode` to the command line."""
     p: argparse.ArgumentParser = sub.add_parser(
         "decode",
-        help="read the QR tokens in image files (as the kiosk would)",
-        description=(
-            "Decode every QR code in each image (or folder of images). With --json: one "
-            'object per image, {"file", "tokens", "refused", "error"}, tokens as exact '
-            "strings. Exit 0 every image held a token, 2 some held none, 1 unreadable file."
-        ),
+        help=t("help.decode.summary"),
+        description=(t("help.decode.about")),
     )
-    p.add_argument("images", nargs="+", type=Path, metavar="IMAGE", help="image file or folder")
-    p.add_argument("--json", action="store_true", help="one JSON object per image")
-    p.add_argument("--decoder", choices=DECODER_NAMES, help="decoder (default: the fastest)")
+    p.add_argument("images", nargs="+", type=Path, metavar="IMAGE", help=t("help.decode.images"))
+    p.add_argument("--json", action="store_true", help=t("help.decode.json"))
+    p.add_argument("--decoder", choices=DECODER_NAMES, help=t("help.decode.decoder"))
     p.set_defaults(func=run)
 
 
-def decode_file(path: Path, decoder: Any) -> dict[str, Any]:
-    """The report for one image: tokens, refused codes, or the error reading it."""
+def decode_file(path: Path, decoder: Any) -> tuple[dict[str, Any], Said | None]:
+    """The report for one image: tokens, refused codes, or the error reading it (in
+    English, for `--json`; and as a `Said`, for a person)."""
     report: dict[str, Any] = {"file": str(path), "tokens": [], "refused": [], "error": None}
+    said: Said | None = None
     if path.is_dir():
-        report["error"] = f"{path} holds no image files"
-        return report
-    try:
-        frame = read_image(path)
-    except ValueError as exc:
-        report["error"] = str(exc)
-        return report
+        said = say("image.no_images", "{path} holds no image files", path=str(path))
+    else:
+        try:
+            frame = read_image(path)
+        except ImageUnreadable as exc:
+            said = exc.said
+    if said is not None:
+        report["error"] = said.english
+        return report, said
     for raw in decoder.decode(frame):
         result = classify(raw)
         if isinstance(result, ScannedToken):
@@ -76,14 +78,14 @@ def decode_file(path: Path, decoder: Any) -> dict[str, Any]:
         report["refused"].append(
             {"code": str(result.code), "reason": result.reason, "text": text, "hex": raw.hex()}
         )
-    return report
+    return report, None
 
 
-def _human(report: dict[str, Any]) -> str:
+def _human(report: dict[str, Any], error: Said | None) -> str:
     """One image's report in the configured language (`--json` keeps the English)."""
     lines = [f"{report['file']}:"]
-    if report["error"]:
-        lines.append("  " + t("cli.decode.error", error=report["error"]))
+    if error is not None:
+        lines.append("  " + t("cli.decode.error", error=words(error)))
     # a terminal must not interpret what a QR holds: everything escaped
     lines += ["  " + t("cli.decode.token", token=shorten(tok, 200)) for tok in report["tokens"]]
     lines += [
@@ -116,11 +118,11 @@ def run(args: argparse.Namespace) -> int:
         return fail(exc)
     code = EXIT_OK
     for path in _expand(args.images):
-        report = decode_file(path, decoder)
+        report, error = decode_file(path, decoder)
         if args.json:
             print(json.dumps(report, ensure_ascii=True))
         else:
-            print(_human(report))
+            print(_human(report, error))
         if report["error"]:
             code = EXIT_LOCAL_ERROR
         elif not report["tokens"] and code == EXIT_OK:

@@ -11,35 +11,39 @@ import json
 from typing import Any
 
 from qrpos.cli import usage
-from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, config_from_args, console_width, fail
+from qrpos.cli.common import (
+    EXIT_LOCAL_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    config_from_args,
+    console_width,
+    fail,
+)
 from qrpos.config import ConfigError
 from qrpos.doctor import Status, check_name, render_table, run_checks
 from qrpos.present.i18n import t
+from qrpos.present.words import error_words
 
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "doctor",
-        help="check camera, decoder, storage, clock, credentials and the service",
-        description=(
-            "Check everything a working kiosk needs and print one line per check; a failed "
-            "line says how to fix it. On a kiosk run it as root (sudo) so that it can read "
-            "the encrypted credential."
-        ),
+        help=t("help.doctor.summary"),
+        description=(t("help.doctor.about")),
     )
     p.add_argument(
         "--camera-seconds",
         type=usage.seconds,
         default=2.0,
         metavar="S",
-        help="how long to count camera frames (default 2)",
+        help=t("help.doctor.camera_seconds"),
     )
     p.add_argument(
         "--no-camera",
         action="store_true",
-        help="skip the camera (e.g. while the kiosk itself is using it)",
+        help=t("help.doctor.no_camera"),
     )
-    p.add_argument("--json", action="store_true", help="print the checks as a JSON array")
+    p.add_argument("--json", action="store_true", help=t("help.doctor.json"))
     p.set_defaults(func=run)
 
 
@@ -48,9 +52,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = config_from_args(args)
     except ConfigError as exc:
-        return fail(f"{exc} (fix the configuration, then run doctor again)")
+        return fail(t("cli.doctor.config", message=error_words(exc)))
     if args.camera_seconds <= 0:
-        return fail("--camera-seconds must be positive")
+        return fail(t("cli.positive", options="--camera-seconds"), EXIT_USAGE)
     checks = asyncio.run(
         run_checks(config, camera_seconds=args.camera_seconds, skip_camera=args.no_camera)
     )

@@ -41,20 +41,18 @@ from qrpos.service import Transaction, parse_rfc3339
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "history",
-        help="this terminal's transactions, newest first (local time)",
-        description="This terminal's transactions, newest first, in local time (UTC+8), "
-        "with VAT status and receipt number. Offline, prints the last known history "
-        "from the local cache (exit 3).",
+        help=t("help.history.summary"),
+        description=t("help.history.about"),
     )
-    p.add_argument("--from", dest="from_", metavar="WHEN", help="YYYY-MM-DD (local) or RFC 3339")
-    p.add_argument("--to", metavar="WHEN", help="YYYY-MM-DD (through that local day) or RFC 3339")
+    p.add_argument("--from", dest="from_", metavar="WHEN", help=t("help.history.from_"))
+    p.add_argument("--to", metavar="WHEN", help=t("help.history.to"))
     p.add_argument(
         "--limit",
         type=usage.bounded_int(1, 1_000_000),
         default=50,
-        help="rows to print at most (default 50)",
+        help=t("help.history.limit"),
     )
-    p.add_argument("--json", action="store_true", help="one JSON array of the service's rows")
+    p.add_argument("--json", action="store_true", help=t("help.history.json"))
     p.set_defaults(func=run)
 
 
@@ -111,14 +109,14 @@ async def _collect(
 
 def run(args: argparse.Namespace) -> int:
     if args.limit < 1:
-        return fail("--limit must be at least 1", EXIT_USAGE)
+        return fail(t("cli.positive", options="--limit"), EXIT_USAGE)
     try:
         from_ = parse_when(args.from_, end=False) if args.from_ else None
         to = parse_when(args.to, end=True) if args.to else None
     except ValueError as exc:
         return fail(exc, EXIT_USAGE)
     if from_ and to and to < from_:
-        return fail("--to is before --from", EXIT_USAGE)
+        return fail(t("cli.history.to_before_from"), EXIT_USAGE)
     try:
         config = config_from_args(args)
         rows, last = asyncio.run(_collect(config, from_, to, args.limit))

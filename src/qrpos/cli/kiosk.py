@@ -27,6 +27,8 @@ from qrpos.cli.common import (
 )
 from qrpos.config import Config
 from qrpos.journal import JournalHandler
+from qrpos.present.i18n import t
+from qrpos.present.words import error_words
 
 LOG_FILE = "kiosk.log"
 
@@ -34,21 +36,17 @@ log = logging.getLogger("qrpos.kiosk")
 
 
 def register(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
-        "run", help="the kiosk on this terminal (camera per [scanner] in the config)"
-    )
+    p: argparse.ArgumentParser = sub.add_parser("run", help=t("help.run.summary"))
     p.set_defaults(func=run)
     q: argparse.ArgumentParser = sub.add_parser(
         "demo",
-        help="the kiosk on an embedded sandbox and a virtual camera; needs nothing else",
-        description="Keys in the demo: p = the next customer shows the phone; "
-        "d / e / l = the next charge loses its reply / gets HTTP 500 / gets HTTP 429.",
+        help=t("help.demo.summary"),
+        description=t("help.demo.about"),
     )
     q.add_argument(
         "--keep-state",
         action="store_true",
-        help="keep the outbox in ~/.local/state/qrpos-demo instead of a temp dir "
-        "(--state-dir or QRPOS_STATE_DIR choose another folder)",
+        help=t("help.demo.keep_state"),
     )
     q.set_defaults(func=demo)
 
@@ -77,10 +75,10 @@ def _startup_failed(error: BaseException | None) -> int | None:
     if error is None:
         return None
     if isinstance(error, SETUP_ERRORS):
-        return fail(str(error))
+        return fail(error)
     log.error("kiosk stopped", exc_info=error)
     # the message of LedgerError/CameraUnavailable names the fix
-    return fail(f"the kiosk stopped: {error}", EXIT_LOCAL_ERROR)
+    return fail(t("cli.kiosk.stopped", why=error_words(error)), EXIT_LOCAL_ERROR)
 
 
 #: where the demo keeps what a person chose (its language), and its outbox with --keep-state
@@ -150,5 +148,5 @@ def run(args: argparse.Namespace) -> int:
         error = run_kiosk(config, production_factory(config))
     except Exception as exc:
         log.exception("kiosk stopped")
-        return fail(f"the kiosk stopped: {exc}", EXIT_LOCAL_ERROR)
+        return fail(t("cli.kiosk.stopped", why=error_words(exc)), EXIT_LOCAL_ERROR)
     return _startup_failed(error) or EXIT_OK

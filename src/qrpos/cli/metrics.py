@@ -17,24 +17,22 @@ from typing import Any
 from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, SETUP_ERRORS, config_from_args, fail
 from qrpos.config import Config
 from qrpos.present.i18n import t
-from qrpos.present.words import error_words
+from qrpos.present.words import error_words, words
+from qrpos.said import os_reason
 
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "metrics",
-        help="write the kiosk's Prometheus metrics for node_exporter's textfile collector",
-        description="Write qrpos.prom (sales and gross today, open sales, credentials, "
-        "reachability, outbox integrity) into node_exporter's textfile directory. The "
-        "running kiosk writes it every 30 s by itself. Exit codes: 0 written, 1 not.",
+        help=t("help.metrics.summary"),
+        description=t("help.metrics.about"),
     )
-    p.add_argument("--once", action="store_true", help="write once and exit (the only mode)")
+    p.add_argument("--once", action="store_true", help=t("help.metrics.once"))
     p.add_argument(
         "--dir",
         type=Path,
         metavar="DIR",
-        help="textfile collector directory (default: $QRPOS_METRICS_DIR, else "
-        "/var/lib/node_exporter/textfile_collector)",
+        help=t("help.metrics.dir"),
     )
     p.set_defaults(func=run)
 
@@ -75,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
     except LedgerError as exc:
         return fail(t("cli.metrics.not_written", why=error_words(exc)), EXIT_LOCAL_ERROR)
     except OSError as exc:
-        why = exc.strerror or type(exc).__name__
-        return fail(t("cli.metrics.not_written", why=f"{args.dir or ''} {why}".strip()))
+        why = f"{args.dir or ''} {words(os_reason(exc))}".strip()
+        return fail(t("cli.metrics.not_written", why=why))
     finally:
         if ledger is not None:
             ledger.close()

@@ -46,23 +46,26 @@ from qrpos.present.words import words
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "outbox",
-        help="see and settle unresolved sales and refunds",
-        description="List, resolve or abandon what the durable outbox still holds.",
+        help=t("help.outbox.summary"),
+        description=t("help.outbox.about"),
     )
     p.set_defaults(func=run_list, all=False, json=False)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
-    lst = actions.add_parser("list", help="what needs attention (--all: everything)")
-    lst.add_argument("--all", action="store_true", help="include settled rows (audit)")
-    lst.add_argument("--json", action="store_true", help="print a JSON array")
+    lst = actions.add_parser("list", help=t("help.outbox.list.summary"))
+    lst.add_argument("--all", action="store_true", help=t("help.outbox.list.all"))
+    lst.add_argument("--json", action="store_true", help=t("help.outbox.list.json"))
     lst.set_defaults(func=run_list)
-    res = actions.add_parser("resolve", help="work on open sales/refunds; exit 3 if some left")
-    res.add_argument("id", nargs="?", type=int, help="one sale (default: all)")
+    res = actions.add_parser("resolve", help=t("help.outbox.resolve.summary"))
+    res.add_argument("id", nargs="?", type=int, help=t("help.outbox.resolve.id"))
     res.add_argument(
-        "--deadline", type=usage.seconds, default=DEFAULT_DEADLINE_S, help="seconds to keep trying"
+        "--deadline",
+        type=usage.seconds,
+        default=DEFAULT_DEADLINE_S,
+        help=t("help.outbox.resolve.deadline"),
     )
     res.set_defaults(func=run_resolve)
-    ab = actions.add_parser("abandon", help="never send this sale again")
-    ab.add_argument("id", type=int, help="the sale's id (see outbox list)")
+    ab = actions.add_parser("abandon", help=t("help.outbox.abandon.summary"))
+    ab.add_argument("id", type=int, help=t("help.outbox.abandon.id"))
     ab.set_defaults(func=run_abandon)
     from qrpos.cli import review
 

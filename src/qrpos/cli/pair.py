@@ -40,27 +40,23 @@ from qrpos.service.outcomes import CredentialsRejected, Page, RateLimited, Unres
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "pair",
-        help="verify the terminal's credentials with the service and store them",
-        description=(
-            "Verify --username and the password with GET /v1/transactions?limit=1, store the "
-            "password in the keyring and remember the username. On a kiosk use "
-            "deploy/provision.sh, which stores it as an encrypted systemd credential."
-        ),
+        help=t("help.pair.summary"),
+        description=(t("help.pair.about")),
     )
     p.add_argument(
         "--password-stdin",
         action="store_true",
-        help="read the password from the first line of stdin (else it is asked, unechoed)",
+        help=t("help.pair.password_stdin"),
     )
     p.add_argument(
         "--manager-pin-stdin",
         action="store_true",
-        help="also set the manager PIN (guards reversals) from the next line of stdin",
+        help=t("help.pair.manager_pin_stdin"),
     )
     p.add_argument(
         "--no-store",
         action="store_true",
-        help="verify only (and record the username and PIN); the caller stores the password",
+        help=t("help.pair.no_store"),
     )
     p.set_defaults(func=run)
 

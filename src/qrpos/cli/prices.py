@@ -15,31 +15,29 @@ from typing import Any
 
 from qrpos.cli import usage
 from qrpos.cli.common import EXIT_OK, SETUP_ERRORS, config_from_args, fail
+from qrpos.present.i18n import t
 
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "prices",
-        help="list or set the quick prices the kiosk charges with one key (F3..F11)",
-        description="The owner's quick prices: up to nine set amounts (a canteen's set "
-        "menus); slot N is charged on the kiosk by the key F(N+2), F12 repeats the last "
-        "amount. Without an action, lists them.",
+        help=t("help.prices.summary"),
+        description=t("help.prices.about"),
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION")
-    put = actions.add_parser("set", help="set up a slot: SLOT AMOUNT [LABEL]")
-    put.add_argument("slot", type=usage.bounded_int(1, 9), help="1 to 9 (the key F3 to F11)")
-    put.add_argument("amount", type=usage.amount_mnt, help="the price in ₮")
+    put = actions.add_parser("set", help=t("help.prices.set.summary"))
+    put.add_argument("slot", type=usage.bounded_int(1, 9), help=t("help.prices.set.slot"))
+    put.add_argument("amount", type=usage.amount_mnt, help=t("help.prices.set.amount"))
     put.add_argument(
-        "label", nargs="?", default="", type=usage.text, help="a short name shown beside it"
+        "label", nargs="?", default="", type=usage.text, help=t("help.prices.set.label")
     )
-    clear = actions.add_parser("clear", help="empty a slot")
-    clear.add_argument("slot", type=usage.bounded_int(1, 9), help="1 to 9")
+    clear = actions.add_parser("clear", help=t("help.prices.clear.summary"))
+    clear.add_argument("slot", type=usage.bounded_int(1, 9), help=t("help.prices.clear.slot"))
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from qrpos.present.format import TUGRIK, group_thousands
-    from qrpos.present.i18n import t
     from qrpos.quick_prices import QuickPriceError, clear_price, key_of, load_prices, set_price
 
     try:

@@ -45,22 +45,18 @@ log = logging.getLogger("qrpos.cli.report")
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "report",
-        help="end-of-day totals of a local (UTC+8) day",
-        description="Gross takings (not the payout), reversals and VAT receipts of one "
-        "local day, with an hourly chart and a reconciliation against this kiosk's "
-        "outbox. Exit codes: 0 done, 2 refused, 3 history unreachable, 4 credentials "
-        "rejected, 1 local error.",
+        help=t("help.report.summary"),
+        description=t("help.report.about"),
     )
-    p.add_argument("--date", help="local day YYYY-MM-DD (default: today, UTC+8)")
-    p.add_argument("--csv", type=Path, metavar="PATH", help="also write the day's rows as CSV")
-    p.add_argument("--json", action="store_true", help="print the totals as JSON")
+    p.add_argument("--date", help=t("help.report.date"))
+    p.add_argument("--csv", type=Path, metavar="PATH", help=t("help.report.csv"))
+    p.add_argument("--json", action="store_true", help=t("help.report.json"))
     p.add_argument(
         "--merge",
         nargs="+",
         type=Path,
         metavar="FILE",
-        help="sum several tills' `report --json` files of the same day (no service needed); "
-        "exits 1 when the days differ or a till is given twice",
+        help=t("help.report.merge"),
     )
     p.set_defaults(func=run)
 
@@ -135,13 +131,10 @@ def run(args: argparse.Namespace) -> int:
     except ListingFailed as exc:
         outcome = exc.outcome
         if isinstance(outcome, CredentialsRejected):
-            return fail("credentials rejected: pair the terminal again", EXIT_CREDENTIALS)
+            return fail(t("history.credentials"), EXIT_CREDENTIALS)
         if isinstance(outcome, BadRequest | Refused):
-            return fail(f"the service refused the listing: {outcome.message}", EXIT_REFUSED)
-        return fail(
-            f"the history cannot be read now ({listing_failure(outcome)}); try again",
-            EXIT_UNRESOLVED,
-        )
+            return fail(t("eod.refused", message=outcome.message), EXIT_REFUSED)
+        return fail(t("cli.report.unreadable", why=listing_failure(outcome)), EXIT_UNRESOLVED)
     if args.json:
         # the till's terminal, so `report --merge` can tell tills apart
         print(json.dumps({**eod.to_json(), "terminal": config.username}, ensure_ascii=False))

@@ -29,6 +29,7 @@ from qrpos.cli.common import (
 )
 from qrpos.cli.desk import DEFAULT_DEADLINE_S, open_desk
 from qrpos.ledger import ChargeRefusedLocally, LedgerError, ReversalResult
+from qrpos.present.i18n import t
 from qrpos.present.owner import result_text
 
 _CODES = {
@@ -42,17 +43,20 @@ _CODES = {
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "reverse",
-        help="refund a charge in full (safe to repeat)",
-        description="Reverse a charge by its transaction id; 204 and 409 both mean refunded.",
+        help=t("help.reverse.summary"),
+        description=t("help.reverse.about"),
     )
-    p.add_argument("txid", type=usage.tx_id, help="the transaction id (tx_…)")
+    p.add_argument("txid", type=usage.tx_id, help=t("help.reverse.txid"))
     p.add_argument(
-        "--deadline", type=usage.seconds, default=DEFAULT_DEADLINE_S, help="seconds to keep trying"
+        "--deadline",
+        type=usage.seconds,
+        default=DEFAULT_DEADLINE_S,
+        help=t("help.reverse.deadline"),
     )
     p.add_argument(
         "--pin-stdin",
         action="store_true",
-        help="read the manager PIN from the first line of stdin (asked at a terminal otherwise)",
+        help=t("help.reverse.pin_stdin"),
     )
     p.set_defaults(func=run)
 
@@ -64,7 +68,6 @@ def _pin_refusal(args: argparse.Namespace) -> str | None:
     import sys
 
     from qrpos import manager_pin
-    from qrpos.present.i18n import t
     from qrpos.present.owner import pin_refusal
     from qrpos.reports.pin_gate import PinGate
 

@@ -18,9 +18,11 @@ import argparse
 import asyncio
 import getpass
 import json
+import textwrap
 from typing import Any
 
 from qrpos import spec
+from qrpos.cli import usage
 from qrpos.cli.common import (
     EXIT_CREDENTIALS,
     EXIT_LOCAL_ERROR,
@@ -52,15 +54,6 @@ from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
 from qrpos.present.owner import result_text, review_reason
 
-EPILOG = """exit codes:
-  listing:   0 no review open, 3 some reviews open, 1 local error
-  settling:  0 settled (a refund has landed), 2 refused (not in review, row not among
-             its candidates or owned by another sale: nothing changed), 3 settled but the
-             refund is still queued (qrpos outbox resolve retries it), 4 credentials
-             rejected while refunding, 1 local error
-  --clear-foreign: 0 cleared
-Gating: as for `qrpos reverse`, reading the stored terminal credentials is required."""
-
 REFUND_EXIT = {
     "refunded": EXIT_OK,
     "unresolved": EXIT_UNRESOLVED,
@@ -73,24 +66,30 @@ def register(actions: Any) -> None:
     """Add `review` under `qrpos outbox`."""
     rv: argparse.ArgumentParser = actions.add_parser(
         "review",
-        help="sales a person must settle: list, or settle one",
-        description="List sales in review with the history rows that could be their "
-        "charge, or settle one. Tokens show their last 4 characters only.",
-        epilog=EPILOG,
+        help=t("help.review.summary"),
+        description=textwrap.fill(t("help.review.about"), width=79),  # raw: wrapped here
+        epilog=t("help.review.epilog"),
+        # argparse cannot wrap a group of choices: the usage is written out to fit 80
+        usage=(
+            "%(prog)s [-h] [--json] [--deadline S] [id]\n"
+            "    [--charged TX | --refund TX | --not-charged | --clear-foreign]"
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    rv.add_argument("id", nargs="?", type=int, help="the sale to settle (see the list)")
+    rv.add_argument("id", nargs="?", type=int, help=t("help.review.id"))
     what = rv.add_mutually_exclusive_group()
-    what.add_argument("--charged", metavar="TX", help="this row is the sale (customer paid)")
-    what.add_argument("--refund", metavar="TX", help="this row was charged wrongly: refund it")
-    what.add_argument("--not-charged", action="store_true", help="nothing was charged")
+    what.add_argument("--charged", metavar="TX", help=t("help.review.charged"))
+    what.add_argument("--refund", metavar="TX", help=t("help.review.refund"))
+    what.add_argument("--not-charged", action="store_true", help=t("help.review.not_charged"))
     what.add_argument(
         "--clear-foreign",
         action="store_true",
-        help="clear the warning that another install uses these credentials",
+        help=t("help.review.clear_foreign"),
     )
-    rv.add_argument("--json", action="store_true", help="print the open reviews as JSON")
-    rv.add_argument("--deadline", type=float, default=30.0, help="seconds to try a refund")
+    rv.add_argument("--json", action="store_true", help=t("help.review.json"))
+    rv.add_argument(
+        "--deadline", metavar="S", type=usage.seconds, default=30.0, help=t("help.review.deadline")
+    )
     rv.set_defaults(func=run_review)
 
 

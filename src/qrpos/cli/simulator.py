@@ -10,42 +10,42 @@ from typing import Any
 
 from qrpos.cli import usage
 from qrpos.cli.common import EXIT_LOCAL_ERROR, EXIT_OK, fail
+from qrpos.present.i18n import t
+from qrpos.present.words import error_words, words
+from qrpos.said import os_reason
 
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "simulator",
-        help="serve the sandbox Terminal Charge Service (with the /_sim admin API)",
-        description=(
-            "Serve a faithful sandbox of the Terminal Charge Service on HTTP. Create a "
-            'terminal with: curl -X POST -d \'{"merchant":"m1"}\' http://HOST:PORT/_sim/terminals'
-        ),
+        help=t("help.simulator.summary"),
+        description=(t("help.simulator.about")),
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--host", default="127.0.0.1", help=t("help.simulator.host"))
     p.add_argument(
         "--port",
         type=usage.bounded_int(0, 65535),
         default=8080,
-        help="port (default 8080; 0 = any free)",
+        help=t("help.simulator.port"),
     )
-    p.add_argument("--db", type=Path, help="SQLite file that keeps the state across restarts")
+    p.add_argument("--db", type=Path, help=t("help.simulator.db"))
     p.add_argument(
         "--vat-delay",
         type=float,
         metavar="S",
-        help="seconds before a VAT receipt is issued, and before a reversed one is voided",
+        help=t("help.simulator.vat_delay"),
     )
     p.add_argument(
         "--clock-offset",
         type=usage.offset_seconds,
         default=0.0,
         metavar="S",
-        help="run the service's clock S seconds ahead of real time (negative: behind)",
+        help=t("help.simulator.clock_offset"),
     )
     p.add_argument(
         "--no-rate-limit",
         action="store_true",
-        help="turn off the gateway ceiling (100 requests/s, burst 200)",
+        help=t("help.simulator.no_rate_limit"),
     )
     p.set_defaults(func=run)
 
@@ -64,12 +64,12 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.vat_delay is not None:
         if args.vat_delay < 0:
-            return fail("--vat-delay cannot be negative")
+            return fail(t("cli.simulator.negative_delay"))
         options.vat_issue_delay_s = options.vat_void_delay_s = args.vat_delay
     try:
         sandbox = Sandbox(options)
     except Exception as exc:  # an unreadable --db file, most likely
-        return fail(f"cannot open the sandbox state: {exc}")
+        return fail(t("cli.simulator.cannot_open", why=error_words(exc)))
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
         sock.bind((args.host, args.port))
     except OSError as exc:
         sock.close()
-        return fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+        where = f"{args.host}:{args.port}"
+        return fail(t("cli.simulator.cannot_listen", where=where, why=words(os_reason(exc))))
     port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"http://{shown}:{port}", flush=True)

@@ -6,7 +6,8 @@
   below while parsing, so a command's own code only ever sees well-formed values.
 * Everything a command prints goes through `redact.terminal_safe` (`safe_output`):
   service text, history rows and file names cannot drive the installer's terminal.
-* Each command's `--help` ends with its exit codes (`EXIT_CODES`, also in the README).
+* Each command's `--help` (in the configured language: `locales/*/help.toml`) ends with
+  its exit codes (`help.exit.*`, also in the README).
 """
 
 from __future__ import annotations
@@ -29,34 +30,6 @@ from qrpos.redact import terminal_safe
 EXIT_USAGE = 64
 _LOW, _HIGH = format_mnt(spec.AMOUNT_MIN_MNT), format_mnt(spec.AMOUNT_MAX_MNT)
 
-#: each command's exit codes, shown at the end of its --help (README's table agrees)
-EXIT_CODES: dict[str, str] = {
-    "run": "0 stopped cleanly, 1 cannot start, 64 usage",
-    "demo": "0 stopped cleanly, 1 cannot start, 64 usage",
-    "pair": "0 paired, 4 rejected by the service, 1 local error, 64 usage",
-    "charge": (
-        "0 approved, 2 declined or refused (4xx), 3 unresolved (kept), "
-        "4 credentials rejected, 1 local error or nothing sent (the code already paid "
-        "charge #N: it says which), 64 usage"
-    ),
-    "reverse": (
-        "0 refunded, 2 refused, 3 unresolved (kept), 4 credentials, "
-        "1 local error or the manager PIN refused, 64 usage"
-    ),
-    "outbox": "0 done (resolve: nothing left), 3 some left, 1 local error, 64 usage",
-    "history": "0 listed, 3 service unavailable (cache shown), 4 credentials, 1 local, 64 usage",
-    "report": (
-        "0 done, 2 refused, 3 service unavailable, 4 credentials, "
-        "1 local error (--merge: days differ, a till twice, not a report), 64 usage"
-    ),
-    "prices": "0 done, 1 local error (the prices file cannot be read or written), 64 usage",
-    "decode": "0 every image had a token, 2 some had none, 1 unreadable, 64 usage",
-    "doctor": "0 every check passed, 1 some check failed, 64 usage",
-    "verify": "0 verified, 2 refused, 3 unresolved, 4 credentials, 1 local error, 64 usage",
-    "metrics": "0 written, 1 not written, 64 usage",
-    "simulator": "0 stopped, 1 cannot start, 64 usage",
-}
-
 
 class UsageError(QrposError, argparse.ArgumentTypeError):
     """A malformed option value; the message says what is expected (never the value)."""
@@ -73,29 +46,32 @@ class UsageParser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
-#: argparse's own error messages (its gettext msgids) -> our catalogue's key for each:
-#: a usage error is told in the configured language, like everything else a command says.
-#: `--help` stays English as a whole (the options' help is the installer's reference).
-ARGPARSE_ERRORS: dict[str, str] = {
-    "the following arguments are required: %s": "required",
-    "unrecognized arguments: %s": "unrecognized",
-    "argument %(argument_name)s: %(message)s": "argument",
-    "invalid choice: %(value)r (choose from %(choices)s)": "invalid_choice",
-    "expected one argument": "expected_one",
-    "expected at most one argument": "expected_at_most_one",
-    "expected at least one argument": "expected_at_least_one",
-    "invalid %(type)s value: %(value)r": "invalid_value",
-    "one of the arguments %s is required": "one_of_required",
-    "not allowed with argument %s": "not_allowed_with",
-    "ignored explicit argument %r": "ignored_explicit",
-    "ambiguous option: %(option)s could match %(matches)s": "ambiguous",
+#: argparse's own words (its gettext msgids) -> our catalogue's key for each: a usage
+#: error and `--help` are told in the configured language, like everything else.
+ARGPARSE_WORDS: dict[str, str] = {
+    "the following arguments are required: %s": "cli.argparse.required",
+    "unrecognized arguments: %s": "cli.argparse.unrecognized",
+    "argument %(argument_name)s: %(message)s": "cli.argparse.argument",
+    "invalid choice: %(value)r (choose from %(choices)s)": "cli.argparse.invalid_choice",
+    "expected one argument": "cli.argparse.expected_one",
+    "expected at most one argument": "cli.argparse.expected_at_most_one",
+    "expected at least one argument": "cli.argparse.expected_at_least_one",
+    "invalid %(type)s value: %(value)r": "cli.argparse.invalid_value",
+    "one of the arguments %s is required": "cli.argparse.one_of_required",
+    "not allowed with argument %s": "cli.argparse.not_allowed_with",
+    "ignored explicit argument %r": "cli.argparse.ignored_explicit",
+    "ambiguous option: %(option)s could match %(matches)s": "cli.argparse.ambiguous",
+    "usage: ": "help.argparse.usage",
+    "positional arguments": "help.argparse.positionals",
+    "options": "help.argparse.options",
+    "show this help message and exit": "help.argparse.help",
 }
 
 
 def argparse_words(message: str) -> str:
     """argparse's message `message` in the current language (as it is if it has none)."""
-    key = ARGPARSE_ERRORS.get(message)
-    return t(f"cli.argparse.{key}") if key else message
+    key = ARGPARSE_WORDS.get(message)
+    return t(key) if key else message
 
 
 def speak_argparse() -> None:

@@ -27,6 +27,7 @@ from qrpos.cli.common import (
     EXIT_OK,
     EXIT_REFUSED,
     EXIT_UNRESOLVED,
+    EXIT_USAGE,
     SETUP_ERRORS,
     client_from_config,
     config_from_args,
@@ -58,44 +59,38 @@ class VerifyFailed(QrposError):
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "verify",
-        help="production check: small charge, find it, reverse it, watch vatStatus",
-        description=(
-            "Charge a small amount to a real wallet (scan its pass, or --token), find the "
-            "charge in the history, reverse it, then watch vatStatus become issued and "
-            "voided. Safe to interrupt: the outbox settles what was started."
-        ),
+        help=t("help.verify.summary"),
+        description=(t("help.verify.about")),
     )
-    p.add_argument("--token", type=usage.qr_token, help="a vqr_ token instead of scanning one")
-    p.add_argument(
-        "--amount", type=usage.amount_mnt, default=1, help="MNT to charge and refund (default 1)"
-    )
+    p.add_argument("--token", type=usage.qr_token, help=t("help.verify.token"))
+    p.add_argument("--amount", type=usage.amount_mnt, default=1, help=t("help.verify.amount"))
     p.add_argument(
         "--poll-interval",
         type=usage.seconds,
         default=spec.POLL_INTERVAL_S,
         metavar="S",
-        help=f"seconds between history polls (default {spec.POLL_INTERVAL_S:g}, as advised)",
+        help=t("help.verify.poll_interval", seconds=f"{spec.POLL_INTERVAL_S:g}"),
     )
     p.add_argument(
         "--vat-timeout",
         type=usage.seconds,
         default=900.0,
         metavar="S",
-        help="give up watching vatStatus after this many seconds (default 900)",
+        help=t("help.verify.vat_timeout"),
     )
     p.add_argument(
         "--scan-timeout",
         type=usage.seconds,
         default=120.0,
         metavar="S",
-        help="seconds to wait for a pass",
+        help=t("help.verify.scan_timeout"),
     )
     p.add_argument(
         "--deadline",
         type=usage.seconds,
         default=60.0,
         metavar="S",
-        help="seconds per charge/refund",
+        help=t("help.verify.deadline"),
     )
     p.set_defaults(func=run)
 
@@ -267,7 +262,8 @@ async def _run_steps(
 def run(args: argparse.Namespace) -> int:
     """Run the check and print the verdict."""
     if args.poll_interval <= 0 or args.vat_timeout <= 0 or args.deadline <= 0:
-        return fail("--poll-interval, --vat-timeout and --deadline must be positive")
+        options = "--poll-interval, --vat-timeout, --deadline"
+        return fail(t("cli.positive", options=options), EXIT_USAGE)
     try:
         config = config_from_args(args)
         code = asyncio.run(_verify(args, config))

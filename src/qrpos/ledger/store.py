@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from qrpos.errors import QrposError
-from qrpos.said import say
+from qrpos.said import os_reason, say
 
 #: migration N brings the schema from user_version N to N + 1
 MIGRATIONS: Final[tuple[str, ...]] = (
@@ -333,7 +333,7 @@ class Ledger:
                     "cannot create the state dir {path} ({why}); set QRPOS_STATE_DIR to a "
                     "writable directory",
                     path=str(path.parent),
-                    why=exc.strerror or "",
+                    why=os_reason(exc),
                 )
             ) from None
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qrpos-ledger")

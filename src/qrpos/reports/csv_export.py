@@ -17,6 +17,7 @@ from typing import IO
 
 from qrpos.errors import QrposError
 from qrpos.reports.localday import to_local
+from qrpos.said import os_reason, say
 from qrpos.service.models import Transaction
 
 COLUMNS = (
@@ -35,8 +36,10 @@ class ExportError(QrposError):
 
 
 def _describe(path: Path, exc: OSError) -> ExportError:
-    reason = exc.strerror or type(exc).__name__
-    return ExportError(f"cannot write {path}: {reason}")
+    why = os_reason(exc)
+    return ExportError(
+        say("export.cannot_write", "cannot write {path}: {why}", path=str(path), why=why)
+    )
 
 
 class CsvExport:
@@ -52,7 +55,13 @@ class CsvExport:
 
     def __enter__(self) -> CsvExport:
         if self.path.is_dir():
-            raise ExportError(f"{self.path} is a directory; name a file to write")
+            raise ExportError(
+                say(
+                    "export.is_dir",
+                    "{path} is a directory; name a file to write",
+                    path=str(self.path),
+                )
+            )
         try:
             self._fh = self._tmp.open("w", encoding="utf-8", newline="")
         except OSError as exc:

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from qrpos.errors import QrposError
+from qrpos.said import Said, say
 from qrpos.service.models import (
     MalformedResponse,
     Transaction,
@@ -70,11 +71,20 @@ class HistoryCache:
             self._db.execute("PRAGMA busy_timeout=5000")
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > _SCHEMA_VERSION:
-                raise CacheError(f"{path} was written by a newer qrpos")
+                raise CacheError(
+                    say("cache.newer", "{path} was written by a newer qrpos", path=str(path))
+                )
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
         except sqlite3.Error as exc:
-            raise CacheError(f"history cache {path} cannot be opened: {exc}") from None
+            raise CacheError(
+                say(
+                    "cache.cannot_open",
+                    "history cache {path} cannot be opened: {why}",
+                    path=str(path),
+                    why=Said.plain(str(exc)),
+                )
+            ) from None
 
     @classmethod
     def in_state_dir(cls, state_dir: Path) -> HistoryCache:
@@ -117,7 +127,14 @@ class HistoryCache:
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._db.execute("ROLLBACK")
-                raise CacheError(f"history cache {self.path}: {exc}") from None
+                raise CacheError(
+                    say(
+                        "cache.failed",
+                        "history cache {path}: {why}",
+                        path=str(self.path),
+                        why=Said.plain(str(exc)),
+                    )
+                ) from None
         return len(data)
 
     def page(

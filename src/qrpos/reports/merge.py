@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from qrpos.errors import QrposError
+from qrpos.said import os_reason, say
 
 #: (section, field) pairs that are summed
 SUMMED = (
@@ -46,38 +47,70 @@ def read_report(path: Path) -> TillReport:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise MergeError(f"{path}: cannot be read ({exc.strerror})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise MergeError(f"{path}: not JSON ({exc})") from None
+        raise MergeError(
+            say(
+                "merge.cannot_read",
+                "{path}: cannot be read ({why})",
+                path=str(path),
+                why=os_reason(exc),
+            )
+        ) from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise MergeError(say("merge.not_json", "{path}: not JSON", path=str(path))) from None
     if not isinstance(data, dict) or not isinstance(data.get("date"), str):
-        raise MergeError(f"{path}: not a `qrpos report --json` report (no date)")
+        raise MergeError(
+            say(
+                "merge.no_date",
+                "{path}: not a `qrpos report --json` report (no date)",
+                path=str(path),
+            )
+        )
     terminal = data.get("terminal")
     if not isinstance(terminal, str) or not terminal:
         raise MergeError(
-            f"{path}: the report names no till (made by an older qrpos? run "
-            "`qrpos report --json` on the till again)"
+            say(
+                "merge.no_till",
+                "{path}: the report names no till (made by an older qrpos? run "
+                "`qrpos report --json` on the till again)",
+                path=str(path),
+            )
         )
     for section, field in SUMMED:
         number = data.get(section, {}).get(field) if isinstance(data.get(section), dict) else None
         if not isinstance(number, int) or isinstance(number, bool) or number < 0:
-            raise MergeError(f"{path}: {section}.{field} is missing or not a count")
+            raise MergeError(
+                say(
+                    "merge.not_a_count",
+                    "{path}: {name} is missing or not a count",
+                    path=str(path),
+                    name=f"{section}.{field}",
+                )
+            )
     return TillReport(path, terminal, data)
 
 
 def merge(paths: list[Path]) -> dict[str, Any]:
     """The tills' totals summed; refuses mismatched days and a till given twice."""
     if not paths:
-        raise MergeError("no report given")
+        raise MergeError(say("merge.none", "no report given"))
     tills = [read_report(p) for p in paths]
     days = sorted({t.data["date"] for t in tills})
     if len(days) > 1:
         which = "; ".join(f"{t.path}: {t.data['date']}" for t in tills)
-        raise MergeError(f"the reports are of different days ({which})")
+        raise MergeError(
+            say("merge.days_differ", "the reports are of different days ({which})", which=which)
+        )
     seen: dict[str, Path] = {}
     for till in tills:
         if till.terminal in seen:
             raise MergeError(
-                f"till {till.terminal} is given twice ({seen[till.terminal]} and {till.path})"
+                say(
+                    "merge.twice",
+                    "till {till} is given twice ({first} and {second})",
+                    till=till.terminal,
+                    first=str(seen[till.terminal]),
+                    second=str(till.path),
+                )
             )
         seen[till.terminal] = till.path
     first = tills[0].data
@@ -139,4 +172,11 @@ def write_csv(merged: dict[str, Any], path: Path) -> None:
                 out.writerow([merged["date"], name, charges["count"], charges["grossMNT"],
                               reversed_["count"], reversed_["amountMNT"]])  # fmt: skip
     except OSError as exc:
-        raise MergeError(f"{path}: cannot be written ({exc.strerror})") from None
+        raise MergeError(
+            say(
+                "merge.cannot_write",
+                "{path}: cannot be written ({why})",
+                path=str(path),
+                why=os_reason(exc),
+            )
+        ) from None

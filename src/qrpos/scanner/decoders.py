@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from qrpos.errors import QrposError
+from qrpos.said import Said, say
 from qrpos.scanner.frames import Frame
 from qrpos.scanner.passes import DEFAULT_PASSES, PASS_BUDGET_MS, PassPlan, half
 
@@ -51,8 +52,12 @@ def _zbar_config(wrapper: Any, text: bytes) -> tuple[int, int, int]:
     sym, cfg, val = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
     if wrapper.zbar_parse_config(text, ctypes.byref(sym), ctypes.byref(cfg), ctypes.byref(val)):
         raise DecoderUnavailable(
-            f"this libzbar does not understand {text.decode()!r}: "
-            "install libzbar0 0.23 or newer (apt install libzbar0)"
+            say(
+                "decoder.libzbar_old",
+                "this libzbar does not understand {setting}: install libzbar0 0.23 or newer "
+                "(apt install libzbar0)",
+                setting=repr(text.decode()),
+            )
         )
     return sym.value, cfg.value, val.value
 
@@ -72,11 +77,15 @@ class ZbarDecoder:
             from pyzbar import wrapper
         except ImportError as exc:  # pragma: no cover - pyzbar is a hard dependency
             raise DecoderUnavailable(
-                f"pyzbar is not installed: pip install pyzbar ({exc})"
-            ) from None
+                say("decoder.pyzbar_missing", "pyzbar is not installed: pip install pyzbar")
+            ) from exc
         except Exception as exc:  # libzbar missing raises ImportError or OSError
             raise DecoderUnavailable(
-                f"libzbar cannot be loaded: apt install libzbar0 ({exc})"
+                say(
+                    "decoder.libzbar_missing",
+                    "libzbar cannot be loaded ({why}): apt install libzbar0",
+                    why=Said.plain(str(exc)),
+                )
             ) from None
         self._w = wrapper
         self._half_scale_first = half_scale_first
@@ -94,7 +103,9 @@ class ZbarDecoder:
         if scanner is None:
             scanner = self._w.zbar_image_scanner_create()
             if not scanner:
-                raise DecoderUnavailable("zbar could not create an image scanner")
+                raise DecoderUnavailable(
+                    say("decoder.zbar_failed", "zbar could not start (out of memory?)")
+                )
             for sym, cfg, val in self._configs:
                 self._w.zbar_image_scanner_set_config(scanner, sym, cfg, val)
             self._local.scanner = scanner
@@ -108,7 +119,9 @@ class ZbarDecoder:
         height, width = pixels.shape
         image = w.zbar_image_create()
         if not image:
-            raise DecoderUnavailable("zbar could not create an image")
+            raise DecoderUnavailable(
+                say("decoder.zbar_failed", "zbar could not start (out of memory?)")
+            )
         try:
             w.zbar_image_set_format(image, _FOURCC_Y800)
             w.zbar_image_set_size(image, width, height)
@@ -150,7 +163,10 @@ class ZxingDecoder:
             import zxingcpp
         except ImportError:
             raise DecoderUnavailable(
-                'zxing-cpp is not installed: pip install zxing-cpp, or set decoder = "zbar"'
+                say(
+                    "decoder.zxing_missing",
+                    'zxing-cpp is not installed: pip install zxing-cpp, or set decoder = "zbar"',
+                )
             ) from None
         self._z: Any = zxingcpp
         self._formats = self._z.BarcodeFormat.QRCode
@@ -189,4 +205,11 @@ def make_decoder(name: str | None = None) -> Decoder:
         return ZbarDecoder()
     if chosen == "zxing":
         return ZxingDecoder()
-    raise DecoderUnavailable(f"unknown decoder {name!r}: choose one of {', '.join(DECODER_NAMES)}")
+    raise DecoderUnavailable(
+        say(
+            "decoder.unknown",
+            "unknown decoder {name}: choose one of {choices}",
+            name=repr(name),
+            choices=", ".join(DECODER_NAMES),
+        )
+    )

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from qrpos.said import say
+from qrpos.said import Said, say
 from qrpos.scanner.frames import CameraUnavailable, Frame
 
 log = logging.getLogger("qrpos.scanner")
@@ -112,9 +112,14 @@ class PiCameraSource:
             cam.start()
         except Exception as exc:
             cam.close()
+            log.warning("the Pi camera would not start: %s: %s", type(exc).__name__, exc)
             raise CameraUnavailable(
-                f"the Pi camera would not start ({type(exc).__name__}: {exc}); "
-                "is another program (rpicam-*, another qrpos) using it?"
+                say(
+                    "camera.picamera_start",
+                    "the Pi camera would not start ({detail}); is another program (rpicam-*, "
+                    "another qrpos) using it?",
+                    detail=Said.plain(str(exc) or type(exc).__name__),
+                )
             ) from None
         self._cam = cam
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from qrpos.errors import QrposError
+from qrpos.said import Said, os_reason, say
 from qrpos.scanner.frames import CameraUnavailable, Frame, to_grey
 
 IMAGE_SUFFIXES = frozenset(
@@ -15,17 +17,27 @@ IMAGE_SUFFIXES = frozenset(
 )
 
 
+class ImageUnreadable(QrposError, ValueError):
+    """An image file that cannot be read or decoded; the message says which and why."""
+
+
 def read_image(path: Path) -> Frame:
-    """One image file as a greyscale frame; `ValueError` with a clear message if unreadable."""
+    """One image file as a greyscale frame; `ImageUnreadable` (a `ValueError`) with a
+    clear message if unreadable."""
     import cv2  # loaded only for image files: the camera path runs without OpenCV
 
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+        why = os_reason(exc)
+        raise ImageUnreadable(
+            say("image.cannot_read", "cannot read {path}: {why}", path=str(path), why=why)
+        ) from None
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
     if image is None:
-        raise ValueError(f"{path} is not an image OpenCV can read")
+        raise ImageUnreadable(
+            say("image.not_an_image", "{path} is not an image OpenCV can read", path=str(path))
+        )
     if image.dtype != np.uint8:
         image = cv2.convertScaleAbs(image, alpha=255.0 / max(1.0, float(image.max())))
     if image.ndim == 3 and image.shape[2] == 4:
@@ -60,11 +72,20 @@ class ReplaySource:
         """Load every image up front, so a bad file is reported at once."""
         files = image_files(self._paths)
         if not files:
-            raise CameraUnavailable(f"replay: no images in {', '.join(map(str, self._paths))}")
+            raise CameraUnavailable(
+                say(
+                    "camera.replay_empty",
+                    "replay: no images in {paths}",
+                    paths=", ".join(map(str, self._paths)),
+                )
+            )
         try:
             self._frames = [read_image(f) for f in files]
-        except ValueError as exc:
-            raise CameraUnavailable(f"replay: {exc}") from None
+        except ImageUnreadable as exc:
+            why = exc.said or Said.plain(str(exc))
+            raise CameraUnavailable(
+                say("camera.replay_unreadable", "replay: {why}", why=why)
+            ) from None
         self._index = 0
 
     def read(self) -> Frame | None:

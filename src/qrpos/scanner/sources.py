@@ -55,7 +55,14 @@ class CameraCheck:
 def _num(settings: Mapping[str, Any], key: str, default: float) -> float:
     value = settings.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise CameraUnavailable(f"[scanner] {key} must be a number, not {value!r}")
+        raise CameraUnavailable(
+            say(
+                "camera.not_a_number",
+                "[scanner] {setting} must be a number, not {value}",
+                setting=key,
+                value=repr(value),
+            )
+        )
     return float(value)
 
 
@@ -76,7 +83,12 @@ def open_source(settings: Mapping[str, Any]) -> FrameSource:
     kind = str(settings.get("source", "auto")).strip().lower()
     if kind not in SOURCE_NAMES:
         raise CameraUnavailable(
-            f"[scanner] source {kind!r} is not one of {', '.join(SOURCE_NAMES)}"
+            say(
+                "camera.unknown_source",
+                "[scanner] source {value} is not one of {choices}",
+                value=repr(kind),
+                choices=", ".join(SOURCE_NAMES),
+            )
         )
     width = int(_num(settings, "width", 640))
     height = int(_num(settings, "height", 480))
@@ -106,16 +118,29 @@ def open_source(settings: Mapping[str, Any]) -> FrameSource:
                 roi=_num(settings, "roi", 1.0),
             )
         except ValueError as exc:
-            raise CameraUnavailable(f"[scanner] {exc}") from None
+            raise CameraUnavailable(
+                say("camera.bad_setting", "[scanner] {detail}", detail=Said.plain(str(exc)))
+            ) from None
     if kind == "webcam":
         device = settings.get("device", 0)
         if not isinstance(device, int | str) or isinstance(device, bool):
-            raise CameraUnavailable(f"[scanner] device must be an index or a path, not {device!r}")
+            raise CameraUnavailable(
+                say(
+                    "camera.bad_device",
+                    "[scanner] device must be an index or a path, not {value}",
+                    value=repr(device),
+                )
+            )
         return WebcamSource(device, width=width, height=height, fps=int(fps))
     if kind == "replay":
         raw = settings.get("path")
         if not raw:
-            raise CameraUnavailable('[scanner] source = "replay" needs path = an image or folder')
+            raise CameraUnavailable(
+                say(
+                    "camera.replay_needs_path",
+                    '[scanner] source = "replay" needs path = an image or folder',
+                )
+            )
         paths = [Path(p) for p in (raw if isinstance(raw, list) else [raw])]
         return ReplaySource(paths, loop=bool(settings.get("loop", False)), fps=fps)
     return VirtualPhone(

@@ -86,14 +86,27 @@ def check_base_url(base_url: str) -> str:
     parts = urlsplit(base_url)
     if parts.scheme not in ("https", "http") or not parts.hostname:
         raise InsecureBaseURL(
-            f"base URL {base_url!r} is not an http(s) URL; use https://host[:port]"
+            say(
+                "error.url_not_http",
+                "base URL {url} is not an http(s) URL; use https://host[:port]",
+                url=repr(base_url),
+            )
         )
     if parts.username or parts.password:
-        raise InsecureBaseURL("the base URL must not carry credentials; pair the terminal")
+        raise InsecureBaseURL(
+            say(
+                "error.url_credentials",
+                "the base URL must not carry credentials; pair the terminal",
+            )
+        )
     if parts.scheme == "http" and not is_loopback_host(parts.hostname):
         raise InsecureBaseURL(
-            f"refusing plain http to {parts.hostname}: the service is reached over HTTPS "
-            "only (plain http is allowed for a loopback sandbox such as 127.0.0.1)"
+            say(
+                "error.url_plain_http",
+                "refusing plain http to {host}: the service is reached over HTTPS only (plain "
+                "http is allowed for a loopback sandbox such as 127.0.0.1)",
+                host=parts.hostname,
+            )
         )
     return base_url.rstrip("/")
 

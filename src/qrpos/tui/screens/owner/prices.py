@@ -16,7 +16,9 @@ from textual.widgets import Input, Static
 from qrpos.present.format import TUGRIK, group_thousands
 from qrpos.present.i18n import t
 from qrpos.present.owner import pin_refusal
+from qrpos.present.words import words
 from qrpos.quick_prices import SLOTS, QuickPriceError, key_of
+from qrpos.said import os_reason
 from qrpos.tui.screens.base import FORM_KEYS, LanguageChanged, TypedAhead
 from qrpos.tui.screens.owner.context import OwnerContext
 
@@ -148,7 +150,7 @@ class PricesScreen(TypedAhead, Screen[None]):
                 self.say(t("prices.out_of_range"))
                 return
             except OSError as exc:
-                self.say(t("prices.not_saved", reason=exc.strerror or type(exc).__name__))
+                self.say(t("prices.not_saved", reason=words(os_reason(exc))))
                 return
             self.query_one("#slots", Static).update(self.slots_text())
             for name in ("slot", "price", "label"):
