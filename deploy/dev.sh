@@ -42,8 +42,9 @@ system_packages() {
     if [ "$mode" = test ] || [ "$mode" = bench ]; then
         # systemd-analyze checks the units, shellcheck the install script, tmux drives
         # the kiosk in a real terminal for the end-to-end test, libfaketime steps the wall
-        # clock alone under the real commands (tests/ledger/test_cli_clock_steps.py).
-        pkgs+=(shellcheck tmux libfaketime)
+        # clock alone under the real commands (tests/ledger/test_cli_clock_steps.py),
+        # aplay plays the till's tones into ALSA's null device (tests/peripherals).
+        pkgs+=(shellcheck tmux libfaketime alsa-utils)
         command -v systemd-analyze >/dev/null || pkgs+=(systemd)
     fi
     if command -v dpkg-query >/dev/null; then

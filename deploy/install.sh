@@ -143,10 +143,14 @@ preflight() {
 
 system_packages() {
     step "Install system packages"
-    local pkgs=(python3 python3-venv python3-numpy kbd console-setup systemd)
+    # alsa-utils: `aplay` plays the till's tones (hardware.md, Sound)
+    local pkgs=(python3 python3-venv python3-numpy kbd console-setup systemd alsa-utils)
     apt_update_once
     # Trixie renamed the library for the 64-bit time_t transition.
     if has_candidate libzbar0t64; then pkgs+=(libzbar0t64); else pkgs+=(libzbar0); fi
+    # gpiozero drives a buzzer on a GPIO pin (optional, seen through the venv's system
+    # site packages like picamera2)
+    if has_candidate python3-gpiozero; then pkgs+=(python3-gpiozero); fi
     # picamera2 and libcamera come from the Raspberry Pi archive, built for its numpy.
     if has_candidate python3-picamera2; then
         pkgs+=(python3-picamera2)
@@ -194,12 +198,14 @@ console_setup() {
 }
 
 service_user() {
-    step "Service user $SERVICE_USER (in the video group for the camera)"
+    step "Service user $SERVICE_USER (groups video, audio and gpio: camera, tones, buzzer)"
+    local groups=video,audio
+    getent group gpio >/dev/null && groups+=,gpio  # Raspberry Pi OS's /dev/gpiochip*
     if getent passwd "$SERVICE_USER" >/dev/null; then
         note "user $SERVICE_USER exists"
-        run usermod --append --groups video "$SERVICE_USER"
+        run usermod --append --groups "$groups" "$SERVICE_USER"
     else
-        run useradd --system --user-group --groups video --home-dir "$STATE_DIR" \
+        run useradd --system --user-group --groups "$groups" --home-dir "$STATE_DIR" \
             --no-create-home --shell /usr/sbin/nologin --comment "qrpos kiosk" "$SERVICE_USER"
     fi
 }

@@ -64,6 +64,8 @@ class Config:
     owner_pin_screens: frozenset[str] = frozenset()
     #: the `[scanner]` table of the TOML file, as read (defaults live in qrpos.scanner)
     scanner: Mapping[str, Any] = field(default_factory=dict)
+    #: the `[sound]` table, as read (defaults live in qrpos.peripherals.sound)
+    sound: Mapping[str, Any] = field(default_factory=dict)
     #: where the values came from, for `qrpos doctor`
     source_path: Path | None = None
     #: where the base URL was set ("--base-url", "QRPOS_BASE_URL" or the file's path), so
@@ -285,6 +287,9 @@ def load_config(
     scanner = toml.get("scanner", {})
     if not isinstance(scanner, dict):
         raise ConfigError(_not_a_table("scanner"))
+    sound = toml.get("sound", {})
+    if not isinstance(sound, dict):
+        raise ConfigError(_not_a_table("sound"))
     pin_screens = _pin_screens(env.get("QRPOS_OWNER_PIN_SCREENS"), toml.get("owner", {}))
     return Config(
         base_url=str(base_url) if base_url else None,
@@ -293,6 +298,7 @@ def load_config(
         request_timeout_s=timeout,
         language=language,
         scanner=scanner,
+        sound=sound,
         owner_pin_screens=pin_screens,
         source_path=path if toml else None,
         base_url_from=base_url_from if base_url else None,

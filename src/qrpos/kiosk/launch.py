@@ -57,8 +57,10 @@ def demo_factory(config: Config) -> ServicesFactory:
 def demo_services(config: Config, on_step: Callable[[str], None]) -> Iterator[KioskServices]:
     """The demo world's services (the sandbox stops when the context is left)."""
     from qrpos.kiosk.demo import demo_world
+    from qrpos.kiosk.production import till_sounds
 
     with demo_world(
         state_dir=config.state_dir, language=config.language, on_step=on_step, base=config
     ) as world:
+        world.services.sounds = till_sounds(config)
         yield world.services

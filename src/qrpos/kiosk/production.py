@@ -4,15 +4,19 @@ configured camera. Without a stored password the kiosk opens on its pairing scre
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterator
 
 from qrpos.config import Config, write_pairing
 from qrpos.credentials import CredentialsMissing, load_password, store_password
 from qrpos.ledger import ChargeDesk, Ledger
 from qrpos.metrics import KioskFacts, MetricsWriter, gather
+from qrpos.peripherals.sound import Sounds, SoundSettingError, sounds_from_settings
 from qrpos.scanner import ChosenAtOpen, ScanLoop, make_decoder
 from qrpos.service import TerminalClient
 from qrpos.tui.services import KioskServices, ScanEventRelay
+
+log = logging.getLogger("qrpos.kiosk")
 
 
 @contextlib.contextmanager
@@ -63,9 +67,20 @@ def production_services(
             make_client=make_client,
             store_pairing=store_pairing,
             open_desk=open_desk,
+            sounds=till_sounds(config),
         )
         stack.callback(_write_metrics(services, ledger, scanner).stop)
         yield services
+
+
+def till_sounds(config: Config) -> Sounds:
+    """The till's tones per `[sound]`; a setting that cannot be used leaves the bell
+    (and says why in the journal): a sound never keeps the kiosk from selling."""
+    try:
+        return sounds_from_settings(config.sound)
+    except SoundSettingError as exc:
+        log.warning("%s: the terminal bell is used instead", exc)
+        return Sounds()
 
 
 def _write_metrics(services: KioskServices, ledger: Ledger, scanner: ScanLoop) -> MetricsWriter:

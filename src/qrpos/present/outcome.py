@@ -2,7 +2,9 @@
 
 Plain strings only: the screen draws them as `Text`, never as markup, so service text
 stays inert. `kind` picks the colour: approved (green), declined (red), review (yellow,
-the owner must check it: never "declined", no bell), warning (yellow).
+the owner must check it: never "declined", never the decline's tone), warning (yellow).
+`tone` is what the cashier hears (`qrpos.peripherals.sound`): approved, declined (money
+not taken: "no"), attention (the outcome is not known: look), or nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from qrpos.present.words import words
 _KNOWN_DECLINES = frozenset(code.value for code in spec.DeclineCode)
 
 OutcomeKind = Literal["approved", "declined", "review", "warning"]
+ToneName = Literal["approved", "declined", "attention"]
 
 #: steps of the resolver after which the outcome is being checked, not just sent
 UNCLEAR_PHASES = frozenset({"retrying", "backing_off", "checking_history"})
@@ -43,7 +46,12 @@ class OutcomeView:
     headline: str
     detail: str
     amount: int
-    bell: bool
+    tone: ToneName | None
+
+    @property
+    def bell(self) -> bool:
+        """Whether the result makes a sound at all."""
+        return self.tone is not None
 
 
 def decline_reason(code: str | None) -> str:
@@ -65,29 +73,31 @@ def outcome_view(result: SaleResult) -> OutcomeView:
             time=local_datetime(tx.created_at) if tx else "?",
             tx=shown_text(tx.id, 70) if tx else "?",
         )
-        return OutcomeView("approved", t("result.approved"), detail, amount, bell=True)
+        return OutcomeView("approved", t("result.approved"), detail, amount, tone="approved")
     if state is IntentState.DECLINED:
         reason = decline_reason(result.decline_code)
-        return OutcomeView("declined", t("result.declined"), reason, amount, bell=True)
+        return OutcomeView("declined", t("result.declined"), reason, amount, tone="declined")
     if state is IntentState.TOKEN_USED:
         return OutcomeView(
-            "declined", t("result.declined"), t("result.token_used"), amount, bell=True
+            "declined", t("result.declined"), t("result.token_used"), amount, tone="declined"
         )
     if state is IntentState.REFUSED:
         detail = t("result.bad_request", message=message)
-        return OutcomeView("declined", t("result.declined"), detail, amount, bell=True)
+        return OutcomeView("declined", t("result.declined"), detail, amount, tone="declined")
     if state is IntentState.NOT_CHARGED:
         detail = t("result.not_charged")
-        return OutcomeView("warning", t("result.not_charged_title"), detail, amount, bell=True)
+        return OutcomeView(
+            "warning", t("result.not_charged_title"), detail, amount, tone="declined"
+        )
     if state in (IntentState.ABANDONED, IntentState.REVERSED_AFTER_ABANDON):
         detail = t(f"result.{state.value}")
-        return OutcomeView("warning", t("result.abandoned_title"), detail, amount, bell=False)
+        return OutcomeView("warning", t("result.abandoned_title"), detail, amount, tone=None)
     if state is IntentState.NEEDS_REVIEW:
         # not declined: the customer may have paid; a second charge must not be invited
         detail = t("result.needs_review")
-        return OutcomeView("review", t("result.review_title"), detail, amount, bell=False)
+        return OutcomeView("review", t("result.review_title"), detail, amount, tone="attention")
     detail = t("result.not_settled", message=message)
-    return OutcomeView("warning", "?", detail, amount, bell=False)
+    return OutcomeView("warning", "?", detail, amount, tone="attention")
 
 
 def refusal_words(code: str | None, reason: str) -> str:

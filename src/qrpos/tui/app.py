@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
 from textual.binding import Binding, BindingType
@@ -42,6 +42,9 @@ from qrpos.tui.screens.amount import AmountScreen
 from qrpos.tui.services import KioskServices
 from qrpos.tui.startup import ServicesStarter
 from qrpos.tui.widgets.status_bar import KioskStatus
+
+if TYPE_CHECKING:  # the ledger loads after the first screen is drawn
+    from qrpos.present.outcome import ToneName
 
 log = logging.getLogger("qrpos.tui")
 
@@ -336,6 +339,18 @@ class KioskApp(ScreenKeeper):
             return
         if event.worker.group == "sale" and error is not None:
             self.sale.failed(error)
+
+    def play_tone(self, tone: ToneName) -> None:
+        """The outcome's tone on the till's speaker or buzzer; without one, the terminal
+        bell for approved and declined (never for "attention": a bell would sound like a
+        decline where the outcome is not known)."""
+        bell = self.bell if tone != "attention" else None
+        sounds = self.services.sounds
+        if sounds is None:
+            if bell is not None:
+                bell()
+            return
+        sounds.play(tone, bell=bell)
 
     # --- keys outside the sale -----------------------------------------------------------
 

@@ -19,6 +19,7 @@ from qrpos.quick_prices import QuickPriceBook
 
 if TYPE_CHECKING:
     from qrpos.ledger import ChargeDesk
+    from qrpos.peripherals.sound import Sounds
     from qrpos.scanner import ScanLoop, VirtualPhone
     from qrpos.service import TerminalClient
 
@@ -104,6 +105,8 @@ class KioskServices:
     store_pairing: Callable[[str, str], str] = _no_pairing_store
     #: client -> the desk over the outbox, for a first pairing (desk was None)
     open_desk: Callable[[TerminalClient], ChargeDesk] | None = None
+    #: the till's tones (approved / declined / attention); None: the terminal bell only
+    sounds: Sounds | None = None
     #: the owner's quick prices (read from the state dir on first use)
     quick_prices: QuickPriceBook = field(init=False)
 

@@ -55,8 +55,12 @@ class ResultScreen(KioskScreen):
     def on_mount(self) -> None:
         view = self.view
         self.add_class(f"result-{view.kind}")
-        if view.bell:
-            self.app.bell()
+        if view.tone is not None:
+            play_tone = getattr(self.app, "play_tone", None)
+            if play_tone is not None:
+                play_tone(view.tone)
+            elif view.tone != "attention":  # a host without tones: the bell, never for
+                self.app.bell()  # an unknown outcome (it would sound like a decline)
         if self.linger_s > 0:
             self.set_timer(self.linger_s, self._next_sale)
 
