@@ -198,8 +198,8 @@ console_setup() {
 }
 
 service_user() {
-    step "Service user $SERVICE_USER (groups video, audio and gpio: camera, tones, buzzer)"
-    local groups=video,audio
+    step "Service user $SERVICE_USER (groups: camera, tones, buzzer, handheld scanner)"
+    local groups=video,audio,input,dialout
     getent group gpio >/dev/null && groups+=,gpio  # Raspberry Pi OS's /dev/gpiochip*
     if getent passwd "$SERVICE_USER" >/dev/null; then
         note "user $SERVICE_USER exists"

@@ -24,6 +24,7 @@ from qrpos.credentials import PROVISION_FIX, CredentialsMissing, find_password
 from qrpos.present.i18n import t, t_or
 from qrpos.present.words import words
 from qrpos.said import os_reason
+from qrpos.scanner.handheld import keyboards
 from qrpos.service import InsecureBaseURL, TerminalClient
 from qrpos.service.outcomes import (
     CredentialsRejected,
@@ -115,6 +116,43 @@ def check_decoder(name: str | None) -> Check:
         return Check("decoder", Status.OK, t("doctor.decoder.ok", name=decoder.name))
     key = "doctor.decoder.read_nothing" if not found else "doctor.decoder.altered"
     return Check("decoder", Status.FAIL, t(key, name=decoder.name), t("doctor.fix.binary"))
+
+
+def check_handheld(settings: Mapping[str, Any], proc_devices: str | None = None) -> Check:
+    """The handheld scanner `[scanner] handheld` names: there and readable by this user.
+    Without one, the input devices that look like a scanner (`handheld.keyboards`)."""
+    device = settings.get("handheld")
+    if not device:
+        found = [k for k in keyboards(proc_devices) if k.looks_like_a_scanner]
+        if not found:
+            return Check("handheld", Status.SKIP, t("doctor.handheld.none"))
+        named = ", ".join(f"{k.name} ({k.path})" for k in found)
+        return Check(
+            "handheld",
+            Status.SKIP,
+            t("doctor.handheld.found", names=named),
+            t("doctor.fix.handheld_set", path=found[0].path),
+        )
+    kind, _, where = str(device).partition(":")
+    path = where.partition("@")[0]
+    group = "input" if kind == "evdev" else "dialout"
+    if kind not in ("evdev", "serial") or not path:
+        return Check("handheld", Status.FAIL, t("doctor.handheld.bad", setting=str(device)))
+    if not Path(path).exists():
+        return Check(
+            "handheld",
+            Status.FAIL,
+            t("doctor.handheld.missing", path=path),
+            t("doctor.fix.handheld_plug"),
+        )
+    if not os.access(path, os.R_OK):
+        return Check(
+            "handheld",
+            Status.FAIL,
+            t("doctor.handheld.denied", path=path),
+            t("doctor.fix.handheld_group", group=group),
+        )
+    return Check("handheld", Status.OK, t("doctor.handheld.ok", path=path))
 
 
 def check_state_dir(state_dir: Path) -> Check:
@@ -335,6 +373,7 @@ async def run_checks(
     checks = [
         camera,
         await asyncio.to_thread(check_decoder, str(decoder_name) if decoder_name else None),
+        check_handheld(config.scanner),
         check_state_dir(config.state_dir),
     ]
     if checks[-1].status is Status.OK:

@@ -123,9 +123,9 @@ def test_password_comes_from_the_encrypted_credential_the_code_reads() -> None:
     assert values("LoadCredential") == []
 
 
-def test_runs_as_a_dedicated_user_in_the_video_and_audio_groups_with_no_capabilities() -> None:
+def test_runs_as_a_dedicated_user_in_the_device_groups_with_no_capabilities() -> None:
     assert values("User") == ["qrpos"]
-    assert values("SupplementaryGroups") == ["video audio"]
+    assert values("SupplementaryGroups") == ["video audio input dialout"]
     assert values("StateDirectory") == ["qrpos"]
     assert values("CapabilityBoundingSet") == [""]
     assert values("DevicePolicy") == ["closed"]

@@ -13,6 +13,7 @@ from qrpos.ledger import ChargeDesk, Ledger
 from qrpos.metrics import KioskFacts, MetricsWriter, gather
 from qrpos.peripherals.sound import Sounds, SoundSettingError, sounds_from_settings
 from qrpos.scanner import ChosenAtOpen, ScanLoop, make_decoder
+from qrpos.scanner.handheld import HandheldReader
 from qrpos.service import TerminalClient
 from qrpos.tui.services import KioskServices, ScanEventRelay
 
@@ -58,6 +59,10 @@ def production_services(
             ChosenAtOpen(config.scanner), make_decoder(config.scanner.get("decoder")), relay
         )
         stack.callback(scanner.stop)
+        handheld = _handheld(config, scanner)
+        if handheld is not None:
+            handheld.start()
+            stack.callback(handheld.stop)
         services = KioskServices(
             config=config,
             desk=open_desk(client) if client is not None else None,
@@ -71,6 +76,19 @@ def production_services(
         )
         stack.callback(_write_metrics(services, ledger, scanner).stop)
         yield services
+
+
+def _handheld(config: Config, scanner: ScanLoop) -> HandheldReader | None:
+    """The handheld scanner `[scanner] handheld` names, beside the camera; a setting that
+    cannot be used is said in the journal and the camera alone reads codes."""
+    device = config.scanner.get("handheld")
+    if not device:
+        return None
+    try:
+        return HandheldReader(str(device), scanner.handle_scan)
+    except ValueError as exc:
+        log.warning("%s: the camera alone reads codes", exc)
+        return None
 
 
 def till_sounds(config: Config) -> Sounds:

@@ -412,6 +412,34 @@ class ScanLoop:
                 log.info("token read %s", token_tail(event.token))
             self._emit(event)
 
+    def handle_scan(self, raw: bytes) -> None:
+        """One code from a handheld scanner (`qrpos.scanner.handheld`): a trigger pull, not
+        a frame. The camera's rules for what it holds apply (not a token, already paid, one
+        token per arming); "left in view" does not: each scan is a new presentation. A
+        scan while no sale waits for a code is ignored, as a phone shown to the camera
+        then is."""
+        now = self._clock()
+        result = classify(raw)
+        event: ScanEvent | None = None
+        with self._state_lock:
+            if not self._armed:
+                log.info("handheld scan while no sale waits for a code: ignored")
+                return
+            if isinstance(result, Refusal):
+                event = self._refuse_once(frozenset({raw}), now, result)
+            elif result.token in self._spent:
+                event = self._refuse_once(frozenset({raw}), now, refusal(RefusalCode.SPENT))
+            else:
+                self._armed = False
+                self._handed = (result.token, now)
+                self._sale_token = result.token
+                self._refused = None
+                event = TokenRead(result.token)
+        if event is not None:
+            if isinstance(event, TokenRead):
+                log.info("token read by the handheld scanner %s", token_tail(event.token))
+            self._emit(event)
+
     def _held_since_last_sale(self) -> bool:
         # a code in view since before the last sale ended: the last customer's phone
         ended = self._sale_ended_at
