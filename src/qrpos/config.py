@@ -66,6 +66,8 @@ class Config:
     scanner: Mapping[str, Any] = field(default_factory=dict)
     #: the `[sound]` table, as read (defaults live in qrpos.peripherals.sound)
     sound: Mapping[str, Any] = field(default_factory=dict)
+    #: the `[printer]` table, as read, with `QRPOS_PRINTER` over its `device`
+    printer: Mapping[str, Any] = field(default_factory=dict)
     #: where the values came from, for `qrpos doctor`
     source_path: Path | None = None
     #: where the base URL was set ("--base-url", "QRPOS_BASE_URL" or the file's path), so
@@ -290,6 +292,11 @@ def load_config(
     sound = toml.get("sound", {})
     if not isinstance(sound, dict):
         raise ConfigError(_not_a_table("sound"))
+    printer = toml.get("printer", {})
+    if not isinstance(printer, dict):
+        raise ConfigError(_not_a_table("printer"))
+    if env.get("QRPOS_PRINTER"):
+        printer = {**printer, "device": env["QRPOS_PRINTER"]}
     pin_screens = _pin_screens(env.get("QRPOS_OWNER_PIN_SCREENS"), toml.get("owner", {}))
     return Config(
         base_url=str(base_url) if base_url else None,
@@ -299,6 +306,7 @@ def load_config(
         language=language,
         scanner=scanner,
         sound=sound,
+        printer=printer,
         owner_pin_screens=pin_screens,
         source_path=path if toml else None,
         base_url_from=base_url_from if base_url else None,

@@ -19,6 +19,7 @@ module that raises and catches them and are left off the map.
         ├── qrpos.manager_pin.PinError [ValueError]
         ├── qrpos.quick_prices.QuickPriceError [ValueError] .. a price out of range, a damaged file
         ├── qrpos.scanner.frames.CameraUnavailable
+        ├── qrpos.scanner.replay.ImageUnreadable [ValueError] .. an image file decode cannot read
         ├── qrpos.scanner.decoders.DecoderUnavailable
         ├── qrpos.service.models.MalformedResponse ... a reply that breaks the contract
         ├── qrpos.service.limits.ResponseTooLarge .... a reply longer than the largest page
@@ -40,6 +41,9 @@ module that raises and catches them and are left off the map.
         ├── qrpos.reports.history_cache.CacheError
         ├── qrpos.reports.csv_export.ExportError
         ├── qrpos.reports.merge.MergeError .......... `report --merge` given mismatched days
+        ├── qrpos.peripherals.sound.SoundSettingError [ValueError] .. a [sound] setting
+        ├── qrpos.peripherals.printer.PrinterSettingError [ValueError] .. a printer setting
+        ├── qrpos.peripherals.printer.PrinterTrouble .. a slip not printed (it stays queued)
         ├── qrpos.simulator.http.ConnectionDropped [RuntimeError] .. the sandbox's faults
         └── qrpos.simulator.state.SandboxError [ValueError]
             └── UnknownRecord

@@ -94,11 +94,13 @@ HELP_SYNTAX = set(COMMANDS) | {
     *("keyring", "loopback", "systemd", "credential", "root", "sudo", "curl", "merchant"),
     *("Terminal", "Charge", "Service", "Transaction", "SQLite", "Prometheus", "textfile"),
     *("collector", "prom", "vatStatus", "issued", "voided"),
+    *("test", "receipt", "queue", "printer", "device", "preview", "png", "PNG"),
 }
 HELPS = (
     [(), *((c,) for c in sorted(COMMANDS))]
     + [("outbox", action) for action in ("list", "resolve", "abandon", "review")]
     + [("prices", "set"), ("prices", "clear")]
+    + [("print", action) for action in ("test", "receipt", "queue")]
 )
 
 

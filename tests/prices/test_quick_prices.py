@@ -189,5 +189,5 @@ def test_an_unreadable_prices_file_is_named_with_its_reason_in_words(tmp_path: P
     (tmp_path / PRICES_FILE).mkdir()  # something in the way that is not a file
     done = _qrpos(tmp_path, "prices")
     assert done.returncode == 1
-    assert "cannot be read: Is a directory" in done.stderr, done.stderr
+    assert "cannot be read: it is a directory" in done.stderr, done.stderr
     assert "Errno" not in done.stderr and "Traceback" not in done.stderr

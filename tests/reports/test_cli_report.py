@@ -75,7 +75,7 @@ def test_report_refuses_a_mistyped_date_and_rejected_credentials_plainly(
     assert bad.returncode == 64 and "YYYY-MM-DD" in bad.stderr
     sandbox.rotate_password(terminal.username)
     rejected = run_cli(["report", "--date", "2024-05-02"], live_url, terminal, tmp_path)
-    assert rejected.returncode == 4 and "credentials rejected" in rejected.stderr
+    assert rejected.returncode == 4 and "credentials were rejected" in rejected.stderr
 
 
 def test_history_prints_newest_first_then_the_cache_when_offline(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -20,9 +21,10 @@ NOON = datetime(2024, 5, 2, 4, tzinfo=UTC)  # 12:00 local on 2024-05-02
 
 
 def merge_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "QRPOS_LANGUAGE": "en"}  # the refusals are read in English here
     return subprocess.run(
         [sys.executable, "-m", "qrpos.cli", "report", "--merge", *args],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True, text=True, timeout=60, env=env,
     )  # fmt: skip
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -65,6 +66,7 @@ def test_simulator_refuses_a_busy_port_clearly() -> None:
             capture_output=True,
             text=True,
             timeout=30,
+            env={**os.environ, "QRPOS_LANGUAGE": "en"},
         )
     assert done.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr

@@ -36,6 +36,7 @@ COMMANDS = {
     "history": "history",
     "report": "report",
     "prices": "prices",
+    "print": "printer",
     "decode": "decode",
     "doctor": "doctor",
     "verify": "verify",

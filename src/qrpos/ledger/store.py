@@ -197,6 +197,26 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     ALTER TABLE charge_intent ADD COLUMN detail_said TEXT;
     ALTER TABLE reversal ADD COLUMN message_said TEXT;
     """,
+    # 10: the receipt printer's queue: a slip is kept until the printer took it whole, so a
+    # printer that is off, out of paper or unplugged never loses one (nor blocks a sale)
+    """
+    CREATE TABLE print_job (
+        id          INTEGER PRIMARY KEY,
+        created_at  REAL NOT NULL,             -- UTC seconds, for people
+        kind        TEXT NOT NULL,             -- sale | refund | end_of_day | test
+        ref         TEXT NOT NULL,             -- the transaction id, the day
+        reprint     INTEGER NOT NULL DEFAULT 0,
+        slip        TEXT NOT NULL,             -- its lines (JSON), frozen when queued
+        state       TEXT NOT NULL DEFAULT 'queued'
+                    CHECK (state IN ('queued', 'printed', 'dropped')),
+        tries       INTEGER NOT NULL DEFAULT 0,
+        last_error  TEXT,                      -- why the last try failed (Said JSON)
+        printed_at  REAL
+    );
+    CREATE INDEX print_job_queued ON print_job (state, id);
+    -- a sale's own slip once: an approval told twice (a retry, a restart) queues no second
+    CREATE UNIQUE INDEX print_job_slip_once ON print_job (kind, ref) WHERE reprint = 0;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

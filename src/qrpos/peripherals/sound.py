@@ -37,7 +37,9 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from qrpos.errors import QrposError
 from qrpos.present.outcome import ToneName
+from qrpos.said import say
 
 log = logging.getLogger("qrpos.sound")
 
@@ -255,7 +257,7 @@ class Sounds:
         return "off"
 
 
-class SoundSettingError(ValueError):
+class SoundSettingError(QrposError, ValueError):
     """A `[sound]` setting that cannot be used; the message names it."""
 
 
@@ -269,10 +271,17 @@ def sounds_from_settings(settings: Mapping[str, Any]) -> Sounds:
     """
     output = str(settings.get("output", "auto")).strip().lower()
     if output not in OUTPUTS:
-        raise SoundSettingError(f"[sound] output {output!r} is not one of {', '.join(OUTPUTS)}")
+        raise SoundSettingError(
+            say(
+                "sound.output",
+                "[sound] output {value} is not one of {choices}",
+                value=repr(output),
+                choices=", ".join(OUTPUTS),
+            )
+        )
     volume = settings.get("volume", 0.6)
     if isinstance(volume, bool) or not isinstance(volume, int | float) or not 0 <= volume <= 1:
-        raise SoundSettingError("[sound] volume is a number from 0 to 1")
+        raise SoundSettingError(say("sound.volume", "[sound] volume is a number from 0 to 1"))
     if output == "off" or volume == 0:
         return Sounds(enabled=False)
     outputs: list[Output] = []
@@ -284,6 +293,6 @@ def sounds_from_settings(settings: Mapping[str, Any]) -> Sounds:
     if output == "gpio" or (output == "auto" and pin is not None):
         kind = str(settings.get("buzzer", "passive"))
         if kind not in ("passive", "active"):
-            raise SoundSettingError('[sound] buzzer is "passive" or "active"')
+            raise SoundSettingError(say("sound.buzzer", '[sound] buzzer is "passive" or "active"'))
         outputs.append(GpioOutput(pin if pin is not None else 18, kind, float(volume)))
     return Sounds(outputs=outputs)
