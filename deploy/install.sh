@@ -198,8 +198,8 @@ console_setup() {
 }
 
 service_user() {
-    step "Service user $SERVICE_USER (groups: camera, tones, buzzer, handheld scanner)"
-    local groups=video,audio,input,dialout
+    step "Service user $SERVICE_USER (groups: camera, tones, buzzer, handheld scanner, printer)"
+    local groups=video,audio,input,dialout,lp
     getent group gpio >/dev/null && groups+=,gpio  # Raspberry Pi OS's /dev/gpiochip*
     if getent passwd "$SERVICE_USER" >/dev/null; then
         note "user $SERVICE_USER exists"
@@ -281,6 +281,9 @@ systemd_unit() {
     run install -d -m 0755 /etc/systemd/system/systemd-time-wait-sync.service.d
     run install -m 0644 "$here/systemd/systemd-time-wait-sync.service.d/qrpos-bounded.conf" \
         /etc/systemd/system/systemd-time-wait-sync.service.d/qrpos-bounded.conf
+    # a USB receipt printer reachable by the lp group (python-escpos over libusb)
+    run install -D -m 0644 "$here/systemd/udev/60-qrpos-printer.rules" \
+        /etc/udev/rules.d/60-qrpos-printer.rules
     if in_chroot; then
         note "building an image: no systemd runs here, so nothing is reloaded or restarted;"
         note "the unit is enabled for the first boot"

@@ -155,6 +155,34 @@ def check_handheld(settings: Mapping[str, Any], proc_devices: str | None = None)
     return Check("handheld", Status.OK, t("doctor.handheld.ok", path=path))
 
 
+def check_printer(settings: Mapping[str, Any]) -> Check:
+    """The receipt printer `[printer]` / `QRPOS_PRINTER` names: reached, and its paper
+    sensor read where it has one; nothing is printed (`qrpos print test` prints)."""
+    from qrpos.peripherals.printer import PrinterSettingError, PrinterTrouble, open_port
+    from qrpos.peripherals.printing import print_settings
+
+    try:
+        chosen = print_settings(settings)
+        port = open_port(chosen.device)
+    except PrinterSettingError as exc:
+        return Check("printer", Status.FAIL, words(exc.said), t("doctor.fix.printer_set"))
+    if port is None:
+        return Check("printer", Status.SKIP, t("doctor.printer.none"))
+    try:
+        port.probe()
+    except PrinterTrouble as exc:
+        fix = "doctor.fix.printer_paper" if exc.said.key == "printer.no_paper" else None
+        return Check(
+            "printer",
+            Status.FAIL,
+            words(exc.said),
+            t(fix) if fix else t("doctor.fix.printer_reach", group="lp"),
+        )
+    return Check(
+        "printer", Status.OK, t("doctor.printer.ok", device=chosen.device, mm=chosen.paper_mm)
+    )
+
+
 def check_state_dir(state_dir: Path) -> Check:
     """The outbox lives here: it must exist and take a synced write."""
     try:
@@ -374,6 +402,7 @@ async def run_checks(
         camera,
         await asyncio.to_thread(check_decoder, str(decoder_name) if decoder_name else None),
         check_handheld(config.scanner),
+        await asyncio.to_thread(check_printer, config.printer),
         check_state_dir(config.state_dir),
     ]
     if checks[-1].status is Status.OK:

@@ -63,7 +63,7 @@ def test_the_commands_print_in_mongolian_when_the_kiosk_speaks_it(
 
 #: what doctor's table may keep in Latin letters in Mongolian: a decoder's name, the
 #: HTTP header, the credential's source as systemd names it, the probe's status word
-DOCTOR_TERMS = {"zxing", "zbar", "Date", "systemd", "credential", "GET", "ok"}
+DOCTOR_TERMS = {"zxing", "zbar", "Date", "systemd", "credential", "GET", "ok", "printer", "device"}
 
 
 @pytest.mark.parametrize("language", ["mn", "en"])

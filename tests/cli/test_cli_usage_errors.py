@@ -29,6 +29,7 @@ BASELINE = {
     "history": ["history"],
     "report": ["report"],
     "prices": ["prices", "set", "1", "5"],
+    "print": ["print", "receipt", "tx_abc"],
     "decode": ["decode", "a.png"],
     "doctor": ["doctor"],
     "verify": ["verify"],

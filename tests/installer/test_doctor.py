@@ -16,6 +16,8 @@ from qrpos.service.outcomes import Exchange
 
 LINES = ("camera", "decoder", "state dir", "outbox", "other install", "credentials", "/health",
          "clock", "/ready", "credentials live")  # fmt: skip
+#: the optional peripherals' lines (skipped when none is set), in the JSON's order
+OPTIONAL = ("handheld", "printer")
 
 
 def doctor(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -67,7 +69,8 @@ def test_unpaired_kiosk_names_provision_for_the_missing_credentials(
     )  # fmt: skip
     assert result.returncode == 1
     checks = {c["check"]: c for c in json.loads(result.stdout)}
-    assert list(checks) == list(LINES)
+    assert list(checks) == [*LINES[:2], *OPTIONAL, *LINES[2:]]
+    assert {checks[name]["status"] for name in OPTIONAL} == {"skip"}
     assert checks["credentials"]["status"] == "FAIL"
     assert "provision.sh" in checks["credentials"]["fix"]
     assert checks["credentials live"]["status"] == "skip"

@@ -125,7 +125,7 @@ def test_password_comes_from_the_encrypted_credential_the_code_reads() -> None:
 
 def test_runs_as_a_dedicated_user_in_the_device_groups_with_no_capabilities() -> None:
     assert values("User") == ["qrpos"]
-    assert values("SupplementaryGroups") == ["video audio input dialout"]
+    assert values("SupplementaryGroups") == ["video audio input dialout lp"]
     assert values("StateDirectory") == ["qrpos"]
     assert values("CapabilityBoundingSet") == [""]
     assert values("DevicePolicy") == ["closed"]

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from PIL import Image, ImageFont
 
 from qrpos import spec
+from qrpos.doctor import Status, check_printer
 from qrpos.ledger import Ledger
 from qrpos.ledger.prints import queue_slip, recent_slips, slip_counts
 from qrpos.peripherals.printer import (
@@ -231,6 +232,8 @@ def test_print_settings_read_the_printer_table() -> None:
     assert print_settings({}).paper_mm == 58 and print_settings({}).on_sale
     with pytest.raises(PrinterSettingError, match="58 or 80"):
         print_settings({"paper_mm": 57})
+    with pytest.raises(PrinterSettingError, match="a list of lines"):
+        print_settings({"header": 7})
 
 
 def test_a_file_printer_that_cannot_be_written_is_trouble_in_words(tmp_path: Path) -> None:
@@ -424,9 +427,12 @@ class MemoryPort:
     name: str = "memory"
 
     def send(self, data: bytes) -> None:
+        self.probe()
+        self.sent.append(data)
+
+    def probe(self) -> None:
         if self.trouble is not None:
             raise PrinterTrouble(say(self.trouble, "trouble"))
-        self.sent.append(data)
 
 
 STEPS = st.lists(
@@ -483,3 +489,33 @@ def test_any_history_prints_each_sale_once_and_every_reprint(
     originals = [escpos_bytes(sale_slip(tx(n)), 58) for n in sales]
     assert sorted(port.sent.count(slip) for slip in originals) == [1] * len(sales)
     assert len(port.sent) == len(sales) + reprints
+
+
+# --- doctor -----------------------------------------------------------------------------
+
+
+def test_doctor_reaches_the_printer_without_printing(printer: FakeNetworkPrinter) -> None:
+    set_language("en")
+    check = check_printer({"device": printer.setting, "paper_mm": 80})
+    assert check.status is Status.OK and "80 mm" in check.detail
+    printer.paper = PAPER_OUT
+    check = check_printer({"device": printer.setting})
+    assert check.status is Status.FAIL and check.detail == "the printer is out of paper"
+    assert "paper roll" in check.fix
+    printer.unplug()
+    check = check_printer({"device": printer.setting})
+    assert check.status is Status.FAIL and "does not answer" in check.detail
+    assert "lp group" in check.fix
+    assert wait_until(lambda: True) and printer.slips == []  # nothing was printed
+
+
+def test_doctor_on_no_printer_a_bad_setting_and_a_file(tmp_path: Path) -> None:
+    set_language("en")
+    assert check_printer({}).status is Status.SKIP
+    bad = check_printer({"device": "lpt1"})
+    assert bad.status is Status.FAIL and "usb:VID:PID" in bad.detail and "lsusb" in bad.fix
+    assert check_printer({"device": f"file:{tmp_path}/lp0"}).status is Status.OK
+    missing = check_printer({"device": f"file:{tmp_path}/nowhere/lp0"})
+    assert missing.status is Status.FAIL and "no such file" in missing.detail
+    set_language("mn")
+    assert "принтер" in check_printer({"device": "tcp:127.0.0.1:9"}).fix

@@ -162,3 +162,34 @@ def test_demo_in_tmux_at_full_speed_charges_every_amount_as_typed(tmp_path: Path
 def _session_alive(session: str) -> bool:
     alive = subprocess.run(["tmux", "has-session", "-t", session], capture_output=True)
     return alive.returncode == 0
+
+
+def test_demo_in_tmux_prints_each_sale_on_its_virtual_printer(tmp_path: Path) -> None:
+    """A newcomer sees the slip as it would print; with `QRPOS_PRINTER` set, the demo prints
+    on that printer (here a `file:` one) and still shows the slip."""
+    session = f"qrpos-test-{uuid.uuid4().hex[:8]}"
+    paper = tmp_path / "lp0"
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+        "QRPOS_PRINTER": f"file:{paper}",
+    }
+    command = f"{QRPOS} demo --language en"
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", command],
+        check=True,
+        env=env,
+    )
+    try:
+        _wait_for(session, "Enter the amount")
+        _tmux("send-keys", "-t", session, "1", "2", "5", "0", "0", "Enter")
+        _wait_for(session, "show the wallet pass")
+        _tmux("send-keys", "-t", session, "p")
+        _wait_for(session, "APPROVED")
+        shown = _wait_for(session, "Virtual printer")
+        assert "12,500 ₮" in shown and "pending" in shown
+        data = paper.read_bytes()
+        assert data.startswith(b"\x1b@") and data.count(b"\x1dv0\x00") == 1
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)

@@ -93,7 +93,8 @@ def demo_config(args: argparse.Namespace, temp_dir: Callable[[], Path]) -> Confi
     (`temp_dir`). The language chosen with `L` is remembered in ~/.local/state/qrpos-demo
     either way; a ``--language`` on the command line wins over it (then ``QRPOS_LANGUAGE``,
     then Mongolian). The end-of-day CSV is suggested in the home folder, never in a
-    folder deleted on exit.
+    folder deleted on exit. Slips print on ``QRPOS_PRINTER`` when it names a printer, else
+    on the demo's virtual one (shown on screen).
     """
     home = DEMO_HOME.expanduser()
     explicit = getattr(args, "state_dir", None) or os.environ.get("QRPOS_STATE_DIR")
@@ -112,6 +113,7 @@ def demo_config(args: argparse.Namespace, temp_dir: Callable[[], Path]) -> Confi
         language_pinned=given is not None,
         settings_dir=state_dir if explicit or args.keep_state else home,
         export_dir=Path.home(),
+        printer={"device": os.environ["QRPOS_PRINTER"]} if os.environ.get("QRPOS_PRINTER") else {},
     )
 
 

@@ -143,11 +143,14 @@ def demo_world(
     camera_fps: float = 15.0,
     on_step: Callable[[str], None] = lambda step: None,
     base: Config | None = None,
+    printer: bool = False,
 ) -> Iterator[DemoWorld]:
     """Start the sandbox and build the kiosk's services; everything stops on exit.
     `on_step` hears each part as it starts (the keys of `qrpos.tui.startup.STEPS`);
     `base` carries the person's settings (where choices and exports go, a pinned
-    language) into the demo's own config."""
+    language) into the demo's own config. With `printer`, slips print on the printer
+    the person's settings name, else on a virtual one: a file in the state dir, each slip
+    also shown on screen."""
     with contextlib.ExitStack() as stack:
         on_step("service")
         if state_dir is None:
@@ -193,4 +196,10 @@ def demo_world(
             make_client=make_client,
             store_pairing=lambda username, password: "memory (demo)",
         )
+        if printer:
+            from qrpos.kiosk.production import till_printing
+            from qrpos.peripherals.printer import FilePort
+
+            virtual = FilePort(state_dir / "demo-printer.bin", name="virtual", append=False)
+            services.printing = till_printing(config, ledger, stack, fallback=virtual)
         yield DemoWorld(services, sandbox, base_url, wallets)

@@ -60,7 +60,11 @@ def demo_services(config: Config, on_step: Callable[[str], None]) -> Iterator[Ki
     from qrpos.kiosk.production import till_sounds
 
     with demo_world(
-        state_dir=config.state_dir, language=config.language, on_step=on_step, base=config
+        state_dir=config.state_dir,
+        language=config.language,
+        on_step=on_step,
+        base=config,
+        printer=True,
     ) as world:
         world.services.sounds = till_sounds(config)
         yield world.services

@@ -11,6 +11,8 @@ from qrpos.config import Config, write_pairing
 from qrpos.credentials import CredentialsMissing, load_password, store_password
 from qrpos.ledger import ChargeDesk, Ledger
 from qrpos.metrics import KioskFacts, MetricsWriter, gather
+from qrpos.peripherals.printer import Port, PrinterSettingError, open_port
+from qrpos.peripherals.printing import Printing, print_settings
 from qrpos.peripherals.sound import Sounds, SoundSettingError, sounds_from_settings
 from qrpos.scanner import ChosenAtOpen, ScanLoop, make_decoder
 from qrpos.scanner.handheld import HandheldReader
@@ -73,6 +75,7 @@ def production_services(
             store_pairing=store_pairing,
             open_desk=open_desk,
             sounds=till_sounds(config),
+            printing=till_printing(config, ledger, stack),
         )
         stack.callback(_write_metrics(services, ledger, scanner).stop)
         yield services
@@ -99,6 +102,28 @@ def till_sounds(config: Config) -> Sounds:
     except SoundSettingError as exc:
         log.warning("%s: the terminal bell is used instead", exc)
         return Sounds()
+
+
+def till_printing(
+    config: Config, ledger: Ledger, stack: contextlib.ExitStack, *, fallback: Port | None = None
+) -> Printing | None:
+    """The receipt printer per `[printer]` / `QRPOS_PRINTER`, its worker started (and
+    stopped with `stack`); None when none is set. A setting that cannot be used is said
+    in the journal and the till sells without slips (`fallback`: the demo's own)."""
+    try:
+        settings = print_settings(config.printer)
+        port = open_port(settings.device)
+    except PrinterSettingError as exc:
+        log.warning("%s: no slips are printed", exc)
+        return None
+    port = port or fallback
+    if port is None:
+        return None
+    printing = Printing(ledger, port, settings)
+    printing.start()
+    stack.callback(printing.stop)
+    log.info("printing slips on %s (%d mm)", settings.device, settings.paper_mm)
+    return printing
 
 
 def _write_metrics(services: KioskServices, ledger: Ledger, scanner: ScanLoop) -> MetricsWriter:

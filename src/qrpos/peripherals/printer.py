@@ -15,7 +15,9 @@ Before each slip a printer that can answer is asked for its paper sensor (DLE EO
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +64,11 @@ class Port(Protocol):
         """Print `data` whole, or raise `PrinterTrouble` (nothing is then known printed)."""
         ...
 
+    def probe(self) -> None:
+        """Reach the printer and read its paper sensor without printing (`doctor`);
+        `PrinterTrouble` says what is wrong."""
+        ...
+
 
 @dataclass
 class FilePort:
@@ -69,10 +76,12 @@ class FilePort:
 
     path: Path
     name: str = "file"
+    #: False: each slip replaces the last (the demo's virtual printer keeps one)
+    append: bool = True
 
     def send(self, data: bytes) -> None:
         try:
-            with self.path.open("ab") as out:
+            with self.path.open("ab" if self.append else "wb") as out:
                 out.write(data)
         except OSError as exc:
             raise PrinterTrouble(
@@ -80,6 +89,19 @@ class FilePort:
                     "printer.cannot_write", "{path}: {why}", path=str(self.path), why=os_reason(exc)
                 )
             ) from None
+
+    def probe(self) -> None:
+        target = self.path if self.path.exists() else self.path.parent
+        if not target.exists() or not os.access(target, os.W_OK):
+            code = errno.EACCES if target.exists() else errno.ENOENT
+            raise PrinterTrouble(
+                say(
+                    "printer.cannot_write",
+                    "{path}: {why}",
+                    path=str(self.path),
+                    why=os_reason(OSError(code, os.strerror(code))),
+                )
+            )
 
 
 class EscposPort:
@@ -92,6 +114,13 @@ class EscposPort:
         self.where = where
 
     def send(self, data: bytes) -> None:
+        self._session(data)
+
+    def probe(self) -> None:
+        self._session(None)
+
+    def _session(self, data: bytes | None) -> None:
+        """Open the printer, check its paper, send `data` (None: only the check), close."""
         from escpos.exceptions import Error as EscposError
 
         printer: Any = None
@@ -106,7 +135,8 @@ class EscposPort:
         try:
             if self.name != "serial":  # a serial printer may be wired without its return line
                 self._check_paper(printer)
-            printer._raw(data)
+            if data is not None:
+                printer._raw(data)
         except PrinterTrouble:
             raise
         except (EscposError, OSError, ValueError) as exc:

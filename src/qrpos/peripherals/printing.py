@@ -74,6 +74,10 @@ def print_settings(table: Mapping[str, Any]) -> PrintSettings:
             say("printer.paper", "[printer] paper_mm is 58 or 80, not {value}", value=repr(paper))
         )
     header = table.get("header", ())
+    if not isinstance(header, str | list | tuple):
+        raise PrinterSettingError(
+            say("printer.header", "[printer] header is a text or a list of lines")
+        )
     lines = header.splitlines() if isinstance(header, str) else [str(h) for h in header]
     return PrintSettings(
         device=str(table.get("device", "off")),
@@ -94,6 +98,9 @@ class Printing:
     retry_s: float = RETRY_S
     #: called (from the worker thread) when `state` changes: the status bar listens
     on_state: Callable[[str, Said | None], None] = lambda state, why: None
+    #: called (from the worker thread) with each slip the printer took (the demo's
+    #: virtual printer shows it)
+    on_printed: Callable[[Slip], None] = lambda slip: None
     state: str = "ready"
     trouble: Said | None = None
     printed: int = 0
@@ -165,7 +172,8 @@ class Printing:
             if job is None:
                 return True
             try:
-                data = escpos_bytes(Slip.from_json(job.slip), self.settings.paper_mm)
+                slip = Slip.from_json(job.slip)
+                data = escpos_bytes(slip, self.settings.paper_mm)
             except (ValueError, KeyError, TypeError) as exc:  # a damaged row: never blocks
                 log.error("print job %d cannot be read (%s): left out", job.id, exc)
                 slip_dropped(self.ledger, job.id, Said.plain(f"unreadable: {exc}").to_json())
@@ -179,6 +187,10 @@ class Printing:
             slip_printed(self.ledger, job.id, self.clock().timestamp())
             self.printed += 1
             self._set("ready", None)
+            try:
+                self.on_printed(slip)
+            except Exception:
+                log.exception("printed-slip listener failed")
         return False
 
     def _run(self) -> None:

@@ -44,7 +44,9 @@ from qrpos.tui.startup import ServicesStarter
 from qrpos.tui.widgets.status_bar import KioskStatus
 
 if TYPE_CHECKING:  # the ledger loads after the first screen is drawn
+    from qrpos.peripherals.slip import Slip
     from qrpos.present.outcome import ToneName
+    from qrpos.said import Said
 
 log = logging.getLogger("qrpos.tui")
 
@@ -139,6 +141,7 @@ class KioskApp(ScreenKeeper):
     def _begin(self) -> None:
         """Connect the scanner, then pair or recover: the services are in."""
         self.services.scan_events.connect(self._from_scanner)
+        self._connect_printer()
         if self.services.scanner is not None:
             self._start_scanner()
         if not self.services.paired:
@@ -214,6 +217,53 @@ class KioskApp(ScreenKeeper):
     @on(SaleCharged)
     def _sale_charged(self, message: SaleCharged) -> None:
         self.receipts.charged(message.transaction)
+        printing = self.services.printing
+        if printing is not None:
+            # queued off the event loop (a write to the outbox); printed by its worker
+            tx = message.transaction
+            self.run_worker(
+                lambda: printing.print_sale(tx), thread=True, group="printer", exit_on_error=False
+            )
+
+    # --- the receipt printer (its worker thread reports here) ----------------------------
+
+    def _connect_printer(self) -> None:
+        printing = self.services.printing
+        if printing is None:
+            return
+        printing.on_state = self._printer_state_from_thread
+        if self.services.demo is not None:
+            printing.on_printed = self._slip_printed_from_thread
+        self.status = replace(self.status, printer=printing.state == "attention")
+
+    def _printer_state_from_thread(self, state: str, why: Said | None) -> None:
+        try:
+            self.call_from_thread(self._printer_state, state, why)
+        except RuntimeError:
+            log.debug("printer state after the app stopped")
+
+    def _printer_state(self, state: str, why: Said | None) -> None:
+        """The status bar says the printer needs attention while it does; the reason
+        once, as a notice (the sale goes on: slips wait in the queue)."""
+        from qrpos.present.words import words
+
+        attention = state == "attention"
+        was = self.status.printer
+        self.status = replace(self.status, printer=attention)
+        if attention:
+            self.notify(t("printer.attention", why=words(why)), severity="warning", markup=False)
+        elif was:
+            self.notify(t("printer.back"), markup=False)
+
+    def _slip_printed_from_thread(self, slip: Slip) -> None:
+        try:
+            self.call_from_thread(self._show_slip, slip)
+        except RuntimeError:
+            log.debug("slip printed after the app stopped")
+
+    def _show_slip(self, slip: Slip) -> None:
+        """The demo's virtual printer: the slip as it printed, in a notice."""
+        self.notify(slip.plain(32), title=t("printer.virtual"), timeout=8, markup=False)
 
     # --- the scanner (called from its threads) -------------------------------------------
 

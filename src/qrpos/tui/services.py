@@ -19,6 +19,7 @@ from qrpos.quick_prices import QuickPriceBook
 
 if TYPE_CHECKING:
     from qrpos.ledger import ChargeDesk
+    from qrpos.peripherals.printing import Printing
     from qrpos.peripherals.sound import Sounds
     from qrpos.scanner import ScanLoop, VirtualPhone
     from qrpos.service import TerminalClient
@@ -107,6 +108,8 @@ class KioskServices:
     open_desk: Callable[[TerminalClient], ChargeDesk] | None = None
     #: the till's tones (approved / declined / attention); None: the terminal bell only
     sounds: Sounds | None = None
+    #: the receipt printer's queue and worker (started); None: no printer set
+    printing: Printing | None = None
     #: the owner's quick prices (read from the state dir on first use)
     quick_prices: QuickPriceBook = field(init=False)
 

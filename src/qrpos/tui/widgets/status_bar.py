@@ -33,6 +33,8 @@ class KioskStatus:
     language: str = ""
     #: another install is using this terminal's credentials (`ChargeDesk.foreign_activity`)
     foreign: bool = False
+    #: the receipt printer needs attention (off, unplugged, out of paper): slips wait
+    printer: bool = False
 
 
 def camera_words(state: str) -> str:
@@ -59,6 +61,9 @@ def status_line(status: KioskStatus, width: int) -> Text:
     line.append(" │ ")
     if status.foreign:
         line.append(t("status.foreign"), style="bold reverse red")
+        line.append(" │ ")
+    if status.printer:
+        line.append(t("status.printer"), style="bold reverse yellow")
         line.append(" │ ")
     line.append(
         t("status.unresolved", count=status.unresolved),

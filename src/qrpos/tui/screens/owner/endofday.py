@@ -90,6 +90,7 @@ class EndOfDayScreen(Screen[None]):
         Binding("right", "day(1)", "next day", show=False, priority=True),
         Binding("t,T", "today", "today", show=False),
         Binding("e,E", "export", "export", show=False),
+        Binding("p,P", "print_day", "print", show=False),
         Binding("f5", "refresh", "refresh", show=False),
         Binding("escape", "back", "back", show=False),
     ]
@@ -110,7 +111,8 @@ class EndOfDayScreen(Screen[None]):
             yield Static("", id="eod-chart", markup=False)
             yield Static(t("eod.reconciliation"), classes="eod-heading", markup=False)
             yield Static("", id="eod-reconciliation", markup=False)
-        yield Static(t("eod.hint"), id="hint", markup=False)
+        hint = "eod.hint_printer" if self.ctx.services.printing else "eod.hint"
+        yield Static(t(hint), id="hint", markup=False)
 
     def on_mount(self) -> None:
         self.load()
@@ -173,6 +175,15 @@ class EndOfDayScreen(Screen[None]):
 
     def action_refresh(self) -> None:
         self.load()
+
+    def action_print_day(self) -> None:
+        """The day's totals on paper, as the screen shows them (once they are loaded)."""
+        printing = self.ctx.services.printing
+        eod = self.eod
+        if printing is None or eod is None:
+            return
+        self.run_worker(lambda: printing.print_end_of_day(eod), thread=True, exit_on_error=False)
+        self.notify(t("eod.printing", day=eod.day.isoformat()), markup=False)
 
     def action_export(self) -> None:
         suggestion = self.ctx.services.config.export_home / f"qrpos-{self.day.isoformat()}.csv"

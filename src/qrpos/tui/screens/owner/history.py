@@ -42,6 +42,7 @@ class HistoryScreen(Screen[None]):
         Binding("left", "day(-1)", "previous day", show=False, priority=True),
         Binding("right", "day(1)", "next day", show=False, priority=True),
         Binding("a,A", "all_days", "all days", show=False),
+        Binding("p,P", "print_copy", "print a copy", show=False),
         Binding("f,F", "find", "find", show=False),
         Binding("f5", "refresh", "refresh", show=False),
         Binding("pagedown", "more", "more", show=False),
@@ -69,7 +70,8 @@ class HistoryScreen(Screen[None]):
         yield Static("", id="selected", markup=False)
         yield Static("", id="more", markup=False)
         yield Input(self.find, placeholder=t("history.find_prompt"), id="find", max_length=40)
-        yield Static(t("history.hint"), id="hint", markup=False)
+        hint = "history.hint_printer" if self.ctx.services.printing else "history.hint"
+        yield Static(t(hint), id="hint", markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#find", Input).display = bool(self.find)
@@ -201,6 +203,19 @@ class HistoryScreen(Screen[None]):
             )
             return
         self.app.push_screen(ReversalScreen(self.ctx, tx=tx))
+
+    def action_print_copy(self) -> None:
+        """A copy of the selected sale's slip as the history has it now (its ДДТД once
+        issued): queued for the printer, never a second sale."""
+        printing = self.ctx.services.printing
+        tx = self.selected()
+        if printing is None or tx is None:
+            return
+        if tx.status is not spec.TxStatus.COMPLETED or tx.type is not spec.TxType.CHARGE:
+            self.notify(t("history.print_not_charge", tx=tx.id), severity="warning", markup=False)
+            return
+        self.run_worker(lambda: printing.reprint(tx), thread=True, exit_on_error=False)
+        self.notify(t("history.printing", tx=tx.id), markup=False)
 
     def action_day(self, step: int) -> None:
         base = self.day or self.ctx.today()

@@ -3,6 +3,7 @@ the ledger's durable queue, behind the manager PIN."""
 
 from __future__ import annotations
 
+import logging
 from typing import ClassVar
 
 from textual import on, work
@@ -20,6 +21,8 @@ from qrpos.service import Transaction
 from qrpos.tui.screens.base import FORM_KEYS, LanguageChanged, TypedAhead
 from qrpos.tui.screens.owner.context import OwnerContext
 from qrpos.tui.screens.owner.messages import ReversalDone
+
+log = logging.getLogger("qrpos.tui.owner")
 
 
 class ReversalScreen(TypedAhead, ModalScreen[None]):
@@ -122,10 +125,26 @@ class ReversalScreen(TypedAhead, ModalScreen[None]):
             self.say(text, good=good)
             if result.state == "refunded":
                 self.ctx.follower.reversed(tx_id)
+                self.print_refund(tx_id)
                 self.post_message(ReversalDone(tx_id))
                 self.finish()
         finally:
             self.busy = False
+
+    def print_refund(self, tx_id: str) -> None:
+        """The refund's slip, when a printer is set and the sale is known (selected in the
+        history, or in its cache)."""
+        printing = self.ctx.services.printing
+        if printing is None:
+            return
+        charge = self.tx if self.tx is not None and self.tx.id == tx_id else None
+        if charge is None and self.ctx.cache is not None:
+            charge = self.ctx.cache.get(tx_id)
+        if charge is None:
+            log.info("refund of %s: the sale is not known here, no slip printed", tx_id)
+            return
+        sale = charge
+        self.run_worker(lambda: printing.print_refund(sale), thread=True, exit_on_error=False)
 
     def finish(self) -> None:
         """Refunded: the fields are shut and Enter or Esc closes the dialog."""
