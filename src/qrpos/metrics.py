@@ -67,6 +67,8 @@ class KioskFacts:
     rate_limited: int
     outbox_ok: bool
     camera: ScanStats | None
+    #: receipt slips waiting for the printer (0 with no printer)
+    slips_waiting: int = 0
 
 
 def gather(
@@ -115,6 +117,9 @@ def gather(
             else:
                 continue
             oldest = max(oldest, (now - view.created_at).total_seconds())
+    slips_waiting = 0
+    if ledger is not None:
+        slips_waiting = ledger.read(records.print_counts).get("queued", 0)
     if contact is not None:
         rejected = rejected or _rejected_last(contact)
     return KioskFacts(
@@ -130,6 +135,7 @@ def gather(
         rate_limited=contact.rate_limited if contact is not None else 0,
         outbox_ok=outbox_ok,
         camera=camera,
+        slips_waiting=slips_waiting,
     )
 
 
@@ -153,6 +159,7 @@ METRIC_NAMES = (
     "qrpos_camera_decode_seconds",
     "qrpos_camera_running",
     "qrpos_outbox_integrity_ok",
+    "qrpos_print_queue_slips",
 )
 
 
@@ -211,6 +218,11 @@ def registry_for(facts: KioskFacts) -> CollectorRegistry:
         "qrpos_outbox_integrity_ok",
         "1 when the outbox passed its integrity check",
         int(facts.outbox_ok),
+    )
+    gauge(
+        "qrpos_print_queue_slips",
+        "Receipt slips waiting for the printer (off, unplugged or out of paper while > 0)",
+        facts.slips_waiting,
     )
     return reg
 

@@ -33,6 +33,8 @@ RUNS = [
     ("report", "--date", "2020-01-01"),
     ("prices",),
     ("doctor",),
+    ("print", "queue"),
+    ("print", "test"),  # no printer set: the error names every way to set one
 ]
 
 
@@ -53,6 +55,7 @@ HELPS = (
     [(), *((c,) for c in sorted(COMMANDS))]
     + [("outbox", action) for action in ("list", "resolve", "abandon", "review")]
     + [("prices", "set"), ("prices", "clear")]
+    + [("print", action) for action in ("test", "receipt", "queue")]
 )
 
 

@@ -21,6 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from qrpos import metrics
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
+from qrpos.ledger.prints import queue_slip
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, WalletInfo
 
@@ -61,6 +62,7 @@ async def test_the_metrics_file_parses_and_counts_the_outbox(
     token = sandbox.wallet(wallet.wallet_id).qr_token
     await desk.charge(3_000, token, deadline_s=0.2)  # stays unresolved
     sandbox.clear_faults()
+    queue_slip(ledger, "test", "test", "{}", reprint=True, at=0.0)  # a printer that is off
     sandbox.arm_fault("rate_limit", operation="list")
     await asgi_client.list_page(limit=1)
     facts = metrics.gather(
@@ -80,6 +82,7 @@ async def test_the_metrics_file_parses_and_counts_the_outbox(
     assert value(found, "qrpos_service_reachable") == 1
     assert value(found, "qrpos_credentials_rejected") == 0
     assert value(found, "qrpos_outbox_integrity_ok") == 1
+    assert value(found, "qrpos_print_queue_slips") == 1
     assert found["qrpos_info"] == {(("username", "term_abcdefgh"), ("version", "0.1.0")): 1.0}
 
 

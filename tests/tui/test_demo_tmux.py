@@ -33,12 +33,14 @@ def _screen(session: str) -> str:
 PATIENCE_S = 90.0
 
 
-def _wait_for(session: str, text: str, *, pattern: bool = False) -> str:
-    """Poll the pane until `text` (a regular expression if `pattern`) is on it."""
+def _wait_for(session: str, text: str, *, pattern: bool = False, gone: bool = False) -> str:
+    """Poll the pane until `text` (a regular expression if `pattern`) is on it (or, with
+    `gone`, no longer on it)."""
     give_up = time.monotonic() + PATIENCE_S
     while time.monotonic() < give_up:
         shown = _screen(session)
-        if re.search(text, shown) if pattern else text in shown:
+        found = re.search(text, shown) if pattern else text in shown
+        if bool(found) != gone:
             return shown
         time.sleep(0.1)
     raise AssertionError(f"{text!r} never appeared; the screen shows:\n{_screen(session)}")
@@ -191,5 +193,33 @@ def test_demo_in_tmux_prints_each_sale_on_its_virtual_printer(tmp_path: Path) ->
         assert "12,500 ₮" in shown and "pending" in shown
         data = paper.read_bytes()
         assert data.startswith(b"\x1b@") and data.count(b"\x1dv0\x00") == 1
+        # the demo's service issues the VAT receipt 10 s after the sale: the owner's copy
+        # from the history carries it
+        _tmux("send-keys", "-t", session, "x")
+        _wait_for(session, "Enter the amount")
+        _wait_for(session, "Virtual printer", gone=True)
+        time.sleep(10.5)
+        _tmux("send-keys", "-t", session, "F2")
+        _wait_for(session, "End of day")
+        _tmux("send-keys", "-t", session, "1")
+        _wait_for(session, "P copy")
+        _wait_for(session, "issued")
+        _tmux("send-keys", "-t", session, "p")
+        shown = _wait_for(session, "Copy, printed")
+        assert "pending" not in shown.split("Virtual printer")[1]
+        assert paper.read_bytes().count(b"\x1dv0\x00") == 2
+        # and the end of day
+        _tmux("send-keys", "-t", session, "Escape")  # (alone: Esc then 3 reads as Alt+3)
+        _wait_for(session, "1–5 or L choose")
+        _tmux("send-keys", "-t", session, "3")
+        _wait_for(session, "P print")
+        _wait_for(session, "12,500")  # the day's totals are in
+        assert paper.read_bytes().count(b"\x1dv0\x00") == 2  # nothing until asked
+        _tmux("send-keys", "-t", session, "p")
+        _wait_for(session, "END OF DAY")
+        deadline = time.monotonic() + PATIENCE_S
+        while paper.read_bytes().count(b"\x1dv0\x00") < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert paper.read_bytes().count(b"\x1dv0\x00") == 3
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,18 +26,28 @@ from typing import Any
 from qrpos.cli import usage
 from qrpos.cli.common import (
     EXIT_CREDENTIALS,
+    EXIT_LOCAL_ERROR,
     EXIT_OK,
     EXIT_UNRESOLVED,
     SETUP_ERRORS,
     client_from_config,
     config_from_args,
-    fail,
+    wrapped,
 )
 from qrpos.config import Config
 from qrpos.present.i18n import t
 
 #: how far back `print receipt` looks for a sale the cache does not hold
 LOOK_BACK = timedelta(days=92)
+
+
+def fail(message: str | BaseException, code: int = EXIT_LOCAL_ERROR) -> int:
+    """`qrpos: message` on stderr, folded to the console (a printer's fix is long)."""
+    from qrpos.present.words import error_words
+
+    text = message if isinstance(message, str) else error_words(message).strip("'\"")
+    print(wrapped(text, indent="  ", first="qrpos: "), file=sys.stderr)
+    return code
 
 
 def register(sub: Any) -> None:
