@@ -38,6 +38,7 @@ module that raises and catches them and are left off the map.
         ├── qrpos.ledger.reviews.ReviewRefused .. a review decision the outbox cannot take
         ├── qrpos.ledger.records.IllegalTransition [RuntimeError] .. a bug: a move states.py
         │                                          does not allow
+        ├── qrpos.ledger.shifts.ShiftError [ValueError] .. a cashier or shift request refused
         ├── qrpos.reports.history_cache.CacheError
         ├── qrpos.reports.csv_export.ExportError
         ├── qrpos.reports.merge.MergeError .......... `report --merge` given mismatched days

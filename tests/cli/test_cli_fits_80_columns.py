@@ -56,6 +56,8 @@ HELPS = (
     + [("outbox", action) for action in ("list", "resolve", "abandon", "review")]
     + [("prices", "set"), ("prices", "clear")]
     + [("print", action) for action in ("test", "receipt", "queue")]
+    + [("cashier", action) for action in ("list", "add", "rename", "pin", "remove")]
+    + [("shift", action) for action in ("open", "x", "close", "z", "list")]
 )
 
 

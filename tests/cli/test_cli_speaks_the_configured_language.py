@@ -95,12 +95,15 @@ HELP_SYNTAX = set(COMMANDS) | {
     *("Terminal", "Charge", "Service", "Transaction", "SQLite", "Prometheus", "textfile"),
     *("collector", "prom", "vatStatus", "issued", "voided"),
     *("test", "receipt", "queue", "printer", "device", "preview", "png", "PNG"),
+    *("open", "close", "rename", "pin", "remove", "add"),
 }
 HELPS = (
     [(), *((c,) for c in sorted(COMMANDS))]
     + [("outbox", action) for action in ("list", "resolve", "abandon", "review")]
     + [("prices", "set"), ("prices", "clear")]
     + [("print", action) for action in ("test", "receipt", "queue")]
+    + [("cashier", action) for action in ("list", "add", "rename", "pin", "remove")]
+    + [("shift", action) for action in ("open", "x", "close", "z", "list")]
 )
 
 

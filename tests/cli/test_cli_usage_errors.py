@@ -30,6 +30,8 @@ BASELINE = {
     "report": ["report"],
     "prices": ["prices", "set", "1", "5"],
     "print": ["print", "receipt", "tx_abc"],
+    "cashier": ["cashier", "list"],
+    "shift": ["shift", "x"],
     "decode": ["decode", "a.png"],
     "doctor": ["doctor"],
     "verify": ["verify"],

@@ -37,6 +37,8 @@ COMMANDS = {
     "report": "report",
     "prices": "prices",
     "print": "printer",
+    "cashier": "shift",
+    "shift": "shift",
     "decode": "decode",
     "doctor": "doctor",
     "verify": "verify",

@@ -217,6 +217,40 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     -- a sale's own slip once: an approval told twice (a retry, a restart) queues no second
     CREATE UNIQUE INDEX print_job_slip_once ON print_job (kind, ref) WHERE reprint = 0;
     """,
+    # 11: cashiers and their shifts: every sale and refund is stamped with the shift open
+    # when it was written; a shift's Z report is frozen when it closes and never changes
+    """
+    CREATE TABLE cashier (
+        id          INTEGER PRIMARY KEY,
+        name        TEXT NOT NULL,
+        pin         TEXT NOT NULL,             -- scrypt$n$r$p$salt$hash, never the PIN
+        active      INTEGER NOT NULL DEFAULT 1,
+        created_at  REAL NOT NULL
+    );
+    CREATE UNIQUE INDEX cashier_name ON cashier (name) WHERE active = 1;
+    CREATE TABLE shift (
+        id          INTEGER PRIMARY KEY,
+        cashier_id  INTEGER NOT NULL REFERENCES cashier (id),
+        opened_at   REAL NOT NULL,             -- UTC seconds: for people, the history's window
+        closed_at   REAL,
+        closed_by   TEXT CHECK (closed_by IN ('cashier', 'manager')),
+        z_number    INTEGER UNIQUE,
+        z_report    TEXT                       -- the Z as it was taken (JSON)
+    );
+    -- one shift open at a time on a till
+    CREATE UNIQUE INDEX shift_one_open ON shift ((closed_at IS NULL)) WHERE closed_at IS NULL;
+    -- a Z, once taken, never changes: a late outcome is a correction on the next one
+    CREATE TRIGGER shift_z_frozen BEFORE UPDATE ON shift WHEN OLD.z_report IS NOT NULL
+    BEGIN
+        SELECT RAISE(ABORT, 'a Z report never changes');
+    END;
+    CREATE TRIGGER shift_z_kept BEFORE DELETE ON shift WHEN OLD.z_report IS NOT NULL
+    BEGIN
+        SELECT RAISE(ABORT, 'a Z report is kept');
+    END;
+    ALTER TABLE charge_intent ADD COLUMN shift_id INTEGER;
+    ALTER TABLE reversal ADD COLUMN shift_id INTEGER;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

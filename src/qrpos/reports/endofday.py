@@ -269,6 +269,25 @@ async def end_of_day(
     return eod
 
 
+async def reconcile_window(
+    client: TerminalClient,
+    ledger: ChargeBook,
+    from_utc: datetime,
+    to_utc: datetime,
+    *,
+    limit: int = spec.LIST_LIMIT_MAX,
+) -> Reconciliation:
+    """The ledger's charges of a window (a shift) against the service's history of it, as
+    the end of day reconciles a day. Raises `ListingFailed` when the history cannot be read."""
+    local = await asyncio.to_thread(_charges_around, ledger, from_utc, to_utc)
+    reconciler = Reconciler(from_utc=from_utc, to_utc=to_utc, local=local)
+    from_, to = reconciler.fetch_window
+    async for rows in iter_pages(client, from_, to, limit=limit):
+        for tx in rows:
+            reconciler.observe(tx)
+    return reconciler.result()
+
+
 def _charges_around(ledger: ChargeBook, from_utc: datetime, to_utc: datetime) -> list[LocalCharge]:
     """The ledger's charges of the day and its margins (runs in a thread: SQLite)."""
     return local_charges(ledger.charges_between(from_utc - MARGIN, to_utc + MARGIN))

@@ -76,10 +76,20 @@ class _Pause:
 class PinGate:
     """Checks the manager PIN; slow (scrypt), so call it off the UI's event loop."""
 
-    def __init__(self, state_dir: Path, clock: Callable[[], Reading] = read_clocks) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        clock: Callable[[], Reading] = read_clocks,
+        *,
+        throttle_file: str = THROTTLE_FILE,
+        verify: Callable[[str], bool] | None = None,
+    ) -> None:
+        """The manager PIN's gate; with `verify` (and a `throttle_file` of its own) the
+        same pause in front of another PIN, a cashier's."""
         self.state_dir = state_dir
         self.clock = clock
-        self._path = state_dir / THROTTLE_FILE
+        self._path = state_dir / throttle_file
+        self._verify = verify
 
     def _load(self) -> _Pause:
         try:
@@ -132,13 +142,13 @@ class PinGate:
 
     def check(self, pin: str) -> PinCheck:
         """Try a PIN. A locked gate does not even look at it."""
-        if not manager_pin.has_pin(self.state_dir):
+        if self._verify is None and not manager_pin.has_pin(self.state_dir):
             return PinCheck("no_pin")
         now = self.clock()
         state, left = self._current(now)
         if left > 0:
             return PinCheck("locked", wait_s=left)
-        if manager_pin.verify_pin(self.state_dir, pin):
+        if self._verify(pin) if self._verify else manager_pin.verify_pin(self.state_dir, pin):
             self._save(_Pause())
             return PinCheck("ok")
         failures = state.failures + 1

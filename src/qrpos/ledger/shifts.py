@@ -1,0 +1,408 @@
+"""Cashiers and their shifts: who took which sale, and the X and Z reports of a shift.
+
+A till with no cashier works as before. Once the owner adds cashiers, a cashier opens a
+shift with their PIN; every sale and refund written while it is open is stamped with it
+(the outbox does this itself when it writes the row: `records.insert_intent`). One shift
+is open at a time; it stays open across midnight and reboots until it is closed.
+
+The figures follow the service's own bookkeeping, so that the shifts of a day add up to
+the day's end-of-day report exactly: a sale charged and kept counts in `sales` (the
+service lists it COMPLETED), a charge later refunded in `reversed` (the service lists it
+REVERSED), both under the shift that took the sale; the refunds a shift made are listed
+beside them. A sale whose outcome is not known yet is named, never guessed.
+
+The **X** report is a shift's figures at any moment. The **Z** report closes the shift:
+the figures are frozen with a running Z number and never change again (the outbox
+refuses it: a trigger). A sale named open on a Z that settles later appears as a
+correction on the next Z, never by rewriting the closed one.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from qrpos.errors import QrposError
+from qrpos.ledger import records
+from qrpos.ledger.states import CHARGED_STATES, IntentRow, IntentState
+from qrpos.ledger.store import Ledger
+from qrpos.said import say
+
+#: the longest cashier name (a status bar and a slip line hold it)
+NAME_MAX = 24
+
+_UNSETTLED = frozenset({IntentState.PENDING, IntentState.UNRESOLVED})
+
+
+class ShiftError(QrposError, ValueError):
+    """A cashier or shift request that cannot be done; the message says why."""
+
+
+@dataclass(frozen=True)
+class Cashier:
+    """A cashier; `pin_record` is the PIN's salted hash (never the PIN)."""
+
+    id: int
+    name: str
+    active: bool
+    created_at: datetime
+    pin_record: str = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Shift:
+    id: int
+    cashier_id: int
+    cashier: str
+    opened_at: datetime
+    closed_at: datetime | None
+    closed_by: str | None
+    z_number: int | None
+    #: the Z as it was taken (None while open)
+    z_report: dict[str, Any] | None
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
+
+
+@dataclass(frozen=True)
+class OpenSale:
+    """A sale whose outcome a report cannot give yet."""
+
+    intent: int
+    amount_mnt: int
+    state: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class ShiftFigures:
+    """What a shift took, as the service will list it (see the module docstring)."""
+
+    sales: int = 0
+    sales_mnt: int = 0
+    reversed: int = 0
+    reversed_mnt: int = 0
+    not_charged: int = 0
+    refunds_made: int = 0
+    refunds_made_mnt: int = 0
+    refunds_pending: int = 0
+    in_review: tuple[OpenSale, ...] = ()
+    unsettled: tuple[OpenSale, ...] = ()
+
+    def __add__(self, other: ShiftFigures) -> ShiftFigures:
+        return ShiftFigures(
+            self.sales + other.sales,
+            self.sales_mnt + other.sales_mnt,
+            self.reversed + other.reversed,
+            self.reversed_mnt + other.reversed_mnt,
+            self.not_charged + other.not_charged,
+            self.refunds_made + other.refunds_made,
+            self.refunds_made_mnt + other.refunds_made_mnt,
+            self.refunds_pending + other.refunds_pending,
+            self.in_review + other.in_review,
+            self.unsettled + other.unsettled,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _time(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+# --- cashiers ---------------------------------------------------------------------------
+
+
+def _cashier(row: Sequence[Any]) -> Cashier:
+    ident, name, pin, active, created = row
+    return Cashier(int(ident), str(name), bool(active), datetime.fromtimestamp(created, UTC), pin)
+
+
+def cashiers(ledger: Ledger, *, include_removed: bool = False) -> list[Cashier]:
+    """The till's cashiers by name (none: shifts are off)."""
+    rows = ledger.read(lambda c: records.cashier_rows(c, include_removed=include_removed))
+    return [_cashier(row) for row in rows]
+
+
+def find_cashier(ledger: Ledger, name: str) -> Cashier:
+    """The active cashier called `name` (case as typed or any), else ShiftError."""
+    wanted = name.strip().casefold()
+    for cashier in cashiers(ledger):
+        if cashier.name.casefold() == wanted:
+            return cashier
+    raise ShiftError(say("shift.no_cashier", "no cashier called {name}", name=name.strip()))
+
+
+def _checked_name(name: str) -> str:
+    clean = " ".join(name.split())
+    if not clean or len(clean) > NAME_MAX or not clean.isprintable():
+        raise ShiftError(
+            say(
+                "shift.bad_name",
+                "a cashier's name is 1 to {most} printable characters",
+                most=NAME_MAX,
+            )
+        )
+    return clean
+
+
+def add_cashier(ledger: Ledger, name: str, pin_record: str, *, at: datetime) -> Cashier:
+    """A new cashier; `pin_record` from `qrpos.manager_pin.pin_record(pin, cashier=True)`."""
+    clean = _checked_name(name)
+    if any(c.name.casefold() == clean.casefold() for c in cashiers(ledger)):
+        raise ShiftError(say("shift.name_taken", "there is a cashier called {name}", name=clean))
+    ident = ledger.write(lambda c: records.insert_cashier(c, clean, pin_record, at.timestamp()))
+    return Cashier(ident, clean, True, at, pin_record)
+
+
+def rename_cashier(ledger: Ledger, cashier: Cashier, new_name: str) -> Cashier:
+    clean = _checked_name(new_name)
+    others = [c for c in cashiers(ledger) if c.id != cashier.id]
+    if any(c.name.casefold() == clean.casefold() for c in others):
+        raise ShiftError(say("shift.name_taken", "there is a cashier called {name}", name=clean))
+    ledger.write(lambda c: records.update_cashier(c, cashier.id, name=clean))
+    return Cashier(cashier.id, clean, cashier.active, cashier.created_at, cashier.pin_record)
+
+
+def set_cashier_pin(ledger: Ledger, cashier: Cashier, pin_record: str) -> None:
+    ledger.write(lambda c: records.update_cashier(c, cashier.id, pin_record=pin_record))
+
+
+def remove_cashier(ledger: Ledger, cashier: Cashier) -> None:
+    """The cashier can no longer open a shift; their shifts and Z reports keep the name.
+    Refused while their shift is open."""
+    shift = current_shift(ledger)
+    if shift is not None and shift.cashier_id == cashier.id:
+        raise ShiftError(
+            say("shift.remove_open", "{name}'s shift is open: close it first", name=cashier.name)
+        )
+    ledger.write(lambda c: records.update_cashier(c, cashier.id, active=False))
+
+
+# --- shifts -----------------------------------------------------------------------------
+
+
+def _shifts(ledger: Ledger, **where: Any) -> list[Shift]:
+    def read(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], dict[int, str]]:
+        names = {int(r[0]): str(r[1]) for r in records.cashier_rows(conn, include_removed=True)}
+        return records.shift_rows(conn, **where), names
+
+    rows, names = ledger.read(read)
+    out = []
+    for ident, cashier_id, opened, closed, by, number, report in rows:
+        out.append(
+            Shift(
+                id=int(ident),
+                cashier_id=int(cashier_id),
+                cashier=names.get(int(cashier_id), "?"),
+                opened_at=datetime.fromtimestamp(opened, UTC),
+                closed_at=_time(closed),
+                closed_by=by,
+                z_number=number,
+                z_report=records.stored_json(report, "a Z report") if report else None,
+            )
+        )
+    return out
+
+
+def current_shift(ledger: Ledger) -> Shift | None:
+    """The shift open now (across midnight and reboots until it is closed), or None."""
+    found = _shifts(ledger, open_only=True)
+    return found[0] if found else None
+
+
+def shifts(ledger: Ledger) -> list[Shift]:
+    """Every shift, oldest first."""
+    return _shifts(ledger)
+
+
+def open_shift(ledger: Ledger, cashier: Cashier, *, at: datetime) -> Shift:
+    """Open `cashier`'s shift (their PIN checked by the caller); ShiftError when a shift
+    is open already."""
+    if not cashier.active:
+        raise ShiftError(say("shift.no_cashier", "no cashier called {name}", name=cashier.name))
+
+    def insert(conn: sqlite3.Connection) -> int | None:
+        if records.shift_rows(conn, open_only=True):
+            return None
+        return records.insert_shift(conn, cashier.id, at.timestamp())
+
+    ident = ledger.write(insert)  # one transaction: two tills' clicks cannot both open
+    if ident is None:
+        open_now = current_shift(ledger)
+        raise ShiftError(
+            say(
+                "shift.already_open",
+                "{name}'s shift is open: close it first",
+                name=open_now.cashier if open_now else "?",
+            )
+        )
+    return Shift(ident, cashier.id, cashier.name, at, None, None, None, None)
+
+
+def _open_sale(row: IntentRow) -> OpenSale:
+    return OpenSale(
+        row.id, row.amount_mnt, str(row.state), _iso(datetime.fromtimestamp(row.created_at, UTC))
+    )
+
+
+def _is_unsettled(row: IntentRow) -> bool:
+    if row.state in _UNSETTLED:
+        return True
+    if row.state is IntentState.CREDENTIALS_REJECTED and row.charged is None:
+        return True
+    return row.state is IntentState.ABANDONED and bool(row.watching)
+
+
+def _figures(conn: sqlite3.Connection, shift_id: int | None) -> ShiftFigures:
+    rows = records.shift_sales(conn, shift_id)
+    charged = [r for r in rows if r.state in CHARGED_STATES and r.tx_id]
+    refunded = records.refunded_tx_ids(conn, [r.tx_id for r in charged if r.tx_id])
+    kept = [r for r in charged if r.tx_id not in refunded]
+    gone = [r for r in charged if r.tx_id in refunded]
+    review = [_open_sale(r) for r in rows if r.state is IntentState.NEEDS_REVIEW]
+    unsettled = [_open_sale(r) for r in rows if _is_unsettled(r)]
+    counted = len(charged) + len(review) + len(unsettled)
+    made = records.shift_refunds(conn, shift_id)
+    done = [r for r in made if str(r.state) == "refunded"]
+    return ShiftFigures(
+        sales=len(kept),
+        sales_mnt=sum(r.amount_mnt for r in kept),
+        reversed=len(gone),
+        reversed_mnt=sum(r.amount_mnt for r in gone),
+        not_charged=len(rows) - counted,
+        refunds_made=len(done),
+        refunds_made_mnt=sum(r.amount_mnt or 0 for r in done),
+        refunds_pending=sum(1 for r in made if str(r.state) == "pending"),
+        in_review=tuple(review),
+        unsettled=tuple(unsettled),
+    )
+
+
+def figures(ledger: Ledger, shift_id: int | None) -> ShiftFigures:
+    """A shift's figures now: its X report (None: the sales written with no shift open)."""
+    return ledger.read(lambda c: _figures(c, shift_id))
+
+
+def _corrections(conn: sqlite3.Connection, earlier: Sequence[Shift]) -> list[dict[str, Any]]:
+    """The sales an earlier Z named open that have settled since, each reported once: on
+    the first Z taken after it settled."""
+    named: dict[int, int] = {}
+    corrected: set[int] = set()
+    for shift in earlier:
+        report = shift.z_report or {}
+        for sale in [*report.get("in_review", ()), *report.get("unsettled", ())]:
+            named.setdefault(int(sale["intent"]), int(report.get("z_number", 0)))
+        corrected |= {int(c["intent"]) for c in report.get("corrections", ())}
+    waiting = [i for i in named if i not in corrected]
+    out = []
+    for row in records.intents_by_id(conn, waiting):
+        if row.state is IntentState.NEEDS_REVIEW or _is_unsettled(row):
+            continue  # still open: named again by its own Z's list, corrected later
+        charged = row.state in CHARGED_STATES and row.tx_id
+        refunded = bool(charged) and bool(records.refunded_tx_ids(conn, [row.tx_id or ""]))
+        outcome = "reversed" if refunded else "sale" if charged else "not_charged"
+        out.append(
+            {
+                "intent": row.id,
+                "of_z": named[row.id],
+                "outcome": outcome,
+                "amount_mnt": row.amount_mnt,
+                "state": str(row.state),
+            }
+        )
+    return out
+
+
+def take_z(
+    ledger: Ledger,
+    shift: Shift,
+    *,
+    at: datetime,
+    by: str,
+    reconciliation: Mapping[str, Any] | None = None,
+) -> Shift:
+    """Close `shift` with its Z report: the figures now, the open sales named, the
+    corrections to earlier Zs, and the reconciliation against the service's history
+    for the shift's span (None: it could not be had). Frozen from then on."""
+    if by not in ("cashier", "manager"):
+        raise ValueError(by)
+    earlier = [s for s in shifts(ledger) if s.z_report is not None]
+
+    def close(conn: sqlite3.Connection) -> dict[str, Any]:
+        number = records.next_z_number(conn)
+        shown = _figures(conn, shift.id)
+        report: dict[str, Any] = {
+            "z_number": number,
+            "shift": shift.id,
+            "cashier": shift.cashier,
+            "opened_at": _iso(shift.opened_at),
+            "closed_at": _iso(at),
+            "closed_by": by,
+            **shown.to_json(),
+            "corrections": _corrections(conn, earlier),
+            "reconciliation": dict(reconciliation) if reconciliation is not None else None,
+        }
+        text = json.dumps(report, ensure_ascii=False, sort_keys=True)
+        records.close_shift(
+            conn, shift.id, at=at.timestamp(), by=by, z_number=number, z_report=text
+        )
+        return dict(json.loads(text))  # as it reads back, ever after
+
+    report = ledger.write(close)
+    return Shift(
+        shift.id,
+        shift.cashier_id,
+        shift.cashier,
+        shift.opened_at,
+        at,
+        by,
+        int(report["z_number"]),
+        report,
+    )
+
+
+def z_reports(ledger: Ledger) -> list[dict[str, Any]]:
+    """Every Z taken, oldest first, exactly as it was taken."""
+    return [s.z_report for s in shifts(ledger) if s.z_report is not None]
+
+
+def by_cashier(ledger: Ledger, of: Sequence[Shift]) -> dict[str, ShiftFigures]:
+    """The figures of `of` summed per cashier (a Z's frozen figures for a closed shift,
+    the X for the open one)."""
+    out: dict[str, ShiftFigures] = {}
+    for shift in of:
+        shown = frozen_figures(shift.z_report) if shift.z_report else figures(ledger, shift.id)
+        out[shift.cashier] = out.get(shift.cashier, ShiftFigures()) + shown
+    return out
+
+
+def frozen_figures(report: Mapping[str, Any]) -> ShiftFigures:
+    """The figures a Z froze."""
+
+    def sales(key: str) -> tuple[OpenSale, ...]:
+        return tuple(OpenSale(**sale) for sale in report.get(key, ()))
+
+    return ShiftFigures(
+        sales=int(report["sales"]),
+        sales_mnt=int(report["sales_mnt"]),
+        reversed=int(report["reversed"]),
+        reversed_mnt=int(report["reversed_mnt"]),
+        not_charged=int(report["not_charged"]),
+        refunds_made=int(report["refunds_made"]),
+        refunds_made_mnt=int(report["refunds_made_mnt"]),
+        refunds_pending=int(report["refunds_pending"]),
+        in_review=sales("in_review"),
+        unsettled=sales("unsettled"),
+    )
