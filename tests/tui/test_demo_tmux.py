@@ -210,7 +210,7 @@ def test_demo_in_tmux_prints_each_sale_on_its_virtual_printer(tmp_path: Path) ->
         assert paper.read_bytes().count(b"\x1dv0\x00") == 2
         # and the end of day
         _tmux("send-keys", "-t", session, "Escape")  # (alone: Esc then 3 reads as Alt+3)
-        _wait_for(session, "1–5 or L choose")
+        _wait_for(session, "1–6 or L choose")
         _tmux("send-keys", "-t", session, "3")
         _wait_for(session, "P print")
         _wait_for(session, "12,500")  # the day's totals are in

@@ -19,6 +19,8 @@ from owner_harness import NOW, OwnerHost
 from textual.widgets import DataTable
 
 from qrpos import spec
+from qrpos.ledger.shifts import add_cashier
+from qrpos.manager_pin import pin_record
 from qrpos.present.i18n import set_language
 from qrpos.simulator import Sandbox, TerminalCredentials, model
 from qrpos.tui.screens.owner.endofday import EndOfDayScreen, ExportDialog
@@ -26,6 +28,7 @@ from qrpos.tui.screens.owner.pin import PinDialog
 from qrpos.tui.screens.owner.prices import PricesScreen
 from qrpos.tui.screens.owner.reversal import ReversalScreen
 from qrpos.tui.screens.owner.reviews import ReviewsScreen
+from qrpos.tui.screens.owner.shift import ShiftScreen
 from qrpos.tui.services import KioskServices
 
 SIZE = (80, 24)
@@ -124,6 +127,45 @@ async def _pin_dialog(pilot: Any) -> None:
     await until(pilot, lambda: bool(pilot.app.screen.outcome))
 
 
+def _cashiers(pilot: Any) -> None:
+    ledger = pilot.app.services.desk.ledger
+    for name, pin in (("Bat-Erdene", "1357"), ("Saraa", "2468")):
+        add_cashier(ledger, name, pin_record(pin, cashier=True), at=NOW)
+
+
+async def _shift_start(pilot: Any) -> None:
+    _cashiers(pilot)
+    await pilot.press("6")
+    await until(pilot, lambda: isinstance(pilot.app.screen, ShiftScreen))
+    await pilot.pause(0.2)
+
+
+async def _shift_pin(pilot: Any) -> None:
+    await _shift_start(pilot)
+    await pilot.press("1")
+    await until(pilot, lambda: isinstance(pilot.app.screen, PinDialog))
+    await pilot.pause(0.1)
+
+
+async def _shift_x(pilot: Any) -> None:
+    await _shift_pin(pilot)
+    await pilot.press(*"1357", "enter")
+    await until(pilot, lambda: isinstance(pilot.app.screen, ShiftScreen))
+    screen = pilot.app.screen
+    await until(pilot, lambda: screen.shift is not None)
+    await pilot.pause(0.3)
+
+
+async def _shift_z(pilot: Any) -> None:
+    await _shift_x(pilot)
+    await pilot.press("z")
+    await until(pilot, lambda: isinstance(pilot.app.screen, PinDialog))
+    await pilot.press(*"1357", "enter")
+    screen = pilot.app.screen
+    await until(pilot, lambda: isinstance(screen, ShiftScreen) and screen.z_report is not None)
+    await pilot.pause(0.3)
+
+
 SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "menu": _menu,
     "history": _history,
@@ -133,6 +175,10 @@ SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "reviews": _reviews,
     "prices": _prices,
     "pin_dialog": _pin_dialog,
+    "shift_start": _shift_start,
+    "shift_pin": _shift_pin,
+    "shift_x": _shift_x,
+    "shift_z": _shift_z,
 }
 
 

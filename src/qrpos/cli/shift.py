@@ -42,6 +42,7 @@ from qrpos.cli.common import (
 from qrpos.config import Config
 from qrpos.present.format import format_mnt, local_datetime
 from qrpos.present.i18n import t
+from qrpos.present.shifts import report_lines
 
 
 def register(sub: Any) -> None:
@@ -354,71 +355,6 @@ def _local_day(moment: datetime) -> str:
     from qrpos.reports.localday import local_day_of
 
     return local_day_of(moment).isoformat()
-
-
-def report_lines(report: dict[str, Any]) -> list[str]:
-    """A report (X, Z or an open shift) as lines of at most 80 columns."""
-    opened = local_datetime(_parse(report["opened_at"]))
-    if report.get("z_number"):
-        closed = local_datetime(_parse(report["closed_at"]))
-        by = t(f"cli.shift.by_{report['closed_by']}")
-        head = t("cli.shift.z_head", number=report["z_number"], name=report["cashier"])
-        span = f"{opened} – {closed} ({by})"
-    else:
-        head = t("cli.shift.x_head", name=report["cashier"])
-        span = t("cli.shift.since", time=opened)
-    lines = [head, f"  {span}"]
-
-    def row(label: str, count: int, amount: int | None = None) -> None:
-        money = f"{format_mnt(amount):>14}" if amount is not None else ""
-        lines.append(f"  {label:<28}{count:>6}  {money}".rstrip())
-
-    row(t("cli.shift.sales"), report["sales"], report["sales_mnt"])
-    row(t("cli.shift.reversed"), report["reversed"], report["reversed_mnt"])
-    row(t("cli.shift.not_charged"), report["not_charged"])
-    row(t("cli.shift.refunds_made"), report["refunds_made"], report["refunds_made_mnt"])
-    if report["refunds_pending"]:
-        row(t("cli.shift.refunds_pending"), report["refunds_pending"])
-    for key in ("in_review", "unsettled"):
-        for sale in report[key]:
-            lines.append(
-                "  "
-                + t(
-                    f"cli.shift.{key}",
-                    intent=sale["intent"],
-                    amount=format_mnt(sale["amount_mnt"]),
-                )
-            )
-    for fix in report.get("corrections", ()):
-        lines.append(
-            "  "
-            + t(
-                "cli.shift.correction",
-                intent=fix["intent"],
-                z=fix["of_z"],
-                outcome=t(f"cli.shift.outcome.{fix['outcome']}"),
-                amount=format_mnt(fix["amount_mnt"]),
-            )
-        )
-    rec = report.get("reconciliation")
-    if rec is not None and rec.get("done"):
-        lines.append(
-            "  "
-            + t(
-                "cli.shift.reconciled",
-                matched=rec["matched"],
-                missing=rec["missingOnService"]["count"],
-                unknown=rec["unknownLocally"]["count"],
-            )
-        )
-    elif rec is not None:
-        why = "unpaired" if rec.get("why") == "unpaired" else "offline"
-        lines.append("  " + t(f"cli.shift.not_reconciled.{why}"))
-    return lines
-
-
-def _parse(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 CSV_COLUMNS = (

@@ -10,6 +10,7 @@ draws the Amount screen first and builds its services in a thread worker.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from dataclasses import replace
@@ -39,6 +40,7 @@ from qrpos.tui.scan_events import scan_message
 from qrpos.tui.screen_keeper import ScreenKeeper
 from qrpos.tui.screens.abandon import AbandonDialog
 from qrpos.tui.screens.amount import AmountScreen
+from qrpos.tui.screens.owner.shift import ShiftChanged
 from qrpos.tui.services import KioskServices
 from qrpos.tui.startup import ServicesStarter
 from qrpos.tui.widgets.status_bar import KioskStatus
@@ -142,6 +144,7 @@ class KioskApp(ScreenKeeper):
         """Connect the scanner, then pair or recover: the services are in."""
         self.services.scan_events.connect(self._from_scanner)
         self._connect_printer()
+        self.show_cashier()
         if self.services.scanner is not None:
             self._start_scanner()
         if not self.services.paired:
@@ -224,6 +227,24 @@ class KioskApp(ScreenKeeper):
             self.run_worker(
                 lambda: printing.print_sale(tx), thread=True, group="printer", exit_on_error=False
             )
+
+    # --- who is on (cashiers' shifts) ---------------------------------------------------
+
+    @work(exclusive=True, group="shift", exit_on_error=False)
+    async def show_cashier(self) -> None:
+        """The status bar names the cashier whose shift is open (one resumed after a
+        restart too)."""
+        desk = self.services.desk
+        if desk is None:
+            return
+        from qrpos.ledger.shifts import current_shift
+
+        shift = await asyncio.to_thread(current_shift, desk.ledger)
+        self.status = replace(self.status, cashier=shift.cashier if shift else None)
+
+    @on(ShiftChanged)
+    def _shift_changed(self, message: ShiftChanged) -> None:
+        self.status = replace(self.status, cashier=message.cashier)
 
     # --- the receipt printer (its worker thread reports here) ----------------------------
 

@@ -35,6 +35,8 @@ class KioskStatus:
     foreign: bool = False
     #: the receipt printer needs attention (off, unplugged, out of paper): slips wait
     printer: bool = False
+    #: the cashier whose shift is open (None: none, or the till has no shifts)
+    cashier: str | None = None
 
 
 def camera_words(state: str) -> str:
@@ -49,6 +51,9 @@ def status_line(status: KioskStatus, width: int) -> Text:
     unpaired = "…" if status.starting else t("status.not_paired")
     line.append(f" {status.username or unpaired} ", style="bold")
     line.append("│ ")
+    if status.cashier:
+        line.append(status.cashier, style="bold cyan")
+        line.append(" │ ")
     if status.starting:
         line.append(t("status.starting", what=t(f"startup.{status.starting}")), style="bold yellow")
     elif status.online is None:

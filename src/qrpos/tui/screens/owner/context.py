@@ -74,17 +74,21 @@ class OwnerContext:
             return None, t("reverse.not_paired")
         return desk, None
 
-    def count_down(self, node: MessagePump, say: Callable[[str], None]) -> None:
-        """While the PIN pause lasts, `say` each second how long is left, then that the PIN
-        may be tried again; the timer is `node`'s, so it ends with its screen."""
+    def count_down(
+        self, node: MessagePump, say: Callable[[str], None], gate: PinGate | None = None
+    ) -> None:
+        """While the PIN pause lasts (the manager's, or `gate`'s), `say` each second how
+        long is left, then that the PIN may be tried again; the timer is `node`'s, so it
+        ends with its screen."""
         if self._countdown is not None:
             self._countdown.stop()
             self._countdown = None
-        if self.pin_gate.wait_s() <= 0:
+        paused = gate or self.pin_gate
+        if paused.wait_s() <= 0:
             return
 
         def tick() -> None:
-            left = self.pin_gate.wait_s()
+            left = paused.wait_s()
             if left > 0:
                 say(t("reverse.pin_locked", seconds=math.ceil(left)))
                 return

@@ -29,6 +29,7 @@ from qrpos.tui.screens.owner.pin import PinDialog
 from qrpos.tui.screens.owner.prices import PricesScreen
 from qrpos.tui.screens.owner.reversal import ReversalScreen
 from qrpos.tui.screens.owner.reviews import ReviewsScreen
+from qrpos.tui.screens.owner.shift import ShiftScreen
 from qrpos.tui.services import KioskServices
 
 
@@ -43,6 +44,7 @@ class OwnerMenuScreen(Screen[None]):
         Binding("3", "end_of_day", "end of day", show=False),
         Binding("4", "reviews", "payments to check", show=False),
         Binding("5", "prices", "quick prices", show=False),
+        Binding("6", "shift", "shift", show=False),
         # the app's switch: every screen changes language, and the choice is remembered
         Binding("l", "app.language", "language", show=False),
         Binding("escape", "back", "back", show=False),
@@ -89,6 +91,7 @@ class OwnerMenuScreen(Screen[None]):
             yield Static(f"3  {t('owner.end_of_day')}", markup=False)
             yield Static(f"4  {t('owner.reviews')}", markup=False)
             yield Static(f"5  {t('owner.prices')}", markup=False)
+            yield Static(f"6  {t('owner.shift')}", markup=False)
             yield Static(f"L  {t('owner.language')}", markup=False)
             yield Static("", id="vat-status", markup=False)
         yield Static(t("owner.hint"), id="hint", markup=False)
@@ -149,6 +152,9 @@ class OwnerMenuScreen(Screen[None]):
 
     def action_prices(self) -> None:
         self.app.push_screen(PricesScreen(self.ctx))
+
+    def action_shift(self) -> None:
+        self.app.push_screen(ShiftScreen(self.ctx))
 
     @on(LanguageChanged)
     async def _language_changed(self) -> None:

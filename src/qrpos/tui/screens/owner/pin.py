@@ -15,6 +15,7 @@ from textual.widgets import Input, Static
 
 from qrpos.present.i18n import t
 from qrpos.present.owner import pin_refusal
+from qrpos.reports.pin_gate import PinGate
 from qrpos.tui.screens.base import FORM_KEYS, TypedAhead
 from qrpos.tui.screens.owner.context import OwnerContext
 
@@ -31,10 +32,23 @@ class PinDialog(TypedAhead, ModalScreen[bool]):
     ]
     SUBMIT_FIELDS = frozenset({"pin"})
 
-    def __init__(self, ctx: OwnerContext, screen_title: str) -> None:
+    def __init__(
+        self,
+        ctx: OwnerContext,
+        screen_title: str,
+        *,
+        gate: PinGate | None = None,
+        asked: str | None = None,
+        prompt: str | None = None,
+    ) -> None:
+        """The manager PIN; with `gate`, another PIN behind the same pause (a cashier's),
+        `asked` saying whose and `prompt` naming it in the field."""
         super().__init__(classes="owner")
         self.ctx = ctx
         self.screen_title = screen_title
+        self.gate = gate or ctx.pin_gate
+        self.asked = asked or t("owner.pin_asked")
+        self.prompt = prompt or t("reverse.pin_prompt")
         self.busy = False
         #: the last answer shown (for tests and for the owner's eyes)
         self.outcome: str | None = None
@@ -42,9 +56,9 @@ class PinDialog(TypedAhead, ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="pin-dialog"):
             yield Static(self.screen_title, id="title", markup=False)
-            yield Static(t("owner.pin_asked"), classes="prose", markup=False)
+            yield Static(self.asked, classes="prose", markup=False)
             yield Input(
-                placeholder=t("reverse.pin_prompt"),
+                placeholder=self.prompt,
                 password=True,
                 id="pin",
                 max_length=12,
@@ -55,7 +69,7 @@ class PinDialog(TypedAhead, ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#pin", Input).focus()
-        self.ctx.count_down(self, self.say)
+        self.ctx.count_down(self, self.say, self.gate)
 
     def say(self, text: str) -> None:
         self.outcome = text
@@ -75,12 +89,12 @@ class PinDialog(TypedAhead, ModalScreen[bool]):
     async def check(self, pin: str) -> None:
         """The slow hash runs off the event loop."""
         try:
-            refusal = pin_refusal(await asyncio.to_thread(self.ctx.pin_gate.check, pin))
+            refusal = pin_refusal(await asyncio.to_thread(self.gate.check, pin))
             if refusal is None:
                 self.dismiss(True)
                 return
             self.say(refusal)
-            self.ctx.count_down(self, self.say)
+            self.ctx.count_down(self, self.say, self.gate)
         finally:
             self.busy = False
 

@@ -1,0 +1,142 @@
+"""Shifts through the real kiosk: with cashiers, no sale before a shift is open; two
+cashiers take turns over a day, one restart in the middle of a shift resumes it, the
+status bar names who is on, and every Z adds up to the day as the service keeps it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kiosk_harness import FAST, Kiosk, make_services
+
+from qrpos import manager_pin
+from qrpos.ledger import Ledger
+from qrpos.ledger.shifts import add_cashier, frozen_figures, z_reports
+from qrpos.manager_pin import pin_record
+from qrpos.reports.endofday import end_of_day
+from qrpos.reports.localday import today
+from qrpos.service import TerminalClient
+from qrpos.simulator import Sandbox, TerminalCredentials
+from qrpos.tui.app import KioskApp
+from qrpos.tui.messages import TokenScanned
+from qrpos.tui.screens.owner.shift import ShiftScreen
+from qrpos.tui.widgets.status_bar import status_line
+
+MANAGER = "8642"
+
+
+@contextlib.asynccontextmanager
+async def kiosk_on(
+    tmp_path: Path, live_url: str, sandbox: Sandbox, terminal: TerminalCredentials
+) -> AsyncIterator[Kiosk]:
+    """The real app over the outbox in `tmp_path` (a second call: the kiosk restarted)."""
+    services, ledger = make_services(tmp_path, live_url, terminal)
+    # the real clock: a shift's span is what its Z reconciles with the service's history
+    services.clock = lambda: datetime.now(UTC)
+    app = KioskApp(services, **FAST)  # type: ignore[arg-type]
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            yield Kiosk(app, pilot, services, sandbox, terminal, ledger)
+    finally:
+        ledger.close()
+
+
+async def sell(kiosk: Kiosk, amount: str) -> None:
+    wallet = kiosk.sandbox.create_wallet(100_000)
+    await kiosk.key_amount(amount)
+    await kiosk.on_screen("PresentCardScreen")
+    kiosk.app.post_message(TokenScanned(wallet.qr_token))
+    await kiosk.on_screen("ResultScreen")
+    await kiosk.pilot.press("x")
+    await kiosk.on_screen("AmountScreen")
+
+
+async def shift_screen(kiosk: Kiosk) -> ShiftScreen:
+    await kiosk.on_screen("AmountScreen")
+    await kiosk.pilot.press("f2")
+    await kiosk.on_screen("OwnerMenuScreen")
+    await kiosk.pilot.press("6")
+    await kiosk.on_screen("ShiftScreen")
+    screen = kiosk.app.screen
+    assert isinstance(screen, ShiftScreen)
+    return screen
+
+
+async def start(kiosk: Kiosk, number: str, pin: str) -> None:
+    screen = await shift_screen(kiosk)
+    await kiosk.until(lambda: bool(screen.cashiers))
+    await kiosk.pilot.press(number)
+    await kiosk.on_screen("PinDialog")
+    await kiosk.pilot.press(*pin, "enter")
+    await kiosk.until(lambda: screen.shift is not None)
+    await kiosk.pilot.press("escape")  # the shift screen
+    await kiosk.on_screen("OwnerMenuScreen")
+    await kiosk.pilot.press("escape")
+
+
+async def close(kiosk: Kiosk, key: str, pin: str) -> dict[str, object]:
+    screen = await shift_screen(kiosk)
+    await kiosk.until(lambda: screen.shift is not None)
+    await kiosk.pilot.press(key)
+    await kiosk.on_screen("PinDialog")
+    await kiosk.pilot.press(*pin, "enter")
+    await kiosk.until(lambda: screen.z_report is not None, timeout=15)
+    assert screen.z_report is not None
+    report = screen.z_report
+    await kiosk.pilot.press("escape")
+    await kiosk.on_screen("OwnerMenuScreen")
+    await kiosk.pilot.press("escape")
+    return report
+
+
+def bar(kiosk: Kiosk) -> str:
+    return status_line(kiosk.app.status, 80).plain
+
+
+async def test_two_cashiers_take_turns_through_the_kiosk(
+    tmp_path: Path,
+    live_url: str,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    http_client: TerminalClient,
+) -> None:
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    now = datetime.now(UTC)
+    add_cashier(ledger, "Bat", pin_record("1357", cashier=True), at=now)
+    add_cashier(ledger, "Saraa", pin_record("2468", cashier=True), at=now)
+    ledger.close()
+    manager_pin.set_pin(tmp_path, MANAGER)
+
+    async with kiosk_on(tmp_path, live_url, sandbox, terminal) as kiosk:
+        # cashiers exist but nobody is on: the sale is refused, the amount kept for later
+        await kiosk.key_amount("4500")
+        await kiosk.until(lambda: "No shift is open" in kiosk.text("#notice"))
+        await kiosk.pilot.press("escape")
+        await start(kiosk, "1", "1357")
+        await kiosk.until(lambda: "Bat" in bar(kiosk))
+        await sell(kiosk, "4500")
+        await sell(kiosk, "12000")
+        first = await close(kiosk, "z", "1357")
+        assert (first["z_number"], first["cashier"], first["sales_mnt"]) == (1, "Bat", 16_500)
+        assert "Bat" not in bar(kiosk)
+        await start(kiosk, "2", "2468")
+        await sell(kiosk, "7000")
+
+    # the kiosk restarts in the middle of Saraa's shift: it is still hers
+    async with kiosk_on(tmp_path, live_url, sandbox, terminal) as kiosk:
+        await kiosk.until(lambda: "Saraa" in bar(kiosk))
+        await sell(kiosk, "3000")
+        second = await close(kiosk, "m", MANAGER)  # the manager closes it
+        assert (second["z_number"], second["closed_by"], second["sales"]) == (2, "manager", 2)
+        assert second["reconciliation"]["done"]  # type: ignore[index]
+        assert second["reconciliation"]["matched"] == 2  # type: ignore[index]
+
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    reports = z_reports(ledger)
+    ledger.close()
+    assert [r["z_number"] for r in reports] == [1, 2] and reports[0] == first
+    eod = await end_of_day(http_client, today(datetime.now(UTC)))
+    assert sum(frozen_figures(r).sales_mnt for r in reports) == eod.gross_mnt == 26_500
+    assert sum(frozen_figures(r).sales for r in reports) == eod.charges_count == 4
