@@ -16,7 +16,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -69,6 +69,10 @@ class KioskFacts:
     camera: ScanStats | None
     #: receipt slips waiting for the printer (0 with no printer)
     slips_waiting: int = 0
+    #: the cashier whose shift is open (None: none, or no shifts on this till)
+    on_shift: str | None = None
+    #: today's sales and gross per cashier, from the shifts opened today
+    by_cashier: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def gather(
@@ -118,8 +122,19 @@ def gather(
                 continue
             oldest = max(oldest, (now - view.created_at).total_seconds())
     slips_waiting = 0
+    on_shift: str | None = None
+    per_cashier: dict[str, tuple[int, int]] = {}
     if ledger is not None:
+        from qrpos.ledger.shifts import by_cashier, current_shift, shifts
+
         slips_waiting = ledger.read(records.print_counts).get("queued", 0)
+        shift = current_shift(ledger)
+        on_shift = shift.cashier if shift is not None else None
+        today = [s for s in shifts(ledger) if s.opened_at >= local_midnight]
+        per_cashier = {
+            name: (shown.sales, shown.sales_mnt)
+            for name, shown in by_cashier(ledger, today).items()
+        }
     if contact is not None:
         rejected = rejected or _rejected_last(contact)
     return KioskFacts(
@@ -136,6 +151,8 @@ def gather(
         outbox_ok=outbox_ok,
         camera=camera,
         slips_waiting=slips_waiting,
+        on_shift=on_shift,
+        by_cashier=per_cashier,
     )
 
 
@@ -160,6 +177,9 @@ METRIC_NAMES = (
     "qrpos_camera_running",
     "qrpos_outbox_integrity_ok",
     "qrpos_print_queue_slips",
+    "qrpos_shift_open",
+    "qrpos_cashier_sales_today",
+    "qrpos_cashier_gross_today_mnt",
 )
 
 
@@ -224,6 +244,26 @@ def registry_for(facts: KioskFacts) -> CollectorRegistry:
         "Receipt slips waiting for the printer (off, unplugged or out of paper while > 0)",
         facts.slips_waiting,
     )
+    on_shift = Gauge(
+        "qrpos_shift_open", "1 for the cashier whose shift is open", ["cashier"], registry=reg
+    )
+    if facts.on_shift is not None:
+        on_shift.labels(facts.on_shift).set(1)
+    sales = Gauge(
+        "qrpos_cashier_sales_today",
+        "Sales kept of the shifts opened today, per cashier",
+        ["cashier"],
+        registry=reg,
+    )
+    gross = Gauge(
+        "qrpos_cashier_gross_today_mnt",
+        "Gross of the shifts opened today, per cashier, MNT",
+        ["cashier"],
+        registry=reg,
+    )
+    for name, (count, amount) in facts.by_cashier.items():
+        sales.labels(name).set(count)
+        gross.labels(name).set(amount)
     return reg
 
 

@@ -101,7 +101,7 @@ HELPS = (
     [(), *((c,) for c in sorted(COMMANDS))]
     + [("outbox", action) for action in ("list", "resolve", "abandon", "review")]
     + [("prices", "set"), ("prices", "clear")]
-    + [("print", action) for action in ("test", "receipt", "queue")]
+    + [("print", action) for action in ("test", "receipt", "z", "queue")]
     + [("cashier", action) for action in ("list", "add", "rename", "pin", "remove")]
     + [("shift", action) for action in ("open", "x", "close", "z", "list")]
 )

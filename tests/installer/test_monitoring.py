@@ -208,3 +208,33 @@ def test_every_sold_state_counts_in_sales_and_gross(tmp_path: Path) -> None:
     ledger.close()
     assert facts.sales_today == 3
     assert facts.gross_today_mnt == 100 + 200 + 400
+
+
+async def test_the_metrics_name_who_is_on_and_each_cashiers_takings(
+    tmp_path: Path, asgi_client: TerminalClient, sandbox: Sandbox
+) -> None:
+    from datetime import UTC, datetime
+
+    from qrpos.ledger.shifts import add_cashier, open_shift, take_z
+    from qrpos.manager_pin import pin_record
+
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing())
+    now = datetime.now(UTC)
+    bat = add_cashier(ledger, "Bat", pin_record("1357", cashier=True), at=now)
+    saraa = add_cashier(ledger, "Saraa", pin_record("2468", cashier=True), at=now)
+    take_z(ledger, open_shift(ledger, bat, at=now), at=now, by="cashier")
+    open_shift(ledger, saraa, at=now)
+    for amount in (4_500, 6_000):
+        await desk.charge(amount, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
+    facts = metrics.gather(
+        ledger=ledger, contact=asgi_client.contact, username="term_abcdefgh", camera=None
+    )
+    found = parsed(metrics.write(facts, tmp_path))
+    ledger.close()
+    assert found["qrpos_shift_open"] == {(("cashier", "Saraa"),): 1.0}
+    assert found["qrpos_cashier_sales_today"] == {
+        (("cashier", "Bat"),): 0.0,
+        (("cashier", "Saraa"),): 2.0,
+    }
+    assert found["qrpos_cashier_gross_today_mnt"][(("cashier", "Saraa"),)] == 10_500

@@ -44,6 +44,7 @@ from qrpos.peripherals.slip import (
     printer_test_slip,
     refund_slip,
     sale_slip,
+    z_slip,
 )
 from qrpos.present.i18n import set_language
 from qrpos.reports.endofday import EndOfDay
@@ -86,6 +87,20 @@ def eod(*, clean: bool = True) -> EndOfDay:
     )
 
 
+#: a Z as `take_z` writes it: a sale left open, a correction to an earlier Z
+Z_REPORT = {
+    "z_number": 7, "shift": 9, "cashier": "Бат-Эрдэнэ", "opened_at": "2026-11-24T01:00:00Z",
+    "closed_at": "2026-11-24T09:30:00Z", "closed_by": "cashier", "sales": 143,
+    "sales_mnt": 1_787_500, "reversed": 2, "reversed_mnt": 25_000, "not_charged": 3,
+    "refunds_made": 1, "refunds_made_mnt": 12_500, "refunds_pending": 0, "in_review": [],
+    "unsettled": [{"intent": 812, "amount_mnt": 4_500, "state": "unresolved",
+                   "created_at": "2026-11-24T09:29:00Z"}],
+    "corrections": [{"intent": 640, "of_z": 6, "outcome": "sale", "amount_mnt": 12_500,
+                     "state": "charged_per_history"}],
+    "reconciliation": None,
+}  # fmt: skip
+
+
 def slips() -> dict[str, Slip]:
     """Every kind of slip, in the language set now."""
     return {
@@ -96,6 +111,7 @@ def slips() -> dict[str, Slip]:
         "refund": refund_slip(tx(), AT, header=HEADER),
         "end_of_day": end_of_day_slip(eod(), printed_at=AT, header=HEADER),
         "test": printer_test_slip(AT, header=HEADER),
+        "z": z_slip(Z_REPORT, header=HEADER),
     }
 
 

@@ -15,6 +15,10 @@ from qrpos import manager_pin
 from qrpos.ledger import Ledger
 from qrpos.ledger.shifts import add_cashier, frozen_figures, z_reports
 from qrpos.manager_pin import pin_record
+from qrpos.peripherals.printer import FilePort
+from qrpos.peripherals.printing import Printing
+from qrpos.peripherals.render import escpos_bytes
+from qrpos.peripherals.slip import z_slip
 from qrpos.reports.endofday import end_of_day
 from qrpos.reports.localday import today
 from qrpos.service import TerminalClient
@@ -35,11 +39,15 @@ async def kiosk_on(
     services, ledger = make_services(tmp_path, live_url, terminal)
     # the real clock: a shift's span is what its Z reconciles with the service's history
     services.clock = lambda: datetime.now(UTC)
+    # a printer: the Z prints when it is taken (a sale's slip too)
+    services.printing = Printing(ledger, FilePort(tmp_path / "lp0"), retry_s=0.05)
+    services.printing.start()
     app = KioskApp(services, **FAST)  # type: ignore[arg-type]
     try:
         async with app.run_test(size=(80, 24)) as pilot:
             yield Kiosk(app, pilot, services, sandbox, terminal, ledger)
     finally:
+        services.printing.stop()
         ledger.close()
 
 
@@ -121,6 +129,8 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
         first = await close(kiosk, "z", "1357")
         assert (first["z_number"], first["cashier"], first["sales_mnt"]) == (1, "Bat", 16_500)
         assert "Bat" not in bar(kiosk)
+        z_printed = escpos_bytes(z_slip(first))
+        await kiosk.until(lambda: z_printed in (tmp_path / "lp0").read_bytes())
         await start(kiosk, "2", "2468")
         await sell(kiosk, "7000")
 

@@ -3,6 +3,7 @@
     qrpos print test [--preview out.png]            a test slip (every letter Mongolian needs)
     qrpos print receipt TX_ID [--preview out.png]   a copy of a sale's slip, as the
                                                     history has it now (its ДДТД once issued)
+    qrpos print z [NUMBER] [--preview out.png]      a shift's Z report as it was taken
     qrpos print queue [--json]                      the kiosk's print queue, newest first
 
 A slip is sent straight to the configured printer (`QRPOS_PRINTER`, `[printer] device`),
@@ -60,6 +61,15 @@ def register(sub: Any) -> None:
     receipt = actions.add_parser("receipt", help=t("help.print.receipt.summary"))
     receipt.add_argument("tx_id", metavar="TX_ID", type=usage.tx_id, help=t("help.print.tx_id"))
     receipt.add_argument("--preview", metavar="PNG", type=Path, help=t("help.print.preview"))
+    z = actions.add_parser("z", help=t("help.print.z.summary"))
+    z.add_argument(
+        "number",
+        nargs="?",
+        metavar="NUMBER",
+        type=usage.bounded_int(1, 10**9),
+        help=t("help.print.z.number"),
+    )
+    z.add_argument("--preview", metavar="PNG", type=Path, help=t("help.print.preview"))
     queue = actions.add_parser("queue", help=t("help.print.queue.summary"))
     queue.add_argument("--json", action="store_true", help=t("help.print.queue.json"))
     p.set_defaults(func=run)
@@ -68,7 +78,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from qrpos.peripherals.printer import PrinterSettingError
     from qrpos.peripherals.printing import print_settings
-    from qrpos.peripherals.slip import Slip, printer_test_slip, sale_slip
+    from qrpos.peripherals.slip import Slip, printer_test_slip, sale_slip, z_slip
 
     try:
         config = config_from_args(args)
@@ -81,6 +91,11 @@ def run(args: argparse.Namespace) -> int:
     slip: Slip
     if args.action == "test":
         slip = printer_test_slip(now, header=settings.header, paper_mm=settings.paper_mm)
+    elif args.action == "z":
+        report = _z_report(config, args.number)
+        if isinstance(report, int):
+            return report
+        slip = z_slip(report, header=settings.header)
     else:
         found = _find_sale(config, args.tx_id)
         if isinstance(found, int):
@@ -174,6 +189,26 @@ async def _from_service(config: Config, tx_id: str, cached: Any) -> Any:
         return None
     finally:
         await client.aclose()
+
+
+def _z_report(config: Config, number: int | None) -> Any:
+    """The Z numbered `number` (None: the latest) as it was taken; an exit code if none."""
+    from qrpos.ledger import Ledger, LedgerError
+    from qrpos.ledger.shifts import z_reports
+
+    try:
+        ledger = Ledger.open(config.ledger_path)
+    except LedgerError as exc:
+        return fail(exc)
+    try:
+        taken = z_reports(ledger)
+    finally:
+        ledger.close()
+    if not taken:
+        return fail(t("cli.shift.no_z"))
+    wanted = number or taken[-1]["z_number"]
+    found = [r for r in taken if r["z_number"] == wanted]
+    return found[0] if found else fail(t("cli.shift.no_such_z", number=wanted))
 
 
 def _queue(config: Config, *, as_json: bool) -> int:

@@ -39,6 +39,7 @@ from qrpos.peripherals.slip import (
     printer_test_slip,
     refund_slip,
     sale_slip,
+    z_slip,
 )
 from qrpos.reports.endofday import EndOfDay
 from qrpos.said import Said, say
@@ -129,6 +130,10 @@ class Printing:
     def print_end_of_day(self, eod: EndOfDay) -> int | None:
         slip = end_of_day_slip(eod, printed_at=self.clock(), header=self.settings.header)
         return self._queue(slip, reprint=True)
+
+    def print_z(self, report: Mapping[str, Any]) -> int | None:
+        """A shift's Z, once (a copy: `qrpos print z N`)."""
+        return self._queue(z_slip(report, header=self.settings.header), reprint=False)
 
     def print_test(self) -> int | None:
         slip = printer_test_slip(

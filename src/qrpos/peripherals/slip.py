@@ -10,7 +10,7 @@ a reprint made once it is issued carries its number.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -23,7 +23,7 @@ from qrpos.service.models import Transaction
 
 Style = Literal["normal", "bold", "big", "small"]
 Align = Literal["left", "center", "right"]
-SlipKind = Literal["sale", "refund", "end_of_day", "test"]
+SlipKind = Literal["sale", "refund", "end_of_day", "test", "z"]
 
 
 @dataclass(frozen=True)
@@ -140,9 +140,7 @@ def end_of_day_slip(eod: EndOfDay, *, printed_at: datetime, header: Sequence[str
         SlipLine(eod.day.isoformat(), align="center"),
         SlipLine(rule=True),
         SlipLine(t("slip.eod_sales", count=eod.charges_count), format_mnt(eod.gross_mnt)),
-        SlipLine(
-            t("slip.eod_refunds", count=eod.reversed_count), "-" + format_mnt(eod.reversed_mnt)
-        ),
+        SlipLine(t("slip.eod_refunds", count=eod.reversed_count), _minus(eod.reversed_mnt)),
         SlipLine(t("slip.eod_net"), format_mnt(eod.gross_mnt - eod.reversed_mnt), style="bold"),
         SlipLine(rule=True),
         SlipLine(t("slip.eod_vat_issued"), str(eod.vat_issued)),
@@ -152,6 +150,54 @@ def end_of_day_slip(eod: EndOfDay, *, printed_at: datetime, header: Sequence[str
         lines.append(SlipLine(t("slip.eod_check"), style="bold"))
     lines.append(SlipLine(t("slip.printed", time=local_datetime(printed_at)), style="small"))
     return Slip("end_of_day", eod.day.isoformat(), tuple(lines))
+
+
+def z_slip(report: Mapping[str, Any], *, header: Sequence[str] = ()) -> Slip:
+    """A shift's Z report as it was taken (`qrpos.ledger.shifts.take_z`)."""
+    opened = local_datetime(_utc(report["opened_at"]))
+    closed = local_datetime(_utc(report["closed_at"]))
+    lines = [
+        *_header(header),
+        SlipLine(t("slip.z_title", number=report["z_number"]), style="bold", align="center"),
+        SlipLine(str(report["cashier"]), align="center"),
+        SlipLine(opened, style="small", align="center"),
+        SlipLine(closed, style="small", align="center"),
+        SlipLine(rule=True),
+        SlipLine(t("slip.eod_sales", count=report["sales"]), format_mnt(report["sales_mnt"])),
+        SlipLine(
+            t("slip.z_reversed", count=report["reversed"]), format_mnt(report["reversed_mnt"])
+        ),
+        SlipLine(
+            t("slip.eod_refunds", count=report["refunds_made"]),
+            _minus(report["refunds_made_mnt"]),
+        ),
+    ]
+    open_sales = [*report.get("in_review", ()), *report.get("unsettled", ())]
+    if open_sales:
+        lines.append(SlipLine(rule=True))
+        for sale in open_sales:
+            lines.append(
+                SlipLine(t("slip.z_open", intent=sale["intent"]), format_mnt(sale["amount_mnt"]))
+            )
+    for fix in report.get("corrections", ()):
+        lines.append(
+            SlipLine(
+                t("slip.z_correction", intent=fix["intent"], z=fix["of_z"]),
+                t(f"slip.z_outcome.{fix['outcome']}"),
+                style="small",
+            )
+        )
+    lines.append(SlipLine(rule=True))
+    return Slip("z", f"z{report['z_number']}", tuple(lines))
+
+
+def _minus(amount: int) -> str:
+    """An amount taken back: "-4,500 ₮" (nothing taken back: "0 ₮", not "-0")."""
+    return ("-" if amount else "") + format_mnt(amount)
+
+
+def _utc(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def printer_test_slip(

@@ -219,6 +219,9 @@ class ShiftScreen(Screen[None]):
             )
             self.shift, self.z_report = None, closed.z_report
             self.app.post_message(ShiftChanged(None))
+            printing = self.ctx.services.printing
+            if printing is not None and closed.z_report is not None:
+                await asyncio.to_thread(printing.print_z, closed.z_report)
         finally:
             self.busy = False
         self.show()
