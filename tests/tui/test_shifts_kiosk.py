@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kiosk_harness import FAST, Kiosk, make_services
+from textual.widgets import DataTable
 
 from qrpos import manager_pin
 from qrpos.ledger import Ledger
@@ -25,6 +26,7 @@ from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.tui.app import KioskApp
 from qrpos.tui.messages import TokenScanned
+from qrpos.tui.screens.owner.reversal import ReversalScreen
 from qrpos.tui.screens.owner.shift import ShiftScreen
 from qrpos.tui.widgets.status_bar import status_line
 
@@ -133,6 +135,26 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
         await kiosk.until(lambda: z_printed in (tmp_path / "lp0").read_bytes())
         await start(kiosk, "2", "2468")
         await sell(kiosk, "7000")
+        # Saraa refunds one of Bat's sales from the history (the manager PIN)
+        await kiosk.pilot.press("f2")
+        await kiosk.on_screen("OwnerMenuScreen")
+        await kiosk.pilot.press("1")
+        await kiosk.on_screen("HistoryScreen")
+        table = kiosk.app.screen.query_one(DataTable)
+        await kiosk.until(lambda: table.row_count == 3)
+        row = next(i for i in range(3) if "12,000" in str(table.get_row_at(i)))
+        table.move_cursor(row=row)
+        await kiosk.pilot.press("r")
+        await kiosk.on_screen("ReversalScreen")
+        refund = kiosk.app.screen
+        assert isinstance(refund, ReversalScreen)
+        await kiosk.pilot.press(*MANAGER, "enter")
+        await kiosk.until(lambda: refund.done, timeout=15)
+        await kiosk.pilot.press("escape")
+        await kiosk.on_screen("HistoryScreen")
+        await kiosk.pilot.press("escape")
+        await kiosk.on_screen("OwnerMenuScreen")
+        await kiosk.pilot.press("escape")
 
     # the kiosk restarts in the middle of Saraa's shift: it is still hers
     async with kiosk_on(tmp_path, live_url, sandbox, terminal) as kiosk:
@@ -140,6 +162,7 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
         await sell(kiosk, "3000")
         second = await close(kiosk, "m", MANAGER)  # the manager closes it
         assert (second["z_number"], second["closed_by"], second["sales"]) == (2, "manager", 2)
+        assert (second["refunds_made"], second["refunds_made_mnt"]) == (1, 12_000)
         assert second["reconciliation"]["done"]  # type: ignore[index]
         assert second["reconciliation"]["matched"] == 2  # type: ignore[index]
 
@@ -148,5 +171,10 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
     ledger.close()
     assert [r["z_number"] for r in reports] == [1, 2] and reports[0] == first
     eod = await end_of_day(http_client, today(datetime.now(UTC)))
-    assert sum(frozen_figures(r).sales_mnt for r in reports) == eod.gross_mnt == 26_500
-    assert sum(frozen_figures(r).sales for r in reports) == eod.charges_count == 4
+    shown = [frozen_figures(r) for r in reports]
+    # what the shifts charged is the day's charges, kept or refunded since; the refunds
+    # the shifts made are the day's reversed charges (Bat's Z was taken before the refund)
+    charged = sum(f.sales_mnt + f.reversed_mnt for f in shown)
+    assert charged == eod.gross_mnt + eod.reversed_mnt == 26_500
+    assert sum(f.refunds_made_mnt for f in shown) == eod.reversed_mnt == 12_000
+    assert sum(f.sales + f.reversed for f in shown) == eod.charges_count + eod.reversed_count == 4
