@@ -23,6 +23,7 @@ from qrpos.ledger.shifts import add_cashier
 from qrpos.manager_pin import pin_record
 from qrpos.present.i18n import set_language
 from qrpos.simulator import Sandbox, TerminalCredentials, model
+from qrpos.tui.screens.owner.cashiers import CashiersScreen
 from qrpos.tui.screens.owner.endofday import EndOfDayScreen, ExportDialog
 from qrpos.tui.screens.owner.pin import PinDialog
 from qrpos.tui.screens.owner.prices import PricesScreen
@@ -166,6 +167,17 @@ async def _shift_z(pilot: Any) -> None:
     await pilot.pause(0.3)
 
 
+async def _cashiers_screen(pilot: Any) -> None:
+    await _shift_start(pilot)
+    await pilot.press("c")
+    await until(pilot, lambda: isinstance(pilot.app.screen, CashiersScreen))
+    screen = pilot.app.screen
+    await until(pilot, lambda: bool(screen.names))
+    await pilot.press(*"Tuya", "tab", *"9753", "tab", "tab", *"0000", "enter")
+    await until(pilot, lambda: bool(screen.outcome))
+    await pilot.pause(0.1)
+
+
 SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "menu": _menu,
     "history": _history,
@@ -179,6 +191,7 @@ SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "shift_pin": _shift_pin,
     "shift_x": _shift_x,
     "shift_z": _shift_z,
+    "cashiers": _cashiers_screen,
 }
 
 

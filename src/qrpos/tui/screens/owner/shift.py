@@ -61,6 +61,7 @@ class ShiftScreen(Screen[None]):
         *(Binding(str(n), f"start({n})", "start", show=False) for n in range(1, 10)),
         Binding("z,Z", "close(False)", "Z", show=False),
         Binding("m,M", "close(True)", "Z by the manager", show=False),
+        Binding("c,C", "cashiers", "cashiers", show=False),
         Binding("f5", "refresh", "refresh", show=False),
         Binding("escape", "back", "back", show=False),
     ]
@@ -241,6 +242,16 @@ class ShiftScreen(Screen[None]):
         except ListingFailed:
             return {"done": False, "why": "offline"}
         return {"done": True, **found.to_json()}
+
+    def action_cashiers(self) -> None:
+        """The cashiers: add, re-PIN, rename, remove (behind the manager PIN)."""
+        from qrpos.tui.screens.owner.cashiers import CashiersScreen
+
+        def back(_: None) -> None:
+            self.z_report = None
+            self.load()
+
+        self.app.push_screen(CashiersScreen(self.ctx), back)
 
     def action_refresh(self) -> None:
         self.z_report = None
