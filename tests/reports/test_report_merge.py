@@ -89,3 +89,50 @@ def test_a_file_that_is_not_a_till_report_is_named_and_refused(
     run = merge_cli(str(bad))
     assert run.returncode == 1 and why in run.stderr and str(bad) in run.stderr
     assert "Traceback" not in run.stderr
+
+
+async def test_the_merge_says_what_each_cashier_took_across_tills(
+    live_url: str, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """Two tills with shifts (Bat works at both): each till's `report --json` carries its
+    shifts of the day, and the merge sums them per cashier."""
+    from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
+    from qrpos.ledger.shifts import add_cashier, open_shift, take_z
+    from qrpos.manager_pin import pin_record
+    from qrpos.service import TerminalClient
+
+    now = datetime.now(UTC)
+    plan = {"Bat": [4_500, 6_000], "Saraa": [7_000]}
+    files = []
+    for k, (first, second) in enumerate([("Bat", "Saraa"), ("Saraa", "Bat")]):
+        till = sandbox.create_terminal("m_shop")
+        state = tmp_path / f"till{k}"
+        (state / "state").mkdir(parents=True)
+        ledger = Ledger.open(state / "state" / "outbox.sqlite3")
+        client = TerminalClient(live_url, till.username, till.password, timeout_s=5.0)
+        desk = ChargeDesk(ledger, client, policy=RetryPolicy.testing())
+        for name in (first, second):
+            cashier = add_cashier(ledger, name, pin_record("1357", cashier=True), at=now)
+            shift = open_shift(ledger, cashier, at=now)
+            for amount in plan[name]:
+                await desk.charge(amount, sandbox.create_wallet(50_000).qr_token, deadline_s=5)
+            if name == first:
+                take_z(ledger, shift, at=now, by="cashier")
+        await client.aclose()
+        ledger.close()
+        run = run_cli(["report", "--json"], live_url, till, state)
+        assert run.returncode == 0, run.stderr
+        report = json.loads(run.stdout)
+        assert [s["cashier"] for s in report["shifts"]] == [first, second]
+        assert report["shifts"][1]["open"] is True  # the second shift is still open
+        (state / "day.json").write_text(run.stdout)
+        files.append(state / "day.json")
+    run = merge_cli(*map(str, files), "--json")
+    assert run.returncode == 0, run.stderr
+    merged = json.loads(run.stdout)
+    assert merged["cashiers"]["Bat"]["shifts"] == 2
+    assert merged["cashiers"]["Bat"]["sales_mnt"] == 2 * 10_500
+    assert merged["cashiers"]["Saraa"]["sales_mnt"] == 2 * 7_000
+    assert merged["charges"]["grossMNT"] == 2 * 17_500
+    table = merge_cli(*map(str, files))
+    assert "Bat" in table.stdout and "21,000" in table.stdout

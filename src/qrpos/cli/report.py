@@ -107,6 +107,40 @@ def render_text(eod: EndOfDay) -> str:
     return "\n".join(lines)
 
 
+def day_shifts(config: Config, day: date) -> list[dict[str, Any]]:
+    """The Z reports of the shifts opened on `day` (local), and the open shift's figures
+    now (``"open": true``); none without an outbox or cashiers."""
+    if not config.ledger_path.exists():
+        return []
+    from qrpos.ledger import Ledger, LedgerError
+    from qrpos.ledger.shifts import figures, shifts
+    from qrpos.reports.localday import local_day_of
+
+    try:
+        ledger = Ledger.open(config.ledger_path)
+    except LedgerError:
+        return []
+    try:
+        out: list[dict[str, Any]] = []
+        for shift in shifts(ledger):
+            if local_day_of(shift.opened_at) != day:
+                continue
+            if shift.z_report is not None:
+                out.append(shift.z_report)
+            else:
+                out.append(
+                    {
+                        "open": True,
+                        "shift": shift.id,
+                        "cashier": shift.cashier,
+                        **figures(ledger, shift.id).to_json(),
+                    }
+                )
+        return out
+    finally:
+        ledger.close()
+
+
 async def _report(config: Config, day: date, csv_path: Path | None) -> EndOfDay:
     client = client_from_config(config)
     async with client:
@@ -136,8 +170,10 @@ def run(args: argparse.Namespace) -> int:
             return fail(t("eod.refused", message=outcome.message), EXIT_REFUSED)
         return fail(t("cli.report.unreadable", why=listing_failure(outcome)), EXIT_UNRESOLVED)
     if args.json:
-        # the till's terminal, so `report --merge` can tell tills apart
-        print(json.dumps({**eod.to_json(), "terminal": config.username}, ensure_ascii=False))
+        # the till's terminal, so `report --merge` can tell tills apart; its shifts of the
+        # day, so the merge can say what each cashier took
+        body = {**eod.to_json(), "terminal": config.username, "shifts": day_shifts(config, day)}
+        print(json.dumps(body, ensure_ascii=False))
     else:
         print(render_text(eod))
     if args.csv:

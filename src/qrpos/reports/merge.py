@@ -132,9 +132,44 @@ def merge(paths: list[Path]) -> dict[str, Any]:
             "file": str(t.path),
             "charges": t.data["charges"],
             "reversed": t.data["reversed"],
+            "shifts": _shifts_of(t),
         }
         for t in tills
     ]
+    out["cashiers"] = _by_cashier(out["tills"])
+    return out
+
+
+#: what a shift adds to its cashier's line
+CASHIER_FIELDS = ("sales", "sales_mnt", "reversed", "reversed_mnt", "refunds_made_mnt")
+
+
+def _shifts_of(till: TillReport) -> list[dict[str, Any]]:
+    """The till's shifts of the day (a report made before shifts has none)."""
+    shifts = till.data.get("shifts", [])
+    if not isinstance(shifts, list):
+        return []
+    good = []
+    for shift in shifts:
+        if not isinstance(shift, dict) or not isinstance(shift.get("cashier"), str):
+            continue
+        if all(
+            isinstance(shift.get(f), int) and not isinstance(shift.get(f), bool)
+            for f in CASHIER_FIELDS
+        ):
+            good.append(shift)
+    return good
+
+
+def _by_cashier(tills: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Each cashier's shifts summed over every till (a cashier may work at two)."""
+    out: dict[str, dict[str, int]] = {}
+    for till in tills:
+        for shift in till["shifts"]:
+            line = out.setdefault(shift["cashier"], dict.fromkeys(("shifts", *CASHIER_FIELDS), 0))
+            line["shifts"] += 1
+            for field in CASHIER_FIELDS:
+                line[field] += shift[field]
     return out
 
 
@@ -156,6 +191,16 @@ def render_table(merged: dict[str, Any]) -> str:
     vat = merged["vat"]
     lines.append(f"VAT receipts: {vat['issued']} issued, {vat['pending']} pending, "
                  f"{vat['voided']} voided")  # fmt: skip
+    cashiers = merged.get("cashiers") or {}
+    if cashiers:
+        lines.append(
+            f"{'cashier':<16} {'shifts':>7} {'sales':>7} {'gross MNT':>14} {'refunded':>9}"
+        )
+        for name, line in sorted(cashiers.items()):
+            lines.append(
+                f"{name[:16]:<16} {line['shifts']:>7,} {line['sales']:>7,} "
+                f"{line['sales_mnt']:>14,} {line['reversed_mnt']:>9,}"
+            )
     return "\n".join(lines)
 
 
