@@ -8,12 +8,13 @@ import contextlib
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from kiosk_harness import FAST, Kiosk, make_services
 from textual.widgets import DataTable
 
 from qrpos import manager_pin
-from qrpos.ledger import Ledger
+from qrpos.ledger import Ledger, MarkCharged
 from qrpos.ledger.shifts import add_cashier, frozen_figures, z_reports
 from qrpos.manager_pin import pin_record
 from qrpos.peripherals.printer import FilePort
@@ -86,7 +87,7 @@ async def start(kiosk: Kiosk, number: str, pin: str) -> None:
     await kiosk.pilot.press("escape")
 
 
-async def close(kiosk: Kiosk, key: str, pin: str) -> dict[str, object]:
+async def close(kiosk: Kiosk, key: str, pin: str) -> dict[str, Any]:
     screen = await shift_screen(kiosk)
     await kiosk.until(lambda: screen.shift is not None)
     await kiosk.pilot.press(key)
@@ -128,8 +129,13 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
         await kiosk.until(lambda: "Bat" in bar(kiosk))
         await sell(kiosk, "4500")
         await sell(kiosk, "12000")
+        # a reply that is not this sale's: the sale goes to a person's review
+        kiosk.sandbox.arm_fault("mismatched_reply", count=1, operation="charge")
+        await sell(kiosk, "2000")
+        [review] = [v for v in kiosk.services.desk.intents(True) if v.state == "needs_review"]  # type: ignore[union-attr]
         first = await close(kiosk, "z", "1357")
         assert (first["z_number"], first["cashier"], first["sales_mnt"]) == (1, "Bat", 16_500)
+        assert [s["intent"] for s in first["in_review"]] == [int(review.id)]
         assert "Bat" not in bar(kiosk)
         z_printed = escpos_bytes(z_slip(first))
         await kiosk.until(lambda: z_printed in (tmp_path / "lp0").read_bytes())
@@ -141,8 +147,8 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
         await kiosk.pilot.press("1")
         await kiosk.on_screen("HistoryScreen")
         table = kiosk.app.screen.query_one(DataTable)
-        await kiosk.until(lambda: table.row_count == 3)
-        row = next(i for i in range(3) if "12,000" in str(table.get_row_at(i)))
+        await kiosk.until(lambda: table.row_count == 4)
+        row = next(i for i in range(4) if "12,000" in str(table.get_row_at(i)))
         table.move_cursor(row=row)
         await kiosk.pilot.press("r")
         await kiosk.on_screen("ReversalScreen")
@@ -159,12 +165,18 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
     # the kiosk restarts in the middle of Saraa's shift: it is still hers
     async with kiosk_on(tmp_path, live_url, sandbox, terminal) as kiosk:
         await kiosk.until(lambda: "Saraa" in bar(kiosk))
+        # the owner settles Bat's review: the row the service committed is that sale
+        rows = [tx async for tx in http_client.iter_transactions() if tx.amount_mnt == 2_000]
+        assert kiosk.services.desk is not None and len(rows) == 1
+        await kiosk.services.desk.settle_review(int(review.id), MarkCharged(rows[0].id))
         await sell(kiosk, "3000")
         second = await close(kiosk, "m", MANAGER)  # the manager closes it
         assert (second["z_number"], second["closed_by"], second["sales"]) == (2, "manager", 2)
         assert (second["refunds_made"], second["refunds_made_mnt"]) == (1, 12_000)
-        assert second["reconciliation"]["done"]  # type: ignore[index]
-        assert second["reconciliation"]["matched"] == 2  # type: ignore[index]
+        [fix] = second["corrections"]
+        assert (fix["intent"], fix["of_z"], fix["outcome"]) == (int(review.id), 1, "sale")
+        assert second["reconciliation"]["done"]
+        assert second["reconciliation"]["matched"] == 2
 
     ledger = Ledger.open(tmp_path / "outbox.sqlite3")
     reports = z_reports(ledger)
@@ -174,7 +186,10 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
     shown = [frozen_figures(r) for r in reports]
     # what the shifts charged is the day's charges, kept or refunded since; the refunds
     # the shifts made are the day's reversed charges (Bat's Z was taken before the refund)
-    charged = sum(f.sales_mnt + f.reversed_mnt for f in shown)
-    assert charged == eod.gross_mnt + eod.reversed_mnt == 26_500
+    # (with the corrections: a sale in review at its Z, settled later)
+    corrected = sum(c["amount_mnt"] for r in reports for c in r["corrections"])
+    charged = sum(f.sales_mnt + f.reversed_mnt for f in shown) + corrected
+    assert charged == eod.gross_mnt + eod.reversed_mnt == 28_500
     assert sum(f.refunds_made_mnt for f in shown) == eod.reversed_mnt == 12_000
-    assert sum(f.sales + f.reversed for f in shown) == eod.charges_count + eod.reversed_count == 4
+    counted = sum(f.sales + f.reversed for f in shown) + sum(len(r["corrections"]) for r in reports)
+    assert counted == eod.charges_count + eod.reversed_count == 5
