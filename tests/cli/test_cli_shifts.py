@@ -44,6 +44,11 @@ def test_two_cashiers_a_day_of_shifts_from_the_command_line(
     refused = fed(env, "12\n", "cashier", "add", "Tuya", "--pin-stdin")
     assert refused.returncode == 1 and "4 to 12 digits" in refused.stderr
 
+    # cashiers, but nobody on: refused as the kiosk refuses it, nothing sent
+    wallet = sandbox.create_wallet(10_000)
+    refused = qrpos(env, "charge", "--amount", "500", "--token", wallet.qr_token)
+    assert refused.returncode == 1 and "no shift is open" in refused.stderr
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000
     assert fed(env, "1357\n", "shift", "open", "Bat", "--pin-stdin").returncode == 0
     assert charge(env, sandbox, 4_500) == 0
     assert charge(env, sandbox, 12_000) == 0

@@ -67,8 +67,12 @@ def exit_code(result: SaleResult) -> int:
 
 
 async def _charge(args: argparse.Namespace, token: str) -> int:
+    from qrpos.ledger.shifts import shift_needed
+
     progress = ProgressLines()
     async with open_desk(args) as desk:
+        if shift_needed(desk.ledger):  # the till keeps shifts: as the kiosk refuses it
+            return fail(t("cli.shift.none_open"), EXIT_LOCAL_ERROR)
         try:
             result = await desk.charge(
                 args.amount, token, deadline_s=args.deadline, on_progress=progress

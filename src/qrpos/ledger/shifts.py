@@ -222,6 +222,12 @@ def current_shift(ledger: Ledger) -> Shift | None:
     return found[0] if found else None
 
 
+def shift_needed(ledger: Ledger) -> bool:
+    """True when the till has cashiers and none has a shift open: no sale then (the
+    kiosk and `qrpos charge` refuse it, so every sale belongs to a cashier's shift)."""
+    return bool(cashiers(ledger)) and current_shift(ledger) is None
+
+
 def shifts(ledger: Ledger) -> list[Shift]:
     """Every shift, oldest first."""
     return _shifts(ledger)

@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
@@ -51,13 +51,6 @@ if TYPE_CHECKING:
 __all__ = ["MOVES", "UNDER_WAY", "Sale", "SaleState", "SaleTimings", "blocking_sales"]
 
 log = logging.getLogger("qrpos.tui")
-
-
-def shift_needed(ledger: Any) -> bool:
-    """True when the till has cashiers and none has a shift open (no sale then)."""
-    from qrpos.ledger.shifts import cashiers, current_shift
-
-    return bool(cashiers(ledger)) and current_shift(ledger) is None
 
 
 class Sale:
@@ -156,6 +149,8 @@ class Sale:
         if blocking_sales(desk.unresolved()):
             self.next_sale("amount.unresolved_blocks", error=True)
             return
+        from qrpos.ledger.shifts import shift_needed
+
         if await asyncio.to_thread(shift_needed, desk.ledger):
             # the till keeps shifts: every sale belongs to a cashier's
             self.next_sale("amount.no_shift", error=True)
