@@ -5,6 +5,7 @@ the last result, they start the next sale like a digit does."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -99,3 +100,57 @@ async def test_prices_changed_while_the_kiosk_runs_reach_the_next_amount_screen(
     await priced.pilot.press("f3")
     await pay(priced, 5000)
     assert await charged_amounts(priced, 1) == [5000]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+async def test_a_whole_lunch_queue_at_full_speed_charges_what_was_asked_for(
+    priced: Kiosk, seed: int
+) -> None:
+    """The class of the bug, not one reproduction: random queues of typed amounts (with a
+    slip corrected), quick-price keys, the repeat key, an amount over the limit (refused
+    where it shows) and a sale cancelled on the card screen, every burst typed with no
+    pause on whatever screen the last one left. The sandbox's charges are exactly the
+    sales the cashier asked for, in order."""
+    rng = random.Random(seed)
+    prices = {"f3": 4500, "f5": 12000}
+    expected: list[int] = []
+    last: int | None = None
+    on_result = False
+    await priced.on_screen("AmountScreen")
+    for _ in range(8):
+        step = rng.choice(["amount", "price", "repeat", "refused", "cancel"])
+        if step == "repeat" and last is None:
+            step = "price"
+        lead = [] if on_result else ["delete"]  # the amount screen: clear what was left
+        if step in ("amount", "cancel"):
+            amount = rng.randint(1, 999_999)
+            keys = list(str(amount))
+            if rng.random() < 0.5:
+                keys = [*keys, str(rng.randint(0, 9)), "backspace"]
+            burst(priced, [*lead, *keys, "enter"])
+        elif step == "price":
+            key = rng.choice(sorted(prices))
+            amount = prices[key]
+            burst(priced, [*lead, key])
+        elif step == "repeat":
+            assert last is not None
+            amount = last
+            burst(priced, [*lead, "f12"])
+        else:
+            burst(priced, [*lead, *"2000000", "enter"])
+            await priced.on_screen("AmountScreen")
+            await priced.until(lambda: "at most" in priced.text("#notice"))
+            on_result = False
+            continue
+        await priced.on_screen("PresentCardScreen")
+        assert priced.app.sale.amount == amount
+        last = amount
+        if step == "cancel":
+            burst(priced, ["escape"])
+            await priced.on_screen("AmountScreen")
+            on_result = False
+            continue
+        await pay(priced, amount)
+        expected.append(amount)
+        on_result = True
+    assert await charged_amounts(priced, len(expected)) == expected
