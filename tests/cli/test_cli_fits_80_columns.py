@@ -35,6 +35,9 @@ RUNS = [
     ("doctor",),
     ("print", "queue"),
     ("print", "test"),  # no printer set: the error names every way to set one
+    ("cashier",),
+    ("shift", "list"),
+    ("shift", "x"),  # no shift open: the error says how to open one
 ]
 
 
