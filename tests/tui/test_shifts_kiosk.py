@@ -136,6 +136,10 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
         first = await close(kiosk, "z", "1357")
         assert (first["z_number"], first["cashier"], first["sales_mnt"]) == (1, "Bat", 16_500)
         assert [s["intent"] for s in first["in_review"]] == [int(review.id)]
+        # Bat's Z against the service's history of his shift: his two sales matched, the
+        # sale in review named as not settled (its row is the service's, not yet his)
+        assert first["reconciliation"]["done"], first["reconciliation"]
+        assert first["reconciliation"]["matched"] == 2, first["reconciliation"]
         assert "Bat" not in bar(kiosk)
         z_printed = escpos_bytes(z_slip(first))
         await kiosk.until(lambda: z_printed in (tmp_path / "lp0").read_bytes())
