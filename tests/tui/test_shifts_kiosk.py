@@ -136,8 +136,7 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
         first = await close(kiosk, "z", "1357")
         assert (first["z_number"], first["cashier"], first["sales_mnt"]) == (1, "Bat", 16_500)
         assert [s["intent"] for s in first["in_review"]] == [int(review.id)]
-        # Bat's Z against the service's history of his shift: his two sales matched, the
-        # sale in review named as not settled (its row is the service's, not yet his)
+        # Bat's Z against the service's history of his shift: his two sales matched
         assert first["reconciliation"]["done"], first["reconciliation"]
         assert first["reconciliation"]["matched"] == 2, first["reconciliation"]
         assert "Bat" not in bar(kiosk)
