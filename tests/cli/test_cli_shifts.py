@@ -102,3 +102,15 @@ def test_a_wrong_cashier_pin_pauses_like_the_managers(
     assert paused.returncode == 1
     assert "9999" not in "".join(a.stderr + a.stdout for a in answers)
     assert qrpos(env, "shift", "x").returncode == 1  # still no shift open
+
+
+def test_a_cashier_named_like_a_formula_is_written_inert_to_csv(
+    tmp_path: Path, live_url: str, terminal: TerminalCredentials
+) -> None:
+    env = cli_environment(tmp_path, live_url, terminal)
+    assert fed(env, "1357\n", "cashier", "add", "=1+1", "--pin-stdin").returncode == 0
+    assert fed(env, "1357\n", "shift", "open", "=1+1", "--pin-stdin").returncode == 0
+    done = qrpos(env, "shift", "list", "--csv", str(tmp_path / "shifts.csv"))
+    assert done.returncode == 0, done.stderr
+    [row] = list(csv.DictReader((tmp_path / "shifts.csv").open()))
+    assert row["cashier"] == "'=1+1"

@@ -364,6 +364,13 @@ CSV_COLUMNS = (
 )  # fmt: skip
 
 
+def _cell(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula (=, +, -, @) is written quoted."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 def _write_csv(path: Path, reports: list[dict[str, Any]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
@@ -372,7 +379,7 @@ def _write_csv(path: Path, reports: list[dict[str, Any]]) -> None:
             writer.writerow(
                 [
                     len(report.get(c, ())) if c in ("in_review", "unsettled", "corrections")
-                    else report.get(c, "")
+                    else _cell(report.get(c, ""))
                     for c in CSV_COLUMNS
                 ]
             )  # fmt: skip
