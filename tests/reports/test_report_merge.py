@@ -136,3 +136,10 @@ async def test_the_merge_says_what_each_cashier_took_across_tills(
     assert merged["charges"]["grossMNT"] == 2 * 17_500
     table = merge_cli(*map(str, files))
     assert "Bat" in table.stdout and "21,000" in table.stdout
+    mongolian = subprocess.run(
+        [sys.executable, "-m", "qrpos.cli", "report", "--merge", *map(str, files)],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "QRPOS_LANGUAGE": "mn"},
+    )  # fmt: skip
+    assert "кассчин" in mongolian.stdout and "өдрийн хаалт" in mongolian.stdout
+    assert not {"till", "sales", "total", "cashier"} & set(mongolian.stdout.split())

@@ -63,7 +63,7 @@ def register(sub: Any) -> None:
 
 def run_merge(args: argparse.Namespace) -> int:
     """`report --merge FILE...`: one total for several tills (qrpos.reports.merge)."""
-    from qrpos.reports.merge import MergeError, merge, render_table, write_csv
+    from qrpos.reports.merge import MergeError, merge, write_csv
 
     try:
         merged = merge(args.merge)
@@ -104,6 +104,42 @@ def render_text(eod: EndOfDay) -> str:
         lines.append(f"  {row.hour:02d} {row.bar:<40} {format_mnt(row.gross_mnt)}")
     lines.extend(["", f"{t('eod.reconciliation')}:"])
     lines.extend(f"  {line}" for line in reconciliation_lines(eod))
+    return "\n".join(lines)
+
+
+def render_table(merged: dict[str, Any]) -> str:
+    """The merged day for a person: one line per till, the total, and each cashier's
+    shifts summed over the tills; in the configured language."""
+    lines = [t("cli.merge.title", day=merged["date"], count=len(merged["tills"]))]
+    lines.append(
+        f"{t('cli.merge.till'):<16} {t('cli.merge.sales'):>7} {t('cli.merge.gross'):>14} "
+        f"{t('cli.merge.reversed'):>9} {t('cli.merge.reversed_mnt'):>13}"
+    )
+
+    def row(name: str, charges: dict[str, int], reversed_: dict[str, int]) -> str:
+        return (
+            f"{name[:16]:<16} {charges['count']:>7,} {charges['grossMNT']:>14,} "
+            f"{reversed_['count']:>9,} {reversed_['amountMNT']:>13,}"
+        )
+
+    for till in merged["tills"]:
+        lines.append(row(till["terminal"], till["charges"], till["reversed"]))
+    lines.append(row(t("cli.merge.total"), merged["charges"], merged["reversed"]))
+    vat = merged["vat"]
+    lines.append(
+        t("cli.merge.vat", issued=vat["issued"], pending=vat["pending"], voided=vat["voided"])
+    )
+    cashiers = merged.get("cashiers") or {}
+    if cashiers:
+        lines.append(
+            f"{t('cli.merge.cashier'):<16} {t('cli.merge.shifts'):>7} "
+            f"{t('cli.merge.sales'):>7} {t('cli.merge.gross'):>14} {t('cli.merge.refunded'):>9}"
+        )
+        for name, line in sorted(cashiers.items()):
+            lines.append(
+                f"{name[:16]:<16} {line['shifts']:>7,} {line['sales']:>7,} "
+                f"{line['sales_mnt']:>14,} {line['reversed_mnt']:>9,}"
+            )
     return "\n".join(lines)
 
 

@@ -173,37 +173,6 @@ def _by_cashier(tills: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return out
 
 
-def render_table(merged: dict[str, Any]) -> str:
-    """The merged day for a person: one line per till and the total."""
-    lines = [f"End of day {merged['date']}: {len(merged['tills'])} tills"]
-    head = f"{'till':<16} {'sales':>7} {'gross MNT':>14} {'reversed':>9} {'reversed MNT':>13}"
-    lines.append(head)
-
-    def row(name: str, charges: dict[str, int], reversed_: dict[str, int]) -> str:
-        return (
-            f"{name:<16} {charges['count']:>7,} {charges['grossMNT']:>14,} "
-            f"{reversed_['count']:>9,} {reversed_['amountMNT']:>13,}"
-        )
-
-    for till in merged["tills"]:
-        lines.append(row(till["terminal"], till["charges"], till["reversed"]))
-    lines.append(row("total", merged["charges"], merged["reversed"]))
-    vat = merged["vat"]
-    lines.append(f"VAT receipts: {vat['issued']} issued, {vat['pending']} pending, "
-                 f"{vat['voided']} voided")  # fmt: skip
-    cashiers = merged.get("cashiers") or {}
-    if cashiers:
-        lines.append(
-            f"{'cashier':<16} {'shifts':>7} {'sales':>7} {'gross MNT':>14} {'refunded':>9}"
-        )
-        for name, line in sorted(cashiers.items()):
-            lines.append(
-                f"{name[:16]:<16} {line['shifts']:>7,} {line['sales']:>7,} "
-                f"{line['sales_mnt']:>14,} {line['reversed_mnt']:>9,}"
-            )
-    return "\n".join(lines)
-
-
 def write_csv(merged: dict[str, Any], path: Path) -> None:
     """One row per till and a total row."""
     fields = ["date", "till", "sales", "grossMNT", "reversed", "reversedMNT"]
