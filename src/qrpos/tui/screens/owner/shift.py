@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
+from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
 from qrpos.present.shifts import report_lines
 from qrpos.present.words import error_words
@@ -130,15 +131,27 @@ class ShiftScreen(Screen[None]):
 
     @work(exclusive=True, group="owner-shift-x", exit_on_error=False)
     async def show_x(self, shift: Shift) -> None:
-        from qrpos.ledger.shifts import figures
+        """The open shift's X, and today's shifts by cashier under it."""
+        from qrpos.ledger.shifts import by_cashier, figures, shifts
+        from qrpos.reports.localday import local_day_of
 
-        shown = await asyncio.to_thread(figures, self._ledger, shift.id)
+        ledger = self._ledger
+        shown = await asyncio.to_thread(figures, ledger, shift.id)
         x = {
             "cashier": shift.cashier,
             "opened_at": shift.opened_at.isoformat(),
             **shown.to_json(),
         }
-        self.query_one("#shift-report", Static).update("\n".join(report_lines(x)))
+        day = local_day_of(self.ctx.services.clock())
+        today = [
+            s for s in await asyncio.to_thread(shifts, ledger) if local_day_of(s.opened_at) == day
+        ]
+        totals = await asyncio.to_thread(by_cashier, ledger, today)
+        lines = [*report_lines(x), "", t("cli.shift.today")]
+        for name, sums in sorted(totals.items()):
+            count = t("cli.shift.sales_n", count=sums.sales)
+            lines.append(f"  {name[:24]:<24} {count:<16} {format_mnt(sums.sales_mnt):>14}")
+        self.query_one("#shift-report", Static).update("\n".join(lines))
 
     # --- keys ---------------------------------------------------------------------------
 
