@@ -102,6 +102,7 @@ async def test_screen_and_cli_report_agree_across_the_1600z_boundary(
         shown = {k: v for k, v in shown.items() if k != "reconciliation"}
         printed.pop("reconciliation", None)
         assert printed.pop("terminal") == terminal.username  # names the till (report --merge)
+        assert printed.pop("shifts") == []  # its shifts of the day (none: no cashiers)
         assert printed == shown
 
 
