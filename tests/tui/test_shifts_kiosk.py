@@ -15,7 +15,7 @@ from textual.widgets import DataTable
 
 from qrpos import manager_pin
 from qrpos.ledger import Ledger, MarkCharged
-from qrpos.ledger.shifts import add_cashier, frozen_figures, z_reports
+from qrpos.ledger.shifts import add_cashier, frozen_figures, open_shift, z_reports
 from qrpos.manager_pin import pin_record
 from qrpos.peripherals.printer import FilePort
 from qrpos.peripherals.printing import Printing
@@ -196,3 +196,19 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
     assert sum(f.refunds_made_mnt for f in shown) == eod.reversed_mnt == 12_000
     counted = sum(f.sales + f.reversed for f in shown) + sum(len(r["corrections"]) for r in reports)
     assert counted == eod.charges_count + eod.reversed_count == 5
+
+
+async def test_a_shift_opened_from_the_command_line_reaches_the_status_bar(
+    tmp_path: Path, live_url: str, sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    """`qrpos shift open` while the kiosk runs: the kiosk sells inside it, and the status
+    bar names the cashier once the sale's result ends."""
+    async with kiosk_on(tmp_path, live_url, sandbox, terminal) as kiosk:
+        await sell(kiosk, "1000")  # no cashiers yet: a till without shifts
+        bat = add_cashier(
+            kiosk.ledger, "Bat", pin_record("1357", cashier=True), at=datetime.now(UTC)
+        )
+        open_shift(kiosk.ledger, bat, at=datetime.now(UTC))
+        assert "Bat" not in bar(kiosk)
+        await sell(kiosk, "2000")
+        await kiosk.until(lambda: "Bat" in bar(kiosk))

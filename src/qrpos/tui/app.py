@@ -359,6 +359,7 @@ class KioskApp(ScreenKeeper):
         if self.sale.state is SaleState.RESULT:
             self.carried_keys = message.carried
             self.sale.next_sale()
+            self.show_cashier()  # a shift opened or closed elsewhere (`qrpos shift`)
 
     @on(PairingRequested)
     def _pairing_requested(self) -> None:
