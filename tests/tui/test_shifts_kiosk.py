@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from qrpos.peripherals.printing import Printing
 from qrpos.peripherals.render import escpos_bytes
 from qrpos.peripherals.slip import z_slip
 from qrpos.reports.endofday import end_of_day
-from qrpos.reports.localday import today
+from qrpos.reports.localday import to_local, today
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.tui.app import KioskApp
@@ -212,3 +212,22 @@ async def test_a_shift_opened_from_the_command_line_reaches_the_status_bar(
         assert "Bat" not in bar(kiosk)
         await sell(kiosk, "2000")
         await kiosk.until(lambda: "Bat" in bar(kiosk))
+
+
+async def test_a_shift_left_open_since_yesterday_says_so(
+    tmp_path: Path, live_url: str, sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    """A shift nobody closed last night stays open (its sales stay its own) and says so:
+    on the status bar and on its X, until its Z is taken."""
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    yesterday = datetime.now(UTC) - timedelta(days=1)
+    bat = add_cashier(ledger, "Bat", pin_record("1357", cashier=True), at=yesterday)
+    open_shift(ledger, bat, at=yesterday)
+    ledger.close()
+    async with kiosk_on(tmp_path, live_url, sandbox, terminal) as kiosk:
+        day = f"{to_local(yesterday):%m-%d}"
+        await kiosk.until(lambda: f"Bat since {day}!" in bar(kiosk))
+        await sell(kiosk, "1500")  # it is still Bat's shift
+        screen = await shift_screen(kiosk)
+        await kiosk.until(lambda: "OPEN SINCE" in kiosk.text("#shift-report"))
+        assert screen.shift is not None and screen.shift.cashier == "Bat"

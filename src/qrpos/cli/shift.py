@@ -342,7 +342,7 @@ def _show(args: argparse.Namespace, ledger: Any) -> int:
         print(json.dumps(body, ensure_ascii=False))
         return EXIT_OK
     for report in reports:
-        print("\n".join(report_lines(report)))
+        print("\n".join(report_lines(report, now=datetime.now(UTC))))
     if args.action == "x":
         print(t("cli.shift.today"))
         for name, shown in extra["today_by_cashier"].items():

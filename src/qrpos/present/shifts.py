@@ -8,10 +8,12 @@ from typing import Any
 
 from qrpos.present.format import format_mnt, local_datetime
 from qrpos.present.i18n import t
+from qrpos.reports.localday import local_day_of
 
 
-def report_lines(report: dict[str, Any]) -> list[str]:
-    """A report (X, Z or an open shift) as lines of at most 80 columns."""
+def report_lines(report: dict[str, Any], *, now: datetime | None = None) -> list[str]:
+    """A report (X, Z or an open shift) as lines of at most 80 columns; with `now`, an
+    open shift that began on an earlier local day says so."""
     opened = local_datetime(_parse(report["opened_at"]))
     if report.get("z_number"):
         closed = local_datetime(_parse(report["closed_at"]))
@@ -22,6 +24,10 @@ def report_lines(report: dict[str, Any]) -> list[str]:
         head = t("cli.shift.x_head", name=report["cashier"])
         span = t("cli.shift.since", time=opened)
     lines = [head, f"  {span}"]
+    if not report.get("z_number") and now is not None:
+        began = local_day_of(_parse(report["opened_at"]))
+        if began < local_day_of(now):
+            lines.append("  " + t("cli.shift.across_days", day=began.isoformat()))
 
     def row(label: str, count: int, amount: int | None = None) -> None:
         money = f"{format_mnt(amount):>14}" if amount is not None else ""

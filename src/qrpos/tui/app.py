@@ -238,9 +238,18 @@ class KioskApp(ScreenKeeper):
         if desk is None:
             return
         from qrpos.ledger.shifts import current_shift
+        from qrpos.reports.localday import local_day_of, to_local
 
         shift = await asyncio.to_thread(current_shift, desk.ledger)
-        self.status = replace(self.status, cashier=shift.cashier if shift else None)
+        name = shift.cashier if shift else None
+        if shift is not None and local_day_of(shift.opened_at) < local_day_of(
+            self.services.clock()
+        ):
+            # left open across midnight: it says so (the owner takes its Z)
+            name = t(
+                "status.shift_since", name=shift.cashier, day=f"{to_local(shift.opened_at):%m-%d}"
+            )
+        self.status = replace(self.status, cashier=name)
 
     @on(ShiftChanged)
     def _shift_changed(self, message: ShiftChanged) -> None:

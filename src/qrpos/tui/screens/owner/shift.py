@@ -147,7 +147,7 @@ class ShiftScreen(Screen[None]):
             s for s in await asyncio.to_thread(shifts, ledger) if local_day_of(s.opened_at) == day
         ]
         totals = await asyncio.to_thread(by_cashier, ledger, today)
-        lines = [*report_lines(x), "", t("cli.shift.today")]
+        lines = [*report_lines(x, now=self.ctx.services.clock()), "", t("cli.shift.today")]
         for name, sums in sorted(totals.items()):
             count = t("cli.shift.sales_n", count=sums.sales)
             lines.append(f"  {name[:24]:<24} {count:<16} {format_mnt(sums.sales_mnt):>14}")
