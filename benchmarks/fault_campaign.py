@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import random
@@ -390,7 +391,13 @@ def plan(charges: int, kills: bool, rng: random.Random) -> list[str]:
 
 
 async def campaign(
-    charges: int, kills: bool, seed: int, workdir: Path, *, patience_s: float = PATIENCE_S
+    charges: int,
+    kills: bool,
+    seed: int,
+    workdir: Path,
+    *,
+    patience_s: float = PATIENCE_S,
+    stop_after: int | None = None,
 ) -> Figures:
     """Run the campaign, let the owner settle the reviews, and judge from the sandbox.
 
@@ -415,8 +422,9 @@ async def campaign(
         run = Run(rng, sandbox, term.username, desk2, desk2, env, figures, patience_s=patience_s)
         run.desk = desk = ChargeDesk(ledgers[1], client, policy=POLICY, clock=run.kiosk_clock)
         try:
+            last = min(charges, stop_after or charges)
             for scenario in plan(charges, kills, rng):
-                if sum(1 for s in run.sales if s.install == 1) >= charges:
+                if sum(1 for s in run.sales if s.install == 1) >= last:
                     break
                 await SCENARIO_RUNS[scenario](run)
                 sandbox.current = None
@@ -452,12 +460,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", action="store_true", help="also SIGKILL `qrpos charge`")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--quick", action="store_true", help="40 sales with kills")
+    parser.add_argument(
+        "--stop-after",
+        type=int,
+        default=None,
+        help="replay the first N sales of a --charges run exactly (the same plan, seed and "
+        "choices), then judge: a case seen at sale #112 of a 1000-sale run takes minutes",
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="keep the outboxes in this folder (qrpos --state-dir DIR/state outbox list)",
+    )
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     charges = 40 if args.quick else args.charges
     logging.disable(logging.CRITICAL)  # the faults make the sandbox and client log a lot
-    with tempfile.TemporaryDirectory(prefix="qrpos-campaign-") as tmp:
-        figures = asyncio.run(campaign(charges, args.kills or args.quick, seed, Path(tmp)))
+    with contextlib.ExitStack() as stack:
+        if args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            workdir = args.keep
+        else:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="qrpos-")))
+        figures = asyncio.run(
+            campaign(charges, args.kills or args.quick, seed, workdir, stop_after=args.stop_after)
+        )
     print(f"fault campaign (seed {seed})")
     print(figures.report())
     print("RESULT:", "ok" if figures.ok else "FAILED")
