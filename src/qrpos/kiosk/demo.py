@@ -197,9 +197,13 @@ def demo_world(
             store_pairing=lambda username, password: "memory (demo)",
         )
         if printer:
-            from qrpos.kiosk.production import till_printing
+            from qrpos.kiosk.peripherals import till_printing
             from qrpos.peripherals.printer import FilePort
 
-            virtual = FilePort(state_dir / "demo-printer.bin", name="virtual", append=False)
+            # the virtual printer keeps the last slip's text (and the screen shows it): no
+            # raster is drawn, so the demo carries no drawing library in its memory
+            virtual = FilePort(
+                state_dir / "demo-printer.txt", name="virtual", append=False, text=True
+            )
             services.printing = till_printing(config, ledger, stack, fallback=virtual)
         yield DemoWorld(services, sandbox, base_url, wallets)

@@ -57,7 +57,7 @@ def demo_factory(config: Config) -> ServicesFactory:
 def demo_services(config: Config, on_step: Callable[[str], None]) -> Iterator[KioskServices]:
     """The demo world's services (the sandbox stops when the context is left)."""
     from qrpos.kiosk.demo import demo_world
-    from qrpos.kiosk.production import till_sounds
+    from qrpos.kiosk.peripherals import till_sounds
 
     with demo_world(
         state_dir=config.state_dir,

@@ -9,11 +9,9 @@ from collections.abc import Callable, Iterator
 
 from qrpos.config import Config, write_pairing
 from qrpos.credentials import CredentialsMissing, load_password, store_password
+from qrpos.kiosk.peripherals import till_printing, till_sounds
 from qrpos.ledger import ChargeDesk, Ledger
 from qrpos.metrics import KioskFacts, MetricsWriter, gather
-from qrpos.peripherals.printer import Port, PrinterSettingError, open_port
-from qrpos.peripherals.printing import Printing, print_settings
-from qrpos.peripherals.sound import Sounds, SoundSettingError, sounds_from_settings
 from qrpos.scanner import ChosenAtOpen, ScanLoop, make_decoder
 from qrpos.scanner.handheld import HandheldReader
 from qrpos.service import TerminalClient
@@ -92,38 +90,6 @@ def _handheld(config: Config, scanner: ScanLoop) -> HandheldReader | None:
     except ValueError as exc:
         log.warning("%s: the camera alone reads codes", exc)
         return None
-
-
-def till_sounds(config: Config) -> Sounds:
-    """The till's tones per `[sound]`; a setting that cannot be used leaves the bell
-    (and says why in the journal): a sound never keeps the kiosk from selling."""
-    try:
-        return sounds_from_settings(config.sound)
-    except SoundSettingError as exc:
-        log.warning("%s: the terminal bell is used instead", exc)
-        return Sounds()
-
-
-def till_printing(
-    config: Config, ledger: Ledger, stack: contextlib.ExitStack, *, fallback: Port | None = None
-) -> Printing | None:
-    """The receipt printer per `[printer]` / `QRPOS_PRINTER`, its worker started (and
-    stopped with `stack`); None when none is set. A setting that cannot be used is said
-    in the journal and the till sells without slips (`fallback`: the demo's own)."""
-    try:
-        settings = print_settings(config.printer)
-        port = open_port(settings.device)
-    except PrinterSettingError as exc:
-        log.warning("%s: no slips are printed", exc)
-        return None
-    port = port or fallback
-    if port is None:
-        return None
-    printing = Printing(ledger, port, settings)
-    printing.start()
-    stack.callback(printing.stop)
-    log.info("printing slips on %s (%d mm)", settings.device, settings.paper_mm)
-    return printing
 
 
 def _write_metrics(services: KioskServices, ledger: Ledger, scanner: ScanLoop) -> MetricsWriter:

@@ -78,6 +78,8 @@ class FilePort:
     name: str = "file"
     #: False: each slip replaces the last (the demo's virtual printer keeps one)
     append: bool = True
+    #: True: the slip's text instead of ESC/POS (the demo's virtual printer)
+    text: bool = False
 
     def send(self, data: bytes) -> None:
         try:

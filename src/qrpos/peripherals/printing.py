@@ -32,7 +32,6 @@ from qrpos.ledger.prints import (
     slip_printed,
 )
 from qrpos.peripherals.printer import PAPER_WIDTHS, Port, PrinterSettingError, PrinterTrouble
-from qrpos.peripherals.render import escpos_bytes
 from qrpos.peripherals.slip import (
     Slip,
     end_of_day_slip,
@@ -178,7 +177,7 @@ class Printing:
                 return True
             try:
                 slip = Slip.from_json(job.slip)
-                data = escpos_bytes(slip, self.settings.paper_mm)
+                data = self._bytes(slip)
             except (ValueError, KeyError, TypeError) as exc:  # a damaged row: never blocks
                 log.error("print job %d cannot be read (%s): left out", job.id, exc)
                 slip_dropped(self.ledger, job.id, Said.plain(f"unreadable: {exc}").to_json())
@@ -197,6 +196,16 @@ class Printing:
             except Exception:
                 log.exception("printed-slip listener failed")
         return False
+
+    def _bytes(self, slip: Slip) -> bytes:
+        """What the port is sent: the ESC/POS raster (drawn here, so the drawing library
+        loads only once a slip is printed), or the slip's text for a port that shows text
+        (the demo's virtual printer: no drawing library in its memory at all)."""
+        if getattr(self.port, "text", False):
+            return (slip.plain(32) + "\n\n").encode("utf-8")
+        from qrpos.peripherals.render import escpos_bytes
+
+        return escpos_bytes(slip, self.settings.paper_mm)
 
     def _run(self) -> None:
         while not self._stop.is_set():
