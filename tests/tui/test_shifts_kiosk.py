@@ -5,11 +5,13 @@ status bar names who is on, and every Z adds up to the day as the service keeps 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kiosk_harness import FAST, Kiosk, make_services
 from textual.widgets import DataTable
 
@@ -112,7 +114,9 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
     sandbox: Sandbox,
     terminal: TerminalCredentials,
     http_client: TerminalClient,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     ledger = Ledger.open(tmp_path / "outbox.sqlite3")
     now = datetime.now(UTC)
     add_cashier(ledger, "Bat", pin_record("1357", cashier=True), at=now)
@@ -185,6 +189,10 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
     reports = z_reports(ledger)
     ledger.close()
     assert [r["z_number"] for r in reports] == [1, 2] and reports[0] == first
+    # no PIN typed on the kiosk ever reached its log (which did say what happened)
+    assert "ended" in caplog.text
+    assert not {"1357", "2468", MANAGER} & set(caplog.text.replace(",", " ").split())
+    assert "1357" not in caplog.text and "2468" not in caplog.text and MANAGER not in caplog.text
     eod = await end_of_day(http_client, today(datetime.now(UTC)))
     shown = [frozen_figures(r) for r in reports]
     # what the shifts charged is the day's charges, kept or refunded since; the refunds
