@@ -43,6 +43,7 @@ from qrpos.config import Config
 from qrpos.present.format import format_mnt, local_datetime
 from qrpos.present.i18n import t
 from qrpos.present.shifts import report_lines
+from qrpos.service.models import format_rfc3339 as _iso
 
 
 def register(sub: Any) -> None:
@@ -105,7 +106,6 @@ def _read_pin(args: argparse.Namespace, prompt: str) -> str | None:
 
 def _cashier_refusal(config: Config, cashier: Any, pin: str | None) -> str | None:
     """Why `pin` does not open (or close) `cashier`'s shift, or None when it does."""
-    from qrpos.manager_pin import record_matches
     from qrpos.present.owner import pin_refusal
     from qrpos.reports.pin_gate import PinGate
 
@@ -113,11 +113,7 @@ def _cashier_refusal(config: Config, cashier: Any, pin: str | None) -> str | Non
         return t("cli.shift.pin_stdin")
     if not pin:
         return t("reverse.pin_empty")
-    gate = PinGate(
-        config.state_dir,
-        throttle_file=f"cashier-{cashier.id}.throttle",
-        verify=lambda typed: record_matches(cashier.pin_record, typed),
-    )
+    gate = PinGate.for_cashier(config.state_dir, cashier.id, cashier.pin_record)
     return pin_refusal(gate.check(pin))
 
 
@@ -194,10 +190,6 @@ def run_cashier(args: argparse.Namespace) -> int:
 # --- shifts -----------------------------------------------------------------------------
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 def run_shift(args: argparse.Namespace) -> int:
     from qrpos.ledger import Ledger, LedgerError
     from qrpos.ledger.shifts import ShiftError
@@ -271,23 +263,22 @@ def _reconcile(config: Config, ledger: Any, from_utc: datetime, to_utc: datetime
     """The shift's sales against the service's history of its span; offline: why not."""
     from qrpos.credentials import CredentialsMissing
     from qrpos.ledger import ChargeDesk
-    from qrpos.reports.endofday import reconcile_window
-    from qrpos.service import ListingFailed
+    from qrpos.reports.endofday import shift_reconciliation
+
+    try:
+        client = client_from_config(config)
+    except (*SETUP_ERRORS, CredentialsMissing):
+        client = None
 
     async def run() -> dict[str, Any]:
-        client = client_from_config(config)
+        if client is None:
+            return await shift_reconciliation(None, None, from_utc, to_utc)
         try:
-            found = await reconcile_window(client, ChargeDesk(ledger, client), from_utc, to_utc)
-            return {"done": True, **found.to_json()}
+            return await shift_reconciliation(client, ChargeDesk(ledger, client), from_utc, to_utc)
         finally:
             await client.aclose()
 
-    try:
-        return asyncio.run(run())
-    except ListingFailed:
-        return {"done": False, "why": "offline"}  # the history could not be read
-    except (*SETUP_ERRORS, CredentialsMissing):
-        return {"done": False, "why": "unpaired"}
+    return asyncio.run(run())
 
 
 def _show(args: argparse.Namespace, ledger: Any) -> int:

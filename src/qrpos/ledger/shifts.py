@@ -31,6 +31,7 @@ from qrpos.ledger import records
 from qrpos.ledger.states import CHARGED_STATES, IntentRow, IntentState
 from qrpos.ledger.store import Ledger
 from qrpos.said import say
+from qrpos.service.models import format_rfc3339 as _iso
 
 #: the longest cashier name (a status bar and a slip line hold it)
 NAME_MAX = 24
@@ -115,10 +116,6 @@ class ShiftFigures:
 
 def _time(value: float | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value, UTC)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 # --- cashiers ---------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from qrpos.present.format import format_mnt, local_datetime
 from qrpos.present.i18n import t
 from qrpos.reports.endofday import EndOfDay
 from qrpos.service.models import Transaction
+from qrpos.service.models import parse_rfc3339 as _utc
 
 Style = Literal["normal", "bold", "big", "small"]
 Align = Literal["left", "center", "right"]
@@ -194,10 +195,6 @@ def z_slip(report: Mapping[str, Any], *, header: Sequence[str] = ()) -> Slip:
 def _minus(amount: int) -> str:
     """An amount taken back: "-4,500 ₮" (nothing taken back: "0 ₮", not "-0")."""
     return ("-" if amount else "") + format_mnt(amount)
-
-
-def _utc(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def printer_test_slip(

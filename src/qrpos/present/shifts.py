@@ -9,6 +9,7 @@ from typing import Any
 from qrpos.present.format import format_mnt, local_datetime
 from qrpos.present.i18n import t
 from qrpos.reports.localday import local_day_of
+from qrpos.service.models import parse_rfc3339 as _parse
 
 
 def report_lines(report: dict[str, Any], *, now: datetime | None = None) -> list[str]:
@@ -75,7 +76,3 @@ def report_lines(report: dict[str, Any], *, now: datetime | None = None) -> list
         why = "unpaired" if rec.get("why") == "unpaired" else "offline"
         lines.append("  " + t(f"cli.shift.not_reconciled.{why}"))
     return lines
-
-
-def _parse(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))

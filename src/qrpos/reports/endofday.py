@@ -288,6 +288,26 @@ async def reconcile_window(
     return reconciler.result()
 
 
+async def shift_reconciliation(
+    client: TerminalClient | None,
+    ledger: ChargeBook | None,
+    from_utc: datetime,
+    to_utc: datetime,
+) -> dict[str, Any]:
+    """What a Z keeps of its reconciliation: the window's comparison (``"done": true``), or
+    why there is none (``"why"``: ``unpaired`` without a client, ``offline`` when the
+    history could not be read)."""
+    from qrpos.service import ListingFailed
+
+    if client is None or ledger is None:
+        return {"done": False, "why": "unpaired"}
+    try:
+        found = await reconcile_window(client, ledger, from_utc, to_utc)
+    except ListingFailed:
+        return {"done": False, "why": "offline"}
+    return {"done": True, **found.to_json()}
+
+
 def _charges_around(ledger: ChargeBook, from_utc: datetime, to_utc: datetime) -> list[LocalCharge]:
     """The ledger's charges of the day and its margins (runs in a thread: SQLite)."""
     return local_charges(ledger.charges_between(from_utc - MARGIN, to_utc + MARGIN))

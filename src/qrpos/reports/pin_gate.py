@@ -136,6 +136,16 @@ class PinGate:
             self._save(state)
         return state, left
 
+    @classmethod
+    def for_cashier(cls, state_dir: Path, cashier_id: int, pin_record: str) -> PinGate:
+        """A cashier's PIN (`pin_record`, its salted hash) behind the same pause, counted
+        apart from the manager's and from every other cashier's."""
+        return cls(
+            state_dir,
+            throttle_file=f"cashier-{cashier_id}.throttle",
+            verify=lambda typed: manager_pin.record_matches(pin_record, typed),
+        )
+
     def wait_s(self) -> float:
         """Seconds until a PIN may be tried again (0 when it may be tried now)."""
         return self._current(self.clock())[1]

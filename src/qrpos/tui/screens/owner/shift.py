@@ -24,6 +24,7 @@ from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
 from qrpos.present.shifts import report_lines
 from qrpos.present.words import error_words
+from qrpos.service.models import format_rfc3339
 from qrpos.tui.screens.base import LanguageChanged
 from qrpos.tui.screens.owner.context import OwnerContext
 from qrpos.tui.screens.owner.pin import PinDialog
@@ -43,14 +44,9 @@ class ShiftChanged(Message):
 
 def cashier_gate(ctx: OwnerContext, cashier: Cashier) -> PinGate:
     """The cashier's PIN behind the manager PIN's pause (a throttle file of its own)."""
-    from qrpos.manager_pin import record_matches
     from qrpos.reports.pin_gate import PinGate
 
-    return PinGate(
-        ctx.services.config.state_dir,
-        throttle_file=f"cashier-{cashier.id}.throttle",
-        verify=lambda typed: record_matches(cashier.pin_record, typed),
-    )
+    return PinGate.for_cashier(ctx.services.config.state_dir, cashier.id, cashier.pin_record)
 
 
 class ShiftScreen(Screen[None]):
@@ -139,7 +135,7 @@ class ShiftScreen(Screen[None]):
         shown = await asyncio.to_thread(figures, ledger, shift.id)
         x = {
             "cashier": shift.cashier,
-            "opened_at": shift.opened_at.isoformat(),
+            "opened_at": format_rfc3339(shift.opened_at),
             **shown.to_json(),
         }
         day = local_day_of(self.ctx.services.clock())
@@ -242,19 +238,11 @@ class ShiftScreen(Screen[None]):
 
     async def reconcile(self, from_utc: datetime, to_utc: datetime) -> dict[str, Any]:
         """The shift's sales against the service's history of its span; offline: why not."""
-        from qrpos.reports.endofday import reconcile_window
-        from qrpos.service import ListingFailed
+        from qrpos.reports.endofday import shift_reconciliation
 
         services = self.ctx.services
-        if services.client is None or services.desk is None:
-            return {"done": False, "why": "unpaired"}
-        try:
-            found = await reconcile_window(
-                services.client, services.desk, from_utc, max(to_utc, datetime.now(UTC))
-            )
-        except ListingFailed:
-            return {"done": False, "why": "offline"}
-        return {"done": True, **found.to_json()}
+        until = max(to_utc, datetime.now(UTC))
+        return await shift_reconciliation(services.client, services.desk, from_utc, until)
 
     def action_cashiers(self) -> None:
         """The cashiers: add, re-PIN, rename, remove (behind the manager PIN)."""
