@@ -535,3 +535,53 @@ def test_doctor_on_no_printer_a_bad_setting_and_a_file(tmp_path: Path) -> None:
     assert missing.status is Status.FAIL and "no such file" in missing.detail
     set_language("mn")
     assert "принтер" in check_printer({"device": "tcp:127.0.0.1:9"}).fix
+
+
+# --- a hostile or broken network printer --------------------------------------------------
+
+
+def _rude_printer(behaviour: str) -> tuple[socket.socket, threading.Thread]:
+    """A raw port that accepts and then hangs up at once, or answers the paper sensor
+    with a byte no printer sends (every bit set)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                if behaviour == "garbage":
+                    with contextlib.suppress(OSError):
+                        conn.recv(3)
+                        conn.sendall(b"\xff")
+                        conn.recv(65536)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return server, thread
+
+
+@pytest.mark.parametrize("behaviour", ["hang_up", "garbage"])
+def test_a_broken_printer_keeps_the_slip_queued_and_raises_nothing(
+    ledger: Ledger, behaviour: str
+) -> None:
+    server, thread = _rude_printer(behaviour)
+    try:
+        port = open_port(f"tcp:127.0.0.1:{server.getsockname()[1]}")
+        assert port is not None
+        printing = Printing(ledger, port, clock=lambda: AT)
+        printing.print_sale(tx(1))
+        for _ in range(3):
+            assert not printing.drain()  # never marked printed, never an exception
+        assert printing.queued == 1 and printing.state == "attention"
+        assert printing.trouble is not None
+        assert printing.trouble.key in ("printer.lost", "printer.no_paper", "printer.unreachable")
+    finally:
+        with contextlib.suppress(OSError):
+            server.shutdown(socket.SHUT_RDWR)
+        server.close()
+        thread.join(timeout=5)
