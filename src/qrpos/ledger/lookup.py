@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
 from qrpos.ledger import records
 from qrpos.ledger.claims import (
@@ -39,10 +40,12 @@ from qrpos.ledger.states import (
     ClockReading,
     IntentState,
     Moment,
+    frame_of,
+    in_frame,
     offset_from,
 )
 from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
-from qrpos.said import say
+from qrpos.said import Said, say
 from qrpos.service import CredentialsRejected, Page, TerminalClient, Transaction, Unresolved
 from qrpos.service.limits import CursorTrail
 from qrpos.service.outcomes import ListOutcome
@@ -73,6 +76,14 @@ class Sighting:
     #: local time the measurement was taken
     measured_at: float
     failure: ListOutcome | None = None
+    #: the boot and boot clock of `measured_at` (its wall-clock frame), when known
+    boot: str | None = None
+    up: float | None = None
+
+    @property
+    def moment(self) -> Moment:
+        """When the measurement was taken, on both clocks."""
+        return Moment(self.measured_at, self.boot, self.up)
 
 
 def offsets_for(
@@ -115,6 +126,19 @@ def spanning(
     return min(known[0], offset_s), max(known[1], offset_s)
 
 
+def sale_frame(row: IntentRow) -> tuple[str, float] | None:
+    """The wall-clock frame the sale's first send was stamped in (`states.frame_of`)."""
+    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
+    return frame_of(first, row.first_sent_boot, row.first_sent_up)
+
+
+def measured_for(row: IntentRow, offset_s: float, at: Moment) -> float:
+    """An offset measured at `at` for this sale, moved into the sale's own frame: the wall
+    clock NTP stepped since the sale was sent does not move the window (the service's
+    clock did not change)."""
+    return in_frame(offset_s, frame_of(at.wall, at.boot, at.up), sale_frame(row))
+
+
 def _shared_offsets(
     row: IntentRow, reading: ClockReading | None, policy: RetryPolicy
 ) -> tuple[float, float] | None:
@@ -123,6 +147,9 @@ def _shared_offsets(
         return None
     first = row.first_sent_at if row.first_sent_at is not None else row.created_at
     last = max(row.last_end_at or first, row.last_sent_at or first)
+    framed = _shared_in_frame(row, reading, policy, first, last)
+    if framed is not False:
+        return framed
     now = reading.offset_s
     before, since = reading.previous_s, reading.previous_since
     if reading.measured_at < first:
@@ -143,6 +170,54 @@ def _shared_offsets(
     return None
 
 
+def _shared_in_frame(
+    row: IntentRow, reading: ClockReading, policy: RetryPolicy, first: float, last: float
+) -> tuple[float, float] | Literal[False] | None:
+    """`_shared_offsets` on the boot clock, with the reading's offsets moved into the sale's
+    frame; False when the reading and the sale are not on one boot (or either lacks the
+    stamps), and only the wall clock can compare them.
+
+    NTP steps the wall clock by hours on a Pi: compared in wall time, a reading stamped
+    while the clock was stepped back claims to have held "before" sales made after it, and
+    the step itself reads as a jump of the service's clock that widens every window by the
+    step. On the boot clock neither happens."""
+    sale = sale_frame(row)
+    measured_up = reading.measured_up
+    if (
+        sale is None
+        or reading.boot != sale[0]
+        or measured_up is None
+        or reading.stable_up is None
+        or row.first_sent_up is None
+    ):
+        return False
+    first_up = row.first_sent_up
+    last_up = first_up + max(0.0, last - first)
+    if row.unclear_end_up is not None and row.unclear_end_boot == sale[0]:
+        last_up = max(last_up, row.unclear_end_up)
+    # (a reading with a boot-clock stamp has its frame: `measured_up` is derived from it)
+    now = in_frame(reading.offset_s, (sale[0], reading.measured_at - measured_up), sale)
+    before = reading.previous_s
+    if before is not None and reading.previous_frame_s is not None:
+        before = in_frame(before, (sale[0], reading.previous_frame_s), sale)
+    if measured_up < first_up - 1e-3:  # (derived from a frame: allow for rounding)
+        # measured before the sale: it says nothing of the sale's time unless a jump
+        # bounds it (the offsets before and after it)
+        if reading.jumped and before is not None:
+            return min(before, now), max(before, now)
+        return None
+    if reading.stable_up < first_up:
+        return now, now  # the offset has held since before the sale
+    if not reading.jumped:
+        fresh = policy.clock_fresh_s
+        if first_up - fresh <= measured_up <= last_up + fresh:
+            return now, now  # the first measurement ever, taken close to the sale
+        return None
+    if before is not None and reading.previous_up is not None and reading.previous_up < first_up:
+        return min(before, now), max(before, now)  # the jump came before or after it
+    return None
+
+
 def window_for(row: IntentRow, policy: RetryPolicy, reading: ClockReading | None) -> Window:
     """The server-time span in which this intent's charge, if any, was committed."""
     first = row.first_sent_at if row.first_sent_at is not None else row.created_at
@@ -157,11 +232,13 @@ def window_for(row: IntentRow, policy: RetryPolicy, reading: ClockReading | None
     else:
         low, high = offsets
     start, stop = first + low - margin, end + high + margin
-    top = None if reading is None else reading.high_date
+    top = None if reading is None else reading.back_mark
     if top is not None and start < top <= stop + STAMPS_AHEAD_S:
-        # the sale began while the service's clock was behind the latest it was ever seen
-        # at: after stepping back it stamps commits at that high-water mark until it has
-        # caught up (counted on the service's own clock, which the kiosk's steps never move)
+        # the sale began before a mark the service's clock was seen to fall behind: after
+        # stepping back it stamps commits at that high-water mark until it has caught up
+        # (counted on the service's own clock, which the kiosk's steps never move). Only a
+        # mark seen gone back counts: the latest time ever seen is "now", and reaching it
+        # would let every open sale of a price own every later row of that price
         stop = max(stop, top + margin)
     return Window(
         start=datetime.fromtimestamp(start, UTC),
@@ -170,7 +247,7 @@ def window_for(row: IntentRow, policy: RetryPolicy, reading: ClockReading | None
     )
 
 
-async def look_up(client: TerminalClient, span: Window, now: Callable[[], float]) -> Sighting:
+async def look_up(client: TerminalClient, span: Window, now: Callable[[], Moment]) -> Sighting:
     """Every row of the span (all pages), and the server's clock from the first page.
 
     A listing that does not add up is a failed look-up, never rows to judge: a cursor that
@@ -179,37 +256,35 @@ async def look_up(client: TerminalClient, span: Window, now: Callable[[], float]
     """
     rows: dict[str, Transaction] = {}
     offset: float | None = None
-    measured_at = now()
+    measured = now()
     cursor: str | None = None
     trail = CursorTrail(MAX_PAGES)
+
+    def seen(found: tuple[Transaction, ...], failure: ListOutcome | None = None) -> Sighting:
+        return Sighting(
+            span, found, offset, measured.wall, failure, boot=measured.boot, up=measured.up
+        )
+
     while True:
-        sent = now()
+        sent = now().wall
         outcome = await client.list_page(
             from_=span.start, to=span.end, limit=PAGE_LIMIT, cursor=cursor
         )
         end = now()
         if offset is None:
-            offset = offset_from(outcome.exchange.server_date, sent, end)
-            measured_at = end
+            offset = offset_from(outcome.exchange.server_date, sent, end.wall)
+            measured = end
         if not isinstance(outcome, Page):
-            return Sighting(span, (), offset, measured_at, failure=outcome)
+            return seen((), outcome)
         for tx in outcome.page.transactions:
             if rows.setdefault(tx.id, tx) != tx:
                 twice = f"garbled history: {tx.id} listed twice with different contents"
-                return _failed(span, offset, measured_at, twice, outcome)
+                return seen((), Unresolved(reason=twice, exchange=outcome.exchange))
         cursor = outcome.page.next_cursor
         if not cursor:
-            return Sighting(span, tuple(rows.values()), offset, measured_at)
+            return seen(tuple(rows.values()))
         if (endless := trail.follow(cursor)) is not None:
-            return _failed(span, offset, measured_at, endless, outcome)
-
-
-def _failed(
-    span: Window, offset: float | None, measured_at: float, why: str, outcome: Page
-) -> Sighting:
-    return Sighting(
-        span, (), offset, measured_at, failure=Unresolved(reason=why, exchange=outcome.exchange)
-    )
+            return seen((), Unresolved(reason=endless, exchange=outcome.exchange))
 
 
 def _neighbours(
@@ -232,17 +307,21 @@ def _conclude(
     agreed = True
     skew: IntentChanges = {}
     if seen.offset_s is not None:
+        # in the sale's own frame: NTP's steps of the kiosk's clock since are taken out
+        offset = measured_for(row, seen.offset_s, seen.moment)
         placed = window_for(row, policy, before)
         if placed.measured:
             # the look-up's own Date must agree with the clock its window was placed on
             lo, hi = offsets_for(row, before, policy) or (0.0, 0.0)
             tolerance = policy.window_margin_s
-            agreed = lo - tolerance <= seen.offset_s <= hi + tolerance
+            agreed = lo - tolerance <= offset <= hi + tolerance
         if own_offsets(row) is not None:
-            lo, hi = spanning(row, before, policy, seen.offset_s)
+            lo, hi = spanning(row, before, policy, offset)
             skew = {"skew_lo_s": lo, "skew_hi_s": hi}
             row = dataclasses.replace(row, skew_lo_s=lo, skew_hi_s=hi)
-        records.observe(conn, seen.offset_s, seen.measured_at, policy.window_margin_s)
+        records.observe(
+            conn, seen.offset_s, seen.measured_at, policy.window_margin_s, seen.boot, seen.up
+        )
     reading = records.read_clock(conn)
     window = window_for(row, policy, reading)
     if not seen.span.covers(window):
@@ -419,7 +498,7 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
     # a little wider than the window: a fresh measurement's jitter must not uncover it
     span = window_for(row, ctx.policy, reading).widened(ctx.policy.window_margin_s)
     looked_at = ctx.moment()
-    seen = await look_up(ctx.client, span, ctx.now)
+    seen = await look_up(ctx.client, span, ctx.moment)
 
     def commit(conn: Connection) -> IntentRow:
         current = records.get_intent(conn, row.id)
@@ -427,7 +506,14 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
         changes: IntentChanges = {"lookups": current.lookups + 1, "last_lookup_at": ctx.now()}
         if seen.failure is not None:
             if seen.offset_s is not None:
-                records.observe(conn, seen.offset_s, seen.measured_at, ctx.policy.window_margin_s)
+                records.observe(
+                    conn,
+                    seen.offset_s,
+                    seen.measured_at,
+                    ctx.policy.window_margin_s,
+                    seen.boot,
+                    seen.up,
+                )
             outcome = type(seen.failure).__name__
             if isinstance(seen.failure, CredentialsRejected) and current.state is not (
                 IntentState.ABANDONED
@@ -454,9 +540,22 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
             intent_id=row.id,
             elapsed_s=seen.measured_at - looked_at.wall,
             outcome=outcome,
-            detail=changes.get("last_detail"),
+            detail=_audit_detail(changes.get("last_detail"), seen, current.amount_mnt),
             server_date=None if seen.offset_s is None else seen.measured_at + seen.offset_s,
         )
         return records.update_intent(conn, row.id, **changes)
 
     return await ctx.ledger.awrite(commit)
+
+
+def _audit_detail(word: Said | None, seen: Sighting, amount_mnt: int) -> str | None:
+    """A look-up's line in the audit trail: its conclusion, and the rows of the sale's
+    amount it saw (which rows a verdict rested on is what a person, or the campaign's
+    replay, needs to tell a misattribution from a proof)."""
+    same = [tx for tx in seen.rows if tx.is_charge and tx.amount_mnt == amount_mnt]
+    if seen.failure is not None and not same:
+        return None if word is None else str(word)
+    shown = ", ".join(f"{tx.id}@{tx.created_at.isoformat()}" for tx in same[:6])
+    more = f" (+{len(same) - 6} more)" if len(same) > 6 else ""
+    rows = f"{len(same)} row(s) of {amount_mnt} MNT seen: {shown or '-'}{more}"
+    return rows if word is None else f"{word}; {rows}"

@@ -428,25 +428,37 @@ def read_clock(conn: Connection) -> ClockReading | None:
     """The stored reading, or None when the server's clock was never measured."""
     row = conn.execute(
         "SELECT offset_s, measured_at, stable_since, jumped, previous_s, previous_since,"
-        " high_s, high_at, high_date FROM server_clock WHERE id = 1"
+        " high_s, high_at, high_date, boot, frame_s, stable_up, previous_up, previous_frame_s,"
+        " back_mark FROM server_clock WHERE id = 1"
     ).fetchone()
     if row is None or row[0] is None:
         return None
     return ClockReading(**_decoded(row, _CLOCK_FIELDS, _CLOCK_TYPES))
 
 
-def observe(conn: Connection, offset_s: float, at: float, tolerance_s: float) -> None:
-    """Store a measurement of the service's clock (`qrpos.ledger.states.next_reading`)."""
-    new = next_reading(read_clock(conn), offset_s, at, tolerance_s)
+def observe(
+    conn: Connection,
+    offset_s: float,
+    at: float,
+    tolerance_s: float,
+    boot: str | None = None,
+    up: float | None = None,
+) -> None:
+    """Store a measurement of the service's clock taken at wall time `at` (boot clock `up`
+    on `boot`, when known): `qrpos.ledger.states.next_reading`."""
+    new = next_reading(read_clock(conn), offset_s, at, tolerance_s, boot, up)
     conn.execute(
         "INSERT INTO server_clock (id, offset_s, measured_at, stable_since, jumped, previous_s,"
-        " previous_since, high_s, high_at, high_date) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " previous_since, high_s, high_at, high_date, boot, frame_s, stable_up, previous_up,"
+        " previous_frame_s, back_mark) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (id) DO UPDATE SET"
         " offset_s = excluded.offset_s, measured_at = excluded.measured_at,"
         " stable_since = excluded.stable_since, jumped = excluded.jumped,"
         " previous_s = excluded.previous_s, previous_since = excluded.previous_since,"
         " high_s = excluded.high_s, high_at = excluded.high_at,"
-        " high_date = excluded.high_date",
+        " high_date = excluded.high_date, boot = excluded.boot, frame_s = excluded.frame_s,"
+        " stable_up = excluded.stable_up, previous_up = excluded.previous_up,"
+        " previous_frame_s = excluded.previous_frame_s, back_mark = excluded.back_mark",
         (
             new.offset_s,
             new.measured_at,
@@ -457,6 +469,12 @@ def observe(conn: Connection, offset_s: float, at: float, tolerance_s: float) ->
             new.high_s,
             new.high_at,
             new.high_date,
+            new.boot,
+            new.frame_s,
+            new.stable_up,
+            new.previous_up,
+            new.previous_frame_s,
+            new.back_mark,
         ),
     )
 

@@ -23,7 +23,7 @@ from qrpos.ledger.claims import (
     check_reply_time,
 )
 from qrpos.ledger.context import Context
-from qrpos.ledger.lookup import check_history, spanning
+from qrpos.ledger.lookup import check_history, measured_for, spanning
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import Connection, IntentChanges, IntentRow
 from qrpos.ledger.states import (
@@ -237,10 +237,12 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
 
     def commit(conn: Connection) -> IntentRow:
         if offset is not None:
-            # the window spans this measurement and every earlier one trusted for the sale
-            lo, hi = spanning(row, records.read_clock(conn), ctx.policy, offset)
+            # the window spans this measurement (in the sale's own wall-clock frame) and
+            # every earlier one trusted for the sale
+            framed = measured_for(row, offset, moment)
+            lo, hi = spanning(row, records.read_clock(conn), ctx.policy, framed)
             changes.update({"skew_lo_s": lo, "skew_hi_s": hi})
-            records.observe(conn, offset, now, ctx.policy.window_margin_s)
+            records.observe(conn, offset, now, ctx.policy.window_margin_s, moment.boot, moment.up)
         if isinstance(outcome, Approved):
             _checked_approval(conn, row, outcome, changes, ctx.policy, moment)
         records.log_exchange(

@@ -19,6 +19,7 @@ from qrpos.ledger.states import (
     RATE_LIMITED,
     REPAIR_NEEDED,
     IntentState,
+    Moment,
     ReversalState,
     offset_from,
 )
@@ -92,9 +93,10 @@ def _commit(
     now: float,
     offset: float | None,
     tolerance_s: float,
+    moment: Moment,
 ) -> ReversalRow:
     if offset is not None:
-        records.observe(conn, offset, now, tolerance_s)
+        records.observe(conn, offset, now, tolerance_s, moment.boot, moment.up)
     records.log_exchange(
         conn,
         kind="reverse",
@@ -136,7 +138,8 @@ async def drive_reversal(ctx: Context, row: ReversalRow, *, deadline: float) -> 
             )
         )
         outcome = await ctx.client.reverse(row.tx_id)
-        now = ctx.now()
+        moment = ctx.moment()
+        now = moment.wall
         changes = _changes(ctx, row, outcome, now)
         row = await ctx.ledger.awrite(
             functools.partial(
@@ -148,6 +151,7 @@ async def drive_reversal(ctx: Context, row: ReversalRow, *, deadline: float) -> 
                 now=now,
                 offset=offset_from(outcome.exchange.server_date, sent_at, now),
                 tolerance_s=ctx.policy.window_margin_s,
+                moment=moment,
             )
         )
         if time.monotonic() >= deadline:

@@ -408,6 +408,48 @@ class ClockReading:
     #: stepping the kiosk's own clock cannot move it): commits are stamped no earlier
     #: than this until the service's clock passes it again
     high_date: float | None = None
+    #: the boot the reading's boot-clock stamps below belong to (None: not known)
+    boot: str | None = None
+    #: wall − boot clock when `offset_s` was measured: the kiosk's wall-clock "frame". NTP
+    #: stepping the wall clock changes the frame, not the service's clock, so an offset
+    #: measured in one frame is moved into a sale's frame by the difference of the two
+    #: (`in_frame`)
+    frame_s: float | None = None
+    #: the boot clock at `stable_since` (0.0: held since before this boot began)
+    stable_up: float | None = None
+    #: the boot clock at `previous_since`, and the frame `previous_s` was measured in
+    #: (None: on another boot, or not known)
+    previous_up: float | None = None
+    previous_frame_s: float | None = None
+    #: the highest mark the service's clock was *seen* to fall behind (epoch seconds on its
+    #: own clock): a measurement read the clock earlier than one seen before, so commits
+    #: were stamped at that mark until the clock passed it again. None: never seen going
+    #: back (then no commit is stamped ahead of the service's clock)
+    back_mark: float | None = None
+
+    @property
+    def measured_up(self) -> float | None:
+        """The boot clock at `measured_at` (None when the frame is not known)."""
+        return None if self.frame_s is None else self.measured_at - self.frame_s
+
+
+def frame_of(wall: float, boot: str | None, up: float | None) -> tuple[str, float] | None:
+    """A stamp's wall-clock frame (wall − boot clock) on its boot, or None without one."""
+    if boot is None or up is None:
+        return None
+    return boot, wall - up
+
+
+def in_frame(
+    offset_s: float, measured: tuple[str, float] | None, sale: tuple[str, float] | None
+) -> float:
+    """`offset_s` (server − wall, measured in frame `measured`) as it reads in the sale's
+    frame: NTP's steps of the wall clock between the two are taken out. Unchanged when
+    either frame is unknown or they are on different boots (nothing says how the wall
+    clock moved across a reboot)."""
+    if measured is None or sale is None or measured[0] != sale[0]:
+        return offset_s
+    return offset_s + measured[1] - sale[1]
 
 
 def plausible(server_date: datetime | None, local: float) -> datetime | None:
@@ -430,13 +472,35 @@ def offset_from(server_date: datetime | None, sent_local: float, end_local: floa
 
 
 def next_reading(
-    old: ClockReading | None, offset_s: float, at: float, tolerance_s: float
+    old: ClockReading | None,
+    offset_s: float,
+    at: float,
+    tolerance_s: float,
+    boot: str | None = None,
+    up: float | None = None,
 ) -> ClockReading:
-    """The reading after a measurement of `offset_s` taken at local time `at`: a change
-    beyond `tolerance_s` (or the kiosk's time going back) is a jump."""
-    steady = (
-        old is not None and at >= old.measured_at and abs(offset_s - old.offset_s) <= tolerance_s
-    )
+    """The reading after a measurement of `offset_s` taken at local time `at` (boot clock
+    `up` on `boot`, when known): a change beyond `tolerance_s` (or the kiosk's time going
+    back) is a jump. The boot-clock stamps and frames let a sale compare the reading with
+    its own times although NTP stepped the wall clock between them.
+
+    On one boot, steadiness is judged on the boot clock (service − boot clock): a step of
+    the kiosk's wall clock is no jump of the service's, and must not make every sale's
+    window span the offsets before and after it."""
+    same_boot = old is not None and boot is not None and old.boot == boot
+    frame = None if boot is None or up is None else at - up
+    old_up = None if old is None else old.measured_up
+    if old is not None and same_boot and frame is not None and old_up is not None:
+        assert up is not None and old.frame_s is not None
+        service_now, service_then = offset_s + frame, old.offset_s + old.frame_s
+        # (the boot clock is derived back from a frame: allow for its rounding)
+        steady = up >= old_up - 1e-3 and abs(service_now - service_then) <= tolerance_s
+    else:
+        steady = (
+            old is not None
+            and at >= old.measured_at
+            and abs(offset_s - old.offset_s) <= tolerance_s
+        )
     if old is None:
         since, jumped, previous, previous_since = at, False, None, None
     elif steady:
@@ -451,6 +515,45 @@ def next_reading(
             high, high_at = old.high_s, old.high_at
     seen = at + offset_s  # the service's clock at this measurement
     high_date = seen if old is None or old.high_date is None else max(old.high_date, seen)
+    back_mark = None if old is None else old.back_mark
+    if old is not None and old.high_date is not None:
+        # since the last measurement the service's clock ran at most the real time that
+        # passed (on the boot clock; across a reboot the wall clock is all there is): its
+        # mark is at most that far past what was seen. A clock found short of that went
+        # back at some point, and commits were stamped at the mark, up to that bound
+        if old_up is not None and same_boot and up is not None:
+            elapsed = max(0.0, up - old_up)
+        else:
+            elapsed = max(0.0, at - old.measured_at)
+        bound = max(old.high_date, old.measured_at + old.offset_s + elapsed)
+        if seen < bound - tolerance_s:
+            back_mark = bound if back_mark is None else max(back_mark, bound)
+    if old is None or boot is None or up is None:
+        stable_up: float | None = up
+        previous_up = previous_frame = None
+    elif steady:
+        # held across a reboot: at least since this boot began
+        stable_up = old.stable_up if same_boot else 0.0
+        previous_up = old.previous_up if same_boot else None
+        previous_frame = old.previous_frame_s if same_boot else None
+    else:
+        stable_up = up
+        previous_up = old.stable_up if same_boot else None
+        previous_frame = old.frame_s if same_boot else None
     return ClockReading(
-        offset_s, at, since, jumped, previous, previous_since, high, high_at, high_date
+        offset_s,
+        at,
+        since,
+        jumped,
+        previous,
+        previous_since,
+        high,
+        high_at,
+        high_date,
+        boot,
+        frame,
+        stable_up,
+        previous_up,
+        previous_frame,
+        back_mark,
     )

@@ -251,6 +251,25 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     ALTER TABLE charge_intent ADD COLUMN shift_id INTEGER;
     ALTER TABLE reversal ADD COLUMN shift_id INTEGER;
     """,
+    # 12: the server clock's reading keeps its stamps on the boot clock too, with the wall
+    # clock's frame (wall − boot clock) they were measured in: after NTP stepped the wall
+    # clock, a sale's window is placed with offsets moved into its own frame, never widened
+    # by the step (a window hours wide let an open sale "explain" another's rows)
+    """
+    ALTER TABLE server_clock ADD COLUMN boot TEXT;
+    ALTER TABLE server_clock ADD COLUMN frame_s REAL;
+    ALTER TABLE server_clock ADD COLUMN stable_up REAL;
+    ALTER TABLE server_clock ADD COLUMN previous_up REAL;
+    ALTER TABLE server_clock ADD COLUMN previous_frame_s REAL;
+    -- the highest mark the service's clock was seen to fall behind (its own clock): only
+    -- then are commits stamped ahead of its clock, and only up to that mark. (Reaching the
+    -- latest time ever seen instead stretched every sale's window to "now", so an open
+    -- review of one price could own, and explain away, every later row of that price.)
+    ALTER TABLE server_clock ADD COLUMN back_mark REAL;
+    UPDATE server_clock SET back_mark = high_date
+     WHERE high_date IS NOT NULL AND offset_s IS NOT NULL
+       AND measured_at + offset_s < high_date - 5.0;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
