@@ -10,7 +10,14 @@ from hypothesis.extra.numpy import arrays
 
 from qrpos.scanner import passes
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.passes import PASSES, PassPlan
+from qrpos.scanner.passes import (
+    BUDGET_PER_PLAIN,
+    PASS_BUDGET_CAP_MS,
+    PASS_BUDGET_MS,
+    PASSES,
+    PassPlan,
+    budget_for,
+)
 
 frames = st.tuples(st.integers(4, 40), st.integers(4, 40)).flatmap(
     lambda shape: arrays(np.uint8, shape)
@@ -126,3 +133,34 @@ def test_at_least_one_further_pass_runs_however_slow_the_plain_one() -> None:
 def test_an_unknown_pass_is_refused_with_the_known_ones_named() -> None:
     with pytest.raises(ValueError, match=r"unknown decode pass.*'half'"):
         PassPlan(lambda image: [], ("half", "deblur"))
+
+
+@pytest.mark.parametrize("slower", [1.0, 2.0, 4.0])
+def test_the_run_time_budget_gives_a_slower_core_the_same_passes(slower: float) -> None:
+    """ "auto" sizes the budget from the measured plain pass: a core 2x or 4x slower (every
+    scan costs more on its clock) tries as many further passes per empty frame as this
+    one, where a fixed 12 ms budget cuts them."""
+    now = [0.0]
+
+    def scan(image: Frame) -> list[bytes]:
+        now[0] += 0.0017 * slower  # a plain pass (and every further one) of 1.7 ms
+        return []
+
+    frame = np.zeros((8, 8), np.uint8)
+    auto = PassPlan(scan, budget_ms="auto", clock=lambda: now[0])
+    fixed = PassPlan(scan, budget_ms=12.0, clock=lambda: now[0])
+    for _ in range(40):  # a second of empty frames: the median settles
+        auto.decode(frame)
+        fixed.decode(frame)
+    assert auto.frame_budget_ms == pytest.approx(budget_for(0.0017 * slower * 1000))
+    per_frame = len(auto.last_passes) - 1
+    assert per_frame == len(PASSES)  # all six fit in 12 plain passes' time, at any speed
+    if slower > 1:
+        assert len(fixed.last_passes) - 1 < per_frame
+
+
+def test_the_run_time_budget_stays_between_its_floor_and_its_ceiling() -> None:
+    assert budget_for(0.1) == PASS_BUDGET_MS  # a fast core keeps the budget measured here
+    assert budget_for(0.94) == PASS_BUDGET_MS  # this machine's plain pass
+    assert budget_for(3.0) == pytest.approx(BUDGET_PER_PLAIN * 3.0)
+    assert budget_for(30.0) == PASS_BUDGET_CAP_MS  # never more than 1.5 frame intervals

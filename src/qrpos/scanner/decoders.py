@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from collections.abc import Sequence
-from typing import Any, Protocol
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from qrpos.errors import QrposError
 from qrpos.said import Said, say
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.passes import DEFAULT_PASSES, PASS_BUDGET_MS, PassPlan, half
+from qrpos.scanner.passes import AUTO, DEFAULT_PASSES, PassPlan, half
 
 #: the engine `make_decoder()` picks when none is configured: zxing-cpp measured about 4x
 #: faster than zbar on the generated set with a higher detection rate (benchmarks/decode.py);
@@ -151,13 +152,18 @@ class ZxingDecoder:
     """zxing-cpp, QR only, its raw ``bytes`` (no ECI transcoding), inverted codes tried.
 
     `decode` runs the plain pass, then `passes` on a frame it finds nothing in, as far as
-    `budget_ms` allows (see `PassPlan`); ``passes=()`` is the plain pass alone.
+    `budget_ms` allows (see `PassPlan`: "auto", the default, sizes it from the measured
+    speed of the plain pass on this device); ``passes=()`` is the plain pass alone.
     """
 
     name = "zxing"
 
     def __init__(
-        self, *, passes: Sequence[str] = DEFAULT_PASSES, budget_ms: float | None = PASS_BUDGET_MS
+        self,
+        *,
+        passes: Sequence[str] = DEFAULT_PASSES,
+        budget_ms: float | Literal["auto"] | None = AUTO,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         try:
             import zxingcpp
@@ -170,7 +176,7 @@ class ZxingDecoder:
             ) from None
         self._z: Any = zxingcpp
         self._formats = self._z.BarcodeFormat.QRCode
-        self.plan = PassPlan(self.scan, passes, budget_ms=budget_ms)
+        self.plan = PassPlan(self.scan, passes, budget_ms=budget_ms, clock=clock)
 
     def scan(self, frame: Frame) -> list[bytes]:
         """One zxing-cpp read of `frame`: raw bytes of every valid QR code it finds.

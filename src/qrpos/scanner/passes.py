@@ -17,9 +17,11 @@ numpy only: the kiosk's camera path does not load OpenCV (about 35 MB of memory)
 
 from __future__ import annotations
 
+import statistics
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -130,6 +132,26 @@ DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)
 #: read 94.6 % of scenes on their first frame, 12 ms 96.2 %, every pass 97.9 %; the median
 #: frame is unchanged (the plain pass finds most codes). See hardware.md for a Pi.
 PASS_BUDGET_MS = 12.0
+#: the budget chosen at run time is this many plain passes (`PassPlan`, budget "auto"):
+#: 12 ms over the 0.94 ms median plain pass of the hard set measured here (idle, 2026-11-26,
+#: `benchmarks/hardset.py`), so a slower core (a Pi 4 is several times slower per core)
+#: gives each empty frame the same passes, not fewer
+BUDGET_PER_PLAIN = 12.0
+#: the run-time budget's ceiling: one and a half frame intervals at 30 fps. An empty frame
+#: may make the loop skip the next camera frame, never more; the phone is in view for
+#: 15-30 frames and the next frame carries on with the passes after the last one tried
+PASS_BUDGET_CAP_MS = 50.0
+#: plain passes the run-time budget is the median of (about a second at 30 fps)
+_PLAIN_WINDOW = 31
+#: `budget_ms="auto"`: chosen at run time from the measured speed of the plain pass
+AUTO: Final = "auto"
+
+
+def budget_for(plain_ms: float) -> float:
+    """The per-frame budget for further passes on a core whose plain pass takes
+    `plain_ms` (its recent median): `BUDGET_PER_PLAIN` plain passes, never under
+    `PASS_BUDGET_MS` (the budget measured here) nor over `PASS_BUDGET_CAP_MS`."""
+    return min(PASS_BUDGET_CAP_MS, max(PASS_BUDGET_MS, BUDGET_PER_PLAIN * plain_ms))
 
 
 class PassPlan:
@@ -138,7 +160,10 @@ class PassPlan:
     `budget_ms` bounds one frame's extra passes: at least one is tried, then more while
     the time spent on the frame stays under the budget; the next empty frame starts at
     the pass after the last one tried, so a phone held up for a few frames meets them all.
-    `budget_ms=None` tries every pass on every empty frame.
+    `budget_ms=None` tries every pass on every empty frame; `budget_ms="auto"` (the
+    kiosk's) sizes the budget from the median of the recent plain passes on this device
+    (`budget_for`). `clock` is what times them (a benchmark slows it down to stand for a
+    slower core).
     """
 
     def __init__(
@@ -146,7 +171,7 @@ class PassPlan:
         scan: Scan,
         passes: Sequence[str] = DEFAULT_PASSES,
         *,
-        budget_ms: float | None = PASS_BUDGET_MS,
+        budget_ms: float | Literal["auto"] | None = AUTO,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         unknown = [p for p in passes if p not in PASSES]
@@ -161,6 +186,21 @@ class PassPlan:
         self.last_passes: list[str] = []
         #: how long the last frame's plain pass took (the scan loop sizes frames by it)
         self.plain_ms = 0.0
+        self._plain_recent: deque[float] = deque(maxlen=_PLAIN_WINDOW)
+
+    @property
+    def plain_median_ms(self) -> float | None:
+        """The median of the recent plain passes (None before the first), on `clock`."""
+        return statistics.median(self._plain_recent) if self._plain_recent else None
+
+    @property
+    def frame_budget_ms(self) -> float | None:
+        """This frame's budget for further passes: fixed, None (every pass) or, "auto",
+        chosen from the recent plain passes (`PASS_BUDGET_MS` before any was timed)."""
+        if self.budget_ms != AUTO:
+            return self.budget_ms
+        plain = self.plain_median_ms
+        return PASS_BUDGET_MS if plain is None else budget_for(plain)
 
     def reset(self) -> None:
         """Start the next frame's extra passes from the first one again."""
@@ -172,8 +212,10 @@ class PassPlan:
         self.last_passes = ["plain"]
         found = self._scan(frame)
         self.plain_ms = (self._clock() - started) * 1000.0
+        self._plain_recent.append(self.plain_ms)
         if found or not self.passes:
             return found
+        budget_ms = self.frame_budget_ms
         for _ in range(len(self.passes)):
             name = self.passes[self._next]
             self._next = (self._next + 1) % len(self.passes)
@@ -182,6 +224,6 @@ class PassPlan:
             if found:
                 return found
             spent_ms = (self._clock() - started) * 1000.0
-            if self.budget_ms is not None and spent_ms >= self.budget_ms:
+            if budget_ms is not None and spent_ms >= budget_ms:
                 break
         return []
