@@ -9,8 +9,10 @@ and POSTs it with httpx to the sandbox served by uvicorn on loopback. A TCP rela
 loopback sits in front of uvicorn and timestamps the first byte of each charge request as
 it arrives: that is the end of the measured time.
 
-    python benchmarks/scan_to_send.py            # 60 sales
-    python benchmarks/scan_to_send.py --quick    # 6 sales (the test suite runs this)
+    python benchmarks/scan_to_send.py              # 60 sales
+    python benchmarks/scan_to_send.py --quick      # 6 sales (the test suite runs this)
+    python benchmarks/scan_to_send.py --disk-busy  # another process writing and fsyncing
+                                                   # on the same disk all the while
 
 Printed: median and p95 over the sales, and where the time goes: frame → token read
 (waiting for the decoder, decoding), token → `ChargeDesk.charge` (thread hop, UI message,
@@ -25,6 +27,7 @@ import asyncio
 import contextlib
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -223,16 +226,51 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
+#: what the busy disk's other writer does: 1 MiB written and fsynced, over and over (a log
+#: being flushed, an update unpacking), in a process of its own so it holds no GIL of ours
+_DISK_WRITER = """
+import os, sys
+chunk = os.urandom(1 << 20)
+with open(sys.argv[1], "wb") as f:
+    while True:
+        for _ in range(16):
+            f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        f.seek(0)
+"""
+
+
+@contextlib.contextmanager
+def disk_writer(where: Path) -> Iterator[None]:
+    """Another process keeping the outbox's disk busy with synchronous writes."""
+    writer = subprocess.Popen([sys.executable, "-c", _DISK_WRITER, str(where / "busy.bin")])
+    try:
+        time.sleep(0.5)  # its first writes are under way
+        yield
+    finally:
+        writer.kill()
+        writer.wait()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="6 sales, for the test suite")
     parser.add_argument("--sales", type=int, help="number of sales (default 60)")
+    parser.add_argument(
+        "--disk-busy",
+        action="store_true",
+        help="another process writes and fsyncs 1 MiB after 1 MiB on the outbox's disk",
+    )
     args = parser.parse_args(argv)
     count = args.sales or (6 if args.quick else 60)
     # the outbox on the real disk, as on a kiosk (tmpfs would hide the fsync)
     with tempfile.TemporaryDirectory(dir=Path(__file__).resolve().parent) as tmp:
-        sales = asyncio.run(run_sales(count, Path(tmp)))
-    print(f"scan to send: {count} sales, virtual phone at {FPS:.0f} fps, sandbox on loopback")
+        busy = disk_writer(Path(tmp)) if args.disk_busy else contextlib.nullcontext()
+        with busy:
+            sales = asyncio.run(run_sales(count, Path(tmp)))
+    disk = ", the disk kept busy by another writer (fsync per MiB)" if args.disk_busy else ""
+    print(f"scan to send: {count} sales, virtual phone at {FPS:.0f} fps, sandbox on loopback{disk}")
     print(f"{'part':<12}{'median ms':>11}{'p95 ms':>9}{'max ms':>9}")
     for part in ("decode", "hand-over", "commit", "request", "total"):
         values = [s[part] for s in sales]
