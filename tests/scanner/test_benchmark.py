@@ -103,3 +103,26 @@ def test_hard_set_quick_on_a_core_four_times_slower_grows_the_run_time_budget() 
     assert abs(budget - min(50.0, max(12.0, 12.0 * plain))) < 0.1  # (printed rounded)
     for row in ("kiosk, 1st frame", "fixed 12 ms, 1st frame", f"fixed 12 ms, {FRAMES} frames"):
         assert re.search(rf"^{re.escape(row)}\s+[\d.]+%\s+0\s", done.stdout, re.MULTILINE), row
+
+
+def test_field_set_quick_reports_both_halves_with_the_peers_and_no_false_token() -> None:
+    """`fieldset.py --quick`: the tuning half and the held-back half, each condition a row,
+    the kiosk and its peers side by side on the same frames."""
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARK.with_name("fieldset.py")), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    from qrpos.scanner.fieldscenes import FIELD_CONDITIONS
+
+    for half in ("tune", "held_back"):
+        assert f"field set, {half} half: 3 scenes x {len(FIELD_CONDITIONS)}" in done.stdout
+        assert f"target field set ({half}): 1st frame" in done.stdout
+    for condition in FIELD_CONDITIONS:
+        assert len(re.findall(rf"^{re.escape(condition)}(\s+\d+%){{5,}}$", done.stdout, re.M)) == 2
+    for peer in ("zxing-cpp alone", "OpenCV QRCodeDetector"):
+        assert re.search(rf"^{re.escape(peer)}\s+[\d.]+%", done.stdout, re.MULTILINE), peer
+    assert "false tokens (kiosk): 0" in done.stdout

@@ -28,7 +28,7 @@ frames = st.tuples(st.integers(4, 40), st.integers(4, 40)).flatmap(
 @given(frames)
 def test_every_pass_gives_a_contiguous_8_bit_image_of_its_size(frame: Frame) -> None:
     h, w = frame.shape
-    sizes = {"half": (h // 2, w // 2), "enlarge": (2 * h, 2 * w)}
+    sizes = {"half": (h // 2, w // 2), "enlarge": (2 * h, 2 * w), "sharpen_enlarge": (2 * h, 2 * w)}
     for name, transform in PASSES.items():
         out = transform(frame)
         assert out.dtype == np.uint8 and out.flags.c_contiguous, name

@@ -115,9 +115,13 @@ def _token(rnd: random.Random) -> bytes:
     return ("vqr_" + "".join(rnd.choice(_TOKEN_CHARS) for _ in range(length))).encode()
 
 
-def make_scene(condition: str, index: int, *, seed: int = 13, width: int = 640) -> HardScene:
-    """Scene number `index` of `condition` (deterministic in all three)."""
-    if condition not in CONDITIONS:
+def make_scene(
+    condition: str, index: int, *, seed: int = 13, width: int = 640, combine: bool = False
+) -> HardScene:
+    """Scene number `index` of `condition` (deterministic in all three); `combine` allows
+    any "+" combination of the single conditions (the field set's)."""
+    known = all(c in SINGLE_CONDITIONS for c in condition.split("+")) if combine else False
+    if condition not in CONDITIONS and not known:
         raise ValueError(f"unknown condition {condition!r}: one of {', '.join(CONDITIONS)}")
     rnd = random.Random(f"{seed}/{condition}/{index}")
     height = width * 3 // 4

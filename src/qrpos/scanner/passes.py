@@ -10,7 +10,8 @@ after the last one tried. Each pass is an image operation the engine then reads:
 - ``smooth``: a 3×3 box blur (a screen's pixel grid, cracks, sensor noise);
 - ``flatten``: the frame minus its own coarse brightness (glare bands, uneven light);
 - ``unscratch``: thin lines removed (a cracked screen protector's hairlines);
-- ``enlarge``: 2× up (a small code far away has modules under 2 pixels).
+- ``enlarge``: 2× up (a small code far away has modules under 2 pixels);
+- ``sharpen_enlarge``: sharpened, then 2× up (small, blurred and warped at once).
 
 numpy only: the kiosk's camera path does not load OpenCV (about 35 MB of memory).
 """
@@ -118,6 +119,12 @@ def enlarge(frame: Frame) -> Frame:
 
 
 #: every pass by name, cheapest and most often useful first (measured on the hard set)
+def sharpen_enlarge(frame: Frame) -> Frame:
+    """Sharpened, then 2× up: a small code that is also blurred or warped (its modules
+    under 2 pixels, their edges smeared) gets edges and pixels to read them by."""
+    return enlarge(sharpen(frame))
+
+
 PASSES: dict[str, Transform] = {
     "half": half,
     "sharpen": sharpen,
@@ -125,6 +132,7 @@ PASSES: dict[str, Transform] = {
     "flatten": flatten,
     "unscratch": unscratch,
     "enlarge": enlarge,
+    "sharpen_enlarge": sharpen_enlarge,
 }
 DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)
 #: how long one empty frame may spend on further passes: about a third of a 30 fps frame
