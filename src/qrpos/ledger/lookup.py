@@ -201,10 +201,9 @@ def _shared_in_frame(
     if before is not None and reading.previous_frame_s is not None:
         before = in_frame(before, (sale[0], reading.previous_frame_s), sale)
     if measured_up < first_up - 1e-3:  # (derived from a frame: allow for rounding)
-        # measured before the sale: it says nothing of the sale's time unless a jump
-        # bounds it (the offsets before and after it)
-        if reading.jumped and before is not None:
-            return min(before, now), max(before, now)
+        # measured before the sale (on the boot clock, which never steps): it does not
+        # vouch for the sale's time, and any jump it knows of came before the sale. The
+        # sale's own exchanges and its look-ups measure it
         return None
     if reading.stable_up < first_up:
         return now, now  # the offset has held since before the sale

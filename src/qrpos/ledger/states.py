@@ -518,11 +518,15 @@ def next_reading(
     back_mark = None if old is None else old.back_mark
     if old is not None and old.high_date is not None:
         # since the last measurement the service's clock ran at most the real time that
-        # passed (on the boot clock; across a reboot the wall clock is all there is): its
-        # mark is at most that far past what was seen. A clock found short of that went
-        # back at some point, and commits were stamped at the mark, up to that bound
+        # passed (on the boot clock): its mark is at most that far past what was seen. A
+        # clock found short of that went back at some point, and commits were stamped at
+        # the mark, up to that bound. Across a reboot only this boot's uptime is known to
+        # have passed (a Pi boots on an old saved time, or an RTC set ahead: the wall clock
+        # would put the mark hours off and stretch every window to it)
         if old_up is not None and same_boot and up is not None:
             elapsed = max(0.0, up - old_up)
+        elif up is not None:
+            elapsed = max(0.0, up)
         else:
             elapsed = max(0.0, at - old.measured_at)
         bound = max(old.high_date, old.measured_at + old.offset_s + elapsed)
