@@ -43,6 +43,7 @@ from qrpos.config import Config
 from qrpos.present.format import format_mnt, local_datetime
 from qrpos.present.i18n import t
 from qrpos.present.shifts import report_lines
+from qrpos.reports.csv_export import spreadsheet_safe
 from qrpos.service.models import format_rfc3339 as _iso
 
 
@@ -355,13 +356,6 @@ CSV_COLUMNS = (
 )  # fmt: skip
 
 
-def _cell(value: Any) -> Any:
-    """A text cell a spreadsheet would run as a formula (=, +, -, @) is written quoted."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
-
-
 def _write_csv(path: Path, reports: list[dict[str, Any]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
@@ -370,7 +364,7 @@ def _write_csv(path: Path, reports: list[dict[str, Any]]) -> None:
             writer.writerow(
                 [
                     len(report.get(c, ())) if c in ("in_review", "unsettled", "corrections")
-                    else _cell(report.get(c, ""))
+                    else spreadsheet_safe(report.get(c, ""))
                     for c in CSV_COLUMNS
                 ]
             )  # fmt: skip

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
 
 from qrpos.errors import QrposError
 from qrpos.reports.localday import to_local
@@ -33,6 +33,15 @@ COLUMNS = (
 
 class ExportError(QrposError):
     """The CSV cannot be written; the message names the path and why."""
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula (=, +, -, @, or a tab or carriage
+    return before one) is written with a leading apostrophe; numbers stay numbers. Cells
+    come from the service and from report files: neither is trusted to be plain text."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
 
 
 def _describe(path: Path, exc: OSError) -> ExportError:
@@ -75,12 +84,12 @@ class CsvExport:
         assert self._writer is not None
         row = {
             "localTime": to_local(tx.created_at).strftime("%Y-%m-%d %H:%M:%S"),
-            "id": tx.id,
+            "id": spreadsheet_safe(tx.id),
             "amountMNT": tx.amount_mnt,
             "status": tx.status.value,
             "vatStatus": tx.vat_status.value if tx.vat_status else "",
-            "vatReceiptID": tx.vat_receipt_id,
-            "createdAt": tx.created_at_text,
+            "vatReceiptID": spreadsheet_safe(tx.vat_receipt_id),
+            "createdAt": spreadsheet_safe(tx.created_at_text),
         }
         try:
             self._writer.writerow(row)
@@ -94,7 +103,7 @@ class CsvExport:
         fh = self._fh
         out = csv.writer(fh)
         out.writerow([])
-        out.writerows(totals)
+        out.writerows([spreadsheet_safe(cell) for cell in row] for row in totals)
         try:
             fh.flush()
             os.fsync(fh.fileno())

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from qrpos.errors import QrposError
+from qrpos.reports.csv_export import spreadsheet_safe
 from qrpos.said import os_reason, say
 
 #: (section, field) pairs that are summed
@@ -183,8 +184,9 @@ def write_csv(merged: dict[str, Any], path: Path) -> None:
             rows = [(t["terminal"], t["charges"], t["reversed"]) for t in merged["tills"]]
             rows.append(("total", merged["charges"], merged["reversed"]))
             for name, charges, reversed_ in rows:
-                out.writerow([merged["date"], name, charges["count"], charges["grossMNT"],
-                              reversed_["count"], reversed_["amountMNT"]])  # fmt: skip
+                out.writerow([merged["date"], spreadsheet_safe(name), charges["count"],
+                              charges["grossMNT"], reversed_["count"],
+                              reversed_["amountMNT"]])  # fmt: skip
     except OSError as exc:
         raise MergeError(
             say(
