@@ -17,6 +17,7 @@ HERE = Path(__file__).resolve().parent
 # name -> arguments for the full run
 BENCHMARKS: dict[str, list[str]] = {
     "decode": [],
+    "fieldset": [],
     "scan_to_send": [],
     "charge_overhead": [],
     "startup": [],
