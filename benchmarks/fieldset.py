@@ -33,8 +33,8 @@ import cv2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hardset import FRAMES, Tally, _slowed, _timed, before
-from qrpos.scanner import ScannedToken, ZxingDecoder, classify
+from hardset import FRAMES, Tally, _score, _slowed, _timed, before
+from qrpos.scanner import ZxingDecoder
 from qrpos.scanner.fieldscenes import (
     FIELD_CONDITIONS,
     FieldScene,
@@ -66,14 +66,6 @@ def _opencv(detector: object) -> Callable[[Frame], list[bytes]]:
         return [text.encode("utf-8", "surrogateescape")] if text else []
 
     return decode
-
-
-def _score(tally: Tally, scene: FieldScene, found: list[bytes], read: bool) -> None:
-    tally.totals[scene.condition] += 1
-    tally.hits[scene.condition] += read
-    wrong = [raw for raw in set(found) if raw != scene.payload]
-    tally.false_tokens += sum(isinstance(classify(raw), ScannedToken) for raw in wrong)
-    tally.false_other += sum(not isinstance(classify(raw), ScannedToken) for raw in wrong)
 
 
 def measure(scenes: list[FieldScene], *, slower: float = 1.0) -> tuple[list[Tally], float]:

@@ -30,6 +30,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import zxingcpp
 
@@ -79,7 +80,18 @@ def _timed(decode: Callable[[Frame], list[bytes]], frame: Frame, tally: Tally) -
     return found
 
 
-def _score(tally: Tally, scene: HardScene, found: list[bytes], read: bool) -> None:
+class Labelled(Protocol):
+    """A scene as the tally needs it: its condition's label and the token it shows (the
+    hard set's `HardScene`, the field set's `FieldScene`)."""
+
+    @property
+    def condition(self) -> str: ...
+
+    @property
+    def payload(self) -> bytes: ...
+
+
+def _score(tally: Tally, scene: Labelled, found: list[bytes], read: bool) -> None:
     tally.totals[scene.condition] += 1
     tally.hits[scene.condition] += read
     wrong = [raw for raw in set(found) if raw != scene.payload]

@@ -100,7 +100,8 @@ def test_hard_set_quick_on_a_core_four_times_slower_grows_the_run_time_budget() 
     )
     assert chosen is not None, done.stdout
     budget, plain = float(chosen[1]), float(chosen[2])
-    assert abs(budget - min(50.0, max(12.0, 12.0 * plain))) < 0.1  # (printed rounded)
+    # printed to 0.1 and 0.01 ms: the budget may be off by 0.05 + 12 x 0.005 = 0.11 ms
+    assert abs(budget - min(50.0, max(12.0, 12.0 * plain))) < 0.15
     for row in ("kiosk, 1st frame", "fixed 12 ms, 1st frame", f"fixed 12 ms, {FRAMES} frames"):
         assert re.search(rf"^{re.escape(row)}\s+[\d.]+%\s+0\s", done.stdout, re.MULTILINE), row
 

@@ -187,6 +187,7 @@ def _shared_in_frame(
         sale is None
         or reading.boot != sale[0]
         or measured_up is None
+        or reading.frame_s is None
         or reading.stable_up is None
         or row.first_sent_up is None
     ):
@@ -195,8 +196,7 @@ def _shared_in_frame(
     last_up = first_up + max(0.0, last - first)
     if row.unclear_end_up is not None and row.unclear_end_boot == sale[0]:
         last_up = max(last_up, row.unclear_end_up)
-    # (a reading with a boot-clock stamp has its frame: `measured_up` is derived from it)
-    now = in_frame(reading.offset_s, (sale[0], reading.measured_at - measured_up), sale)
+    now = in_frame(reading.offset_s, (sale[0], reading.frame_s), sale)
     before = reading.previous_s
     if before is not None and reading.previous_frame_s is not None:
         before = in_frame(before, (sale[0], reading.previous_frame_s), sale)
