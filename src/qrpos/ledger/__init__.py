@@ -4,38 +4,43 @@ See `qrpos.ledger.claims` for when a sale counts as charged (proof, reviews, abs
 `qrpos.ledger.states` for the state machine and `ChargeDesk` for the entry points.
 """
 
-from qrpos.ledger.desk import ChargeDesk
-from qrpos.ledger.listing import outbox_views
-from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.reviews import (
-    ForeignActivity,
-    MarkCharged,
-    MarkNotCharged,
-    RefundRow,
-    ReviewCandidate,
-    ReviewDecision,
-    ReviewRefused,
-    ReviewView,
-    recorded_foreign_activity,
-    review_views,
-)
-from qrpos.ledger.states import CHARGED_STATES, FINAL_STATES, IntentState, ReversalState
-from qrpos.ledger.store import Ledger, LedgerError
-from qrpos.ledger.views import (
-    AmountOutOfRange,
-    ChargeRefusedLocally,
-    IntentView,
-    InvalidToken,
-    LedgerUnhealthy,
-    OutboxBusy,
-    ReversalResult,
-    SaleProgress,
-    SaleResult,
-    TokenAlreadyPaid,
-    TokenInReview,
-    UnknownIntent,
-    UnresolvedChargeExists,
-)
+from typing import TYPE_CHECKING
+
+from qrpos.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from qrpos.ledger.desk import ChargeDesk
+    from qrpos.ledger.listing import outbox_views
+    from qrpos.ledger.policy import RetryPolicy
+    from qrpos.ledger.reviews import (
+        ForeignActivity,
+        MarkCharged,
+        MarkNotCharged,
+        RefundRow,
+        ReviewCandidate,
+        ReviewDecision,
+        ReviewRefused,
+        ReviewView,
+        recorded_foreign_activity,
+        review_views,
+    )
+    from qrpos.ledger.states import CHARGED_STATES, FINAL_STATES, IntentState, ReversalState
+    from qrpos.ledger.store import Ledger, LedgerError
+    from qrpos.ledger.views import (
+        AmountOutOfRange,
+        ChargeRefusedLocally,
+        IntentView,
+        InvalidToken,
+        LedgerUnhealthy,
+        OutboxBusy,
+        ReversalResult,
+        SaleProgress,
+        SaleResult,
+        TokenAlreadyPaid,
+        TokenInReview,
+        UnknownIntent,
+        UnresolvedChargeExists,
+    )
 
 __all__ = [
     "CHARGED_STATES",
@@ -71,3 +76,41 @@ __all__ = [
     "recorded_foreign_activity",
     "review_views",
 ]
+
+#: where each export lives: its module is loaded when the name is first read
+_WHERE = {
+    "AmountOutOfRange": ".views",
+    "CHARGED_STATES": ".states",
+    "ChargeDesk": ".desk",
+    "ChargeRefusedLocally": ".views",
+    "FINAL_STATES": ".states",
+    "ForeignActivity": ".reviews",
+    "IntentState": ".states",
+    "IntentView": ".views",
+    "InvalidToken": ".views",
+    "Ledger": ".store",
+    "LedgerError": ".store",
+    "LedgerUnhealthy": ".views",
+    "MarkCharged": ".reviews",
+    "MarkNotCharged": ".reviews",
+    "OutboxBusy": ".views",
+    "RefundRow": ".reviews",
+    "RetryPolicy": ".policy",
+    "ReversalResult": ".views",
+    "ReversalState": ".states",
+    "ReviewCandidate": ".reviews",
+    "ReviewDecision": ".reviews",
+    "ReviewRefused": ".reviews",
+    "ReviewView": ".reviews",
+    "SaleProgress": ".views",
+    "SaleResult": ".views",
+    "TokenAlreadyPaid": ".views",
+    "TokenInReview": ".views",
+    "UnknownIntent": ".views",
+    "UnresolvedChargeExists": ".views",
+    "outbox_views": ".listing",
+    "recorded_foreign_activity": ".reviews",
+    "review_views": ".reviews",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -10,13 +10,16 @@ not taken: "no"), attention (the outcome is not known: look), or nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from qrpos import spec
-from qrpos.ledger import IntentState, SaleResult
+from qrpos.ledger.states import IntentState
 from qrpos.present.format import local_datetime, shown_text
 from qrpos.present.i18n import t
 from qrpos.present.words import words
+
+if TYPE_CHECKING:
+    from qrpos.ledger import SaleResult
 
 _KNOWN_DECLINES = frozenset(code.value for code in spec.DeclineCode)
 

@@ -9,12 +9,12 @@ from qrpos.present.format import format_mnt, group_thousands
 from qrpos.present.i18n import t, t_or
 from qrpos.present.words import words
 from qrpos.redact import escape_text
-from qrpos.reports import EndOfDay
 from qrpos.reports.pin_gate import PinCheck
-from qrpos.service import Transaction
 
 if TYPE_CHECKING:
     from qrpos.ledger import ReversalResult
+    from qrpos.reports import EndOfDay
+    from qrpos.service import Transaction
 
 
 def status_text(tx: Transaction) -> str:

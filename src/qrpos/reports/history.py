@@ -7,13 +7,16 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from qrpos.reports.history_cache import CacheError, HistoryCache
 from qrpos.reports.localday import day_window, in_window, to_local
 from qrpos.said import Said, say
-from qrpos.service import TerminalClient
 from qrpos.service.models import Transaction, format_rfc3339
 from qrpos.service.outcomes import CredentialsRejected, Page, RateLimited, Unresolved
+
+if TYPE_CHECKING:
+    from qrpos.service import TerminalClient
 
 log = logging.getLogger("qrpos.reports.history")
 

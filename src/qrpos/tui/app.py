@@ -32,6 +32,7 @@ from qrpos.tui.messages import (
     PairingSubmitted,
     PresentCancelled,
     SaleCharged,
+    ShiftChanged,
     TokenScanned,
 )
 from qrpos.tui.receipts import ReceiptFollower
@@ -40,7 +41,6 @@ from qrpos.tui.scan_events import scan_message
 from qrpos.tui.screen_keeper import ScreenKeeper
 from qrpos.tui.screens.abandon import AbandonDialog
 from qrpos.tui.screens.amount import AmountScreen
-from qrpos.tui.screens.owner.shift import ShiftChanged
 from qrpos.tui.services import KioskServices
 from qrpos.tui.startup import ServicesStarter
 from qrpos.tui.widgets.status_bar import KioskStatus

@@ -149,3 +149,11 @@ class StatusChanged(Message):
     username: str | None = None
     #: another install uses this terminal's credentials (True) or the owner cleared it
     foreign: bool | None = None
+
+
+class ShiftChanged(Message):
+    """A shift opened or closed: the status bar names who is on (None: nobody)."""
+
+    def __init__(self, cashier: str | None) -> None:
+        super().__init__()
+        self.cashier = cashier

@@ -16,7 +16,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -25,6 +24,7 @@ from qrpos.present.i18n import t
 from qrpos.present.shifts import report_lines
 from qrpos.present.words import error_words
 from qrpos.service.models import format_rfc3339
+from qrpos.tui.messages import ShiftChanged
 from qrpos.tui.screens.base import LanguageChanged
 from qrpos.tui.screens.owner.context import OwnerContext
 from qrpos.tui.screens.owner.pin import PinDialog
@@ -32,14 +32,6 @@ from qrpos.tui.screens.owner.pin import PinDialog
 if TYPE_CHECKING:
     from qrpos.ledger.shifts import Cashier, Shift
     from qrpos.reports.pin_gate import PinGate
-
-
-class ShiftChanged(Message):
-    """A shift opened or closed: the status bar names who is on (None: nobody)."""
-
-    def __init__(self, cashier: str | None) -> None:
-        super().__init__()
-        self.cashier = cashier
 
 
 def cashier_gate(ctx: OwnerContext, cashier: Cashier) -> PinGate:
