@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
+from qrpos import memory
 from qrpos.config import Config
 from qrpos.kiosk.starter import ContextStarter
 from qrpos.tui.services import KioskServices
@@ -24,6 +25,9 @@ def run_kiosk(config: Config, factory: ServicesFactory) -> BaseException | None:
     could not be built (None when they were)."""
     # Textual loads here, when the kiosk really starts (not for `qrpos --help`)
     from qrpos.tui.app import KioskApp
+
+    # before any frame is allocated: large buffers get pages of their own, freed for good
+    memory.fix_mmap_threshold()
 
     starter = ContextStarter(factory)
     try:

@@ -1,41 +1,16 @@
 """Frame pixels for people and for memory: the aiming preview drawn in block characters,
-an area-mean resize with small temporaries, and giving the C heap's free pages back.
+an area-mean resize with small temporaries (and `qrpos.memory`'s heap trim, re-exported).
 Used by the scan loop and the virtual phone; numpy only (no OpenCV on the camera path)."""
 
 from __future__ import annotations
 
-import ctypes
-from collections.abc import Callable
-
 import numpy as np
 
+from qrpos.memory import release_free_memory as release_free_memory
 from qrpos.scanner.frames import Frame
 
 #: shading from dark to light for the aiming preview
 PREVIEW_SHADES = " ░▒▓█"
-
-
-def _malloc_trim() -> Callable[[int], int] | None:
-    try:
-        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc: its allocator is not the one to nudge
-        return None
-    return trim
-
-
-_TRIM = _malloc_trim()
-
-
-def release_free_memory() -> None:
-    """Give the C heap's free pages back to the system (glibc's `malloc_trim`).
-
-    The further decode passes allocate a few frame-sized temporaries per frame; glibc keeps
-    what they freed in the decode thread's own heap, and the kiosk's resident memory grew
-    by ~20 MB over a sale (benchmarks/startup.py). Trimming after such a frame costs
-    about 0.4 ms; the alternative, a fixed mmap threshold, made every decode 3x slower.
-    """
-    if _TRIM is not None:
-        _TRIM(0)
 
 
 def render_preview(frame: Frame, cols: int, rows: int) -> list[str]:
