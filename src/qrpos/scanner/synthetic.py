@@ -95,10 +95,18 @@ def _render(scene: Scene, *, colour: bool) -> npt.NDArray[Any]:
     xx = np.arange(w, dtype=np.float32)[None, :]
     base = 90 + 50 * (xx / w) + 30 * (yy / h)
     # float32 throughout: the demo renders on the kiosk, where every frame-sized buffer counts
-    texture = gaussian_blur(rng.standard_normal((h, w), dtype=np.float32) * 18, 3)
-    grey = base + texture
+    speckle = rng.standard_normal((h, w), dtype=np.float32)
+    speckle *= 18
+    grey = gaussian_blur(speckle, 3)
+    del speckle
+    grey += base
+    del base
     # in grey: the tint as BGR-to-grey weighs it (0.114 * 1.1 + 0.587 + 0.299 * 0.9)
-    img: _Image = np.dstack([grey * 0.9, grey, grey * 1.1]) if colour else grey * 0.9815
+    if colour:
+        img: _Image = np.dstack([grey * 0.9, grey, grey * 1.1])
+    else:
+        img = grey
+        img *= 0.9815
     if scene.payloads:
         side = max(21, int(h * scene.qr_fraction))
         screen = _screen(scene.payloads, side, scene)
@@ -128,21 +136,31 @@ def _render(scene: Scene, *, colour: bool) -> npt.NDArray[Any]:
         warped, alpha = warp_perspective(phone.astype(np.float32), m, (w, h))
         if colour:
             warped, alpha = warped[..., None], alpha[..., None]
-        img = img * (1 - alpha) + np.round(warped) * alpha
+        # img * (1 - alpha) + round(warped) * alpha, in place (the same operations)
+        img *= 1 - alpha
+        np.round(warped, out=warped)
+        warped *= alpha
+        img += warped
+        del warped, alpha
     if scene.glare > 0:
         cx = w / 2 + rng.uniform(-0.15, 0.15) * w
         cy = h / 2 + rng.uniform(-0.15, 0.15) * h
         r = h * 0.08
-        spot = np.exp(-(((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * r * r)))
-        img = (
-            img + (scene.glare * 255 * spot)[..., None]
-            if colour
-            else img + scene.glare * 255 * spot
-        )
+        # exp(-d² / 2r²) * glare * 255, added in place (the same operations, one buffer)
+        spot = (xx - cx) ** 2 + (yy - cy) ** 2
+        np.divide(spot, 2 * r * r, out=spot)
+        np.negative(spot, out=spot)
+        np.exp(spot, out=spot)
+        spot *= scene.glare * 255
+        img += spot[..., None] if colour else spot
+        del spot
     if scene.blur > 0:
         img = gaussian_blur(img, scene.blur)
     if scene.noise > 0:
-        img += rng.standard_normal(img.shape, dtype=np.float32) * np.float32(scene.noise)
+        grain = rng.standard_normal(img.shape, dtype=np.float32)
+        grain *= np.float32(scene.noise)
+        img += grain
+        del grain
     out: npt.NDArray[np.uint8] = np.clip(img, 0, 255, out=img).astype(np.uint8)
     return out
 
@@ -154,6 +172,9 @@ def render_grey(scene: Scene) -> Frame:
 
 
 _Image = npt.NDArray[np.floating[Any]]
+#: rows of the canvas warped at a time: each strip's index arrays cost about 60 KB a row
+#: of a 640-pixel frame, so 16 rows keep the warp's scratch near 1 MB (48 cost 3 MB)
+_STRIP_ROWS = 16
 
 
 def gaussian_blur(image: _Image, sigma: float) -> _Image:
@@ -162,17 +183,22 @@ def gaussian_blur(image: _Image, sigma: float) -> _Image:
     x = np.arange(-radius, radius + 1, dtype=np.float64)
     kernel = np.exp(-(x**2) / (2 * sigma * sigma))
     kernel /= kernel.sum()
-    out = image.astype(np.float32)
+    # frame-sized buffers are kept to a few (the demo renders on the kiosk): the input is
+    # read, not copied, and one scratch buffer takes each tap's product
+    out = image if image.dtype == np.float32 else image.astype(np.float32)
     for axis in (0, 1):
         pad = [(0, 0)] * out.ndim
         pad[axis] = (radius, radius)
         padded = np.pad(out, pad, mode="reflect")
         n = out.shape[axis]
         acc = np.zeros_like(out)
+        tap = np.empty_like(out)
         for i, k in enumerate(kernel.astype(np.float32)):
             window = [slice(None)] * out.ndim
             window[axis] = slice(i, i + n)
-            acc += k * padded[tuple(window)]
+            np.multiply(k, padded[tuple(window)], out=tap)
+            acc += tap
+        del padded, tap
         out = acc
     return out
 
@@ -213,8 +239,8 @@ def warp_perspective(image: _Image, m: Any, size: tuple[int, int]) -> tuple[_Ima
     flat = both.reshape(-1, 2)
     xs = np.arange(x_lo, x_hi, dtype=np.float32)[None, :]
     # in strips of rows: a whole frame's worth of index arrays would cost tens of MB
-    for top_row in range(y_lo, y_hi, 48):
-        rows = slice(top_row, min(top_row + 48, y_hi))
+    for top_row in range(y_lo, y_hi, _STRIP_ROWS):
+        rows = slice(top_row, min(top_row + _STRIP_ROWS, y_hi))
         ys = np.arange(rows.start, rows.stop, dtype=np.float32)[:, None]
         warped[rows, x_lo:x_hi], cover[rows, x_lo:x_hi] = _bilinear(flat, inverse, xs, ys, iw, ih)
     return warped, cover
