@@ -11,7 +11,10 @@ after the last one tried. Each pass is an image operation the engine then reads:
 - ``flatten``: the frame minus its own coarse brightness (glare bands, uneven light);
 - ``unscratch``: thin lines removed (a cracked screen protector's hairlines);
 - ``enlarge``: 2× up (a small code far away has modules under 2 pixels);
-- ``sharpen_enlarge``: sharpened, then 2× up (small, blurred and warped at once).
+- ``sharpen_enlarge``: sharpened, then 2× up (small, blurred and warped at once);
+- ``normalize``: smoothed, then each pixel against the mean and spread of its
+  neighbourhood (a dim code of little contrast, a dark-mode screen with a window
+  reflected over part of it).
 
 numpy only: the kiosk's camera path does not load OpenCV (about 35 MB of memory).
 """
@@ -118,13 +121,54 @@ def enlarge(frame: Frame) -> Frame:
     return np.ascontiguousarray(out.astype(np.uint8))
 
 
-#: every pass by name, cheapest and most often useful first (measured on the hard set)
 def sharpen_enlarge(frame: Frame) -> Frame:
     """Sharpened, then 2× up: a small code that is also blurred or warped (its modules
     under 2 pixels, their edges smeared) gets edges and pixels to read them by."""
     return enlarge(sharpen(frame))
 
 
+#: `normalize` measures each pixel against the 3x3 cells of this many pixels around it
+#: (24 pixels: a few modules of a code at 3-6 pixels a module; chosen on the field set's
+#: tuning half, where windows of 11-31 pixels read the same misses and 41 none)
+NORMALIZE_CELL = 8
+
+
+def _cell_box(sums: _I32) -> _I32:
+    """Each cell's sum plus its 8 neighbours' (edges repeated)."""
+    p = np.pad(sums, 1, mode="edge")
+    rows = p[:-2] + p[1:-1] + p[2:]
+    return rows[:, :-2] + rows[:, 1:-1] + rows[:, 2:]
+
+
+def normalize(frame: Frame) -> Frame:
+    """Smoothed (sensor noise), then each pixel's distance from the mean of the 24x24
+    pixels around it, in units of their spread: a code of 18 grey levels between its
+    light and dark modules, or half under a reflection, comes out at full contrast
+    everywhere. The mean and spread are taken on 8x8 cells (integer sums), so the pass
+    costs a few milliseconds, not the tens a per-pixel window would."""
+    h, w = frame.shape
+    step = NORMALIZE_CELL
+    hh, ww = h // step * step, w // step * step
+    if not hh or not ww:
+        return np.ascontiguousarray(frame)  # smaller than one cell: nothing to measure
+    f = smooth(frame).astype(np.int32)
+    cells = f[:hh, :ww].reshape(hh // step, step, ww // step, step)
+    n = 9 * step * step
+    total = _cell_box(cells.sum(axis=(1, 3), dtype=np.int32))
+    squares = _cell_box((cells * cells).sum(axis=(1, 3), dtype=np.int32))
+    mean = total.astype(np.float32) / n
+    spread = np.sqrt(np.maximum(squares.astype(np.float32) / n - mean * mean, 1.0))
+    mean_px = np.repeat(np.repeat(mean, step, axis=0), step, axis=1)
+    spread_px = np.repeat(np.repeat(spread, step, axis=0), step, axis=1)
+    if (hh, ww) != (h, w):
+        edges = ((0, h - hh), (0, w - ww))
+        mean_px = np.pad(mean_px, edges, mode="edge")
+        spread_px = np.pad(spread_px, edges, mode="edge")
+    return _u8(128.0 + 60.0 * (f - mean_px) / spread_px)
+
+
+#: every pass by name, cheapest and most often useful first (measured on the hard set;
+#: `normalize` last, added for the field set's dim, reflected dark-mode screens)
 PASSES: dict[str, Transform] = {
     "half": half,
     "sharpen": sharpen,
@@ -133,6 +177,7 @@ PASSES: dict[str, Transform] = {
     "unscratch": unscratch,
     "enlarge": enlarge,
     "sharpen_enlarge": sharpen_enlarge,
+    "normalize": normalize,
 }
 DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)
 #: how long one empty frame may spend on further passes: about a third of a 30 fps frame
