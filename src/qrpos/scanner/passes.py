@@ -135,9 +135,10 @@ NORMALIZE_CELL = 8
 
 def _cell_box(sums: _I32) -> _I32:
     """Each cell's sum plus its 8 neighbours' (edges repeated)."""
-    p = np.pad(sums, 1, mode="edge")
-    rows = p[:-2] + p[1:-1] + p[2:]
-    return rows[:, :-2] + rows[:, 1:-1] + rows[:, 2:]
+    p: _I32 = np.pad(sums, 1, mode="edge")
+    rows: _I32 = p[:-2] + p[1:-1] + p[2:]
+    out: _I32 = rows[:, :-2] + rows[:, 1:-1] + rows[:, 2:]
+    return out
 
 
 def normalize(frame: Frame) -> Frame:
