@@ -110,15 +110,16 @@ def enlarge(frame: Frame) -> Frame:
     """2× up, each new pixel the mean of its neighbours (about bilinear)."""
     f = frame.astype(np.uint16)
     h, w = f.shape
-    out = np.empty((2 * h, 2 * w), np.uint16)
+    # straight into 8 bits (every mean of 8-bit pixels fits): no 16-bit copy of the output
+    out = np.empty((2 * h, 2 * w), np.uint8)
     right = np.concatenate([f[:, 1:], f[:, -1:]], axis=1)
     down = np.concatenate([f[1:], f[-1:]], axis=0)
     diag = np.concatenate([right[1:], right[-1:]], axis=0)
-    out[0::2, 0::2] = f
+    out[0::2, 0::2] = frame
     out[0::2, 1::2] = (f + right + 1) >> 1
     out[1::2, 0::2] = (f + down + 1) >> 1
     out[1::2, 1::2] = (f + right + down + diag + 2) >> 2
-    return np.ascontiguousarray(out.astype(np.uint8))
+    return out
 
 
 def sharpen_enlarge(frame: Frame) -> Frame:
@@ -145,27 +146,32 @@ def normalize(frame: Frame) -> Frame:
     """Smoothed (sensor noise), then each pixel's distance from the mean of the 24x24
     pixels around it, in units of their spread: a code of 18 grey levels between its
     light and dark modules, or half under a reflection, comes out at full contrast
-    everywhere. The mean and spread are taken on 8x8 cells (integer sums), so the pass
-    costs a few milliseconds, not the tens a per-pixel window would."""
+    everywhere. The mean and spread are taken on 8x8 cells (integer sums) and applied
+    to each cell's pixels by broadcasting, so the pass costs a few milliseconds and one
+    frame-sized float buffer, not the tens a per-pixel window would."""
     h, w = frame.shape
     step = NORMALIZE_CELL
-    hh, ww = h // step * step, w // step * step
-    if not hh or not ww:
+    if h < step or w < step:
         return np.ascontiguousarray(frame)  # smaller than one cell: nothing to measure
-    f = smooth(frame).astype(np.int32)
-    cells = f[:hh, :ww].reshape(hh // step, step, ww // step, step)
+    smoothed = smooth(frame)
+    hh, ww = -(-h // step) * step, -(-w // step) * step
+    if (hh, ww) != (h, w):  # the last cells take the edge pixels again
+        smoothed = np.pad(smoothed, ((0, hh - h), (0, ww - w)), mode="edge")
+    cells = smoothed.reshape(hh // step, step, ww // step, step)
+    wide = cells.astype(np.uint16)  # 255² fits: squares need no wider type
     n = 9 * step * step
     total = _cell_box(cells.sum(axis=(1, 3), dtype=np.int32))
-    squares = _cell_box((cells * cells).sum(axis=(1, 3), dtype=np.int32))
-    mean = total.astype(np.float32) / n
-    spread = np.sqrt(np.maximum(squares.astype(np.float32) / n - mean * mean, 1.0))
-    mean_px = np.repeat(np.repeat(mean, step, axis=0), step, axis=1)
-    spread_px = np.repeat(np.repeat(spread, step, axis=0), step, axis=1)
-    if (hh, ww) != (h, w):
-        edges = ((0, h - hh), (0, w - ww))
-        mean_px = np.pad(mean_px, edges, mode="edge")
-        spread_px = np.pad(spread_px, edges, mode="edge")
-    return _u8(128.0 + 60.0 * (f - mean_px) / spread_px)
+    squares = _cell_box(np.square(wide).sum(axis=(1, 3), dtype=np.int32))
+    del wide
+    mean = (total.astype(np.float32) / n)[:, None, :, None]
+    variance = squares.astype(np.float32) / n - np.square(mean[:, 0, :, 0])
+    spread = np.sqrt(np.maximum(variance, 1.0))[:, None, :, None]
+    z = cells.astype(np.float32)
+    z -= mean
+    z /= spread
+    z *= 60.0
+    z += 128.0
+    return _u8(z.reshape(hh, ww)[:h, :w])
 
 
 #: every pass by name, cheapest and most often useful first (measured on the hard set;
