@@ -28,7 +28,12 @@ frames = st.tuples(st.integers(4, 40), st.integers(4, 40)).flatmap(
 @given(frames)
 def test_every_pass_gives_a_contiguous_8_bit_image_of_its_size(frame: Frame) -> None:
     h, w = frame.shape
-    sizes = {"half": (h // 2, w // 2), "enlarge": (2 * h, 2 * w), "sharpen_enlarge": (2 * h, 2 * w)}
+    sizes = {
+        "half": (h // 2, w // 2),
+        "enlarge": (2 * h, 2 * w),
+        "sharpen_enlarge": (2 * h, 2 * w),
+        "zoom": (3 * max(1, h // 2), 3 * max(1, w // 2)),
+    }
     for name, transform in PASSES.items():
         out = transform(frame)
         assert out.dtype == np.uint8 and out.flags.c_contiguous, name
@@ -108,9 +113,33 @@ def test_normalize_reads_a_dark_mode_screen_under_a_reflection_no_other_pass_rea
     # from the field set's tuning half (the held-back half is never looked at)
     scene = make_field_scene("dark_mode+reflection", 1, half="tune")
     frame = render_field(scene)
-    without = ZxingDecoder(budget_ms=None)
-    without.plan.passes = tuple(name for name in PASSES if name != "normalize")
-    assert scene.payload not in without.decode(frame)
+    others = tuple(name for name in PASSES if name != "normalize")
+    assert scene.payload not in ZxingDecoder(budget_ms=None, passes=others).decode(frame)
+    assert scene.payload in ZxingDecoder(budget_ms=None).decode(frame)
+
+
+def test_zoom_takes_the_centre_three_times_up_and_keeps_a_flat_field_flat() -> None:
+    frame = np.full((40, 60), 90, np.uint8)
+    frame[10:30, 15:45] = 200  # the centre, where zoom looks
+    out = passes.zoom(frame)
+    assert out.shape == (60, 90)
+    assert (out[20:40, 20:70] == 200).all()  # inside: flat stays flat, no ringing
+    ramp = np.tile(np.arange(0, 240, 4, dtype=np.uint8), (40, 1))
+    zoomed = passes.zoom(ramp).astype(np.int32)
+    # a cubic through a straight ramp is the ramp: every new pixel between its neighbours
+    steps = np.diff(zoomed[30, 6:-6])
+    assert (steps >= 0).all() and (steps <= 3).all()
+
+
+def test_zoom_reads_a_code_under_2_pixels_a_module_no_other_pass_reads() -> None:
+    from qrpos.scanner.decoders import ZxingDecoder
+    from qrpos.scanner.fieldscenes import make_field_scene, render_field
+
+    # from the field set's tuning half (the held-back half is never looked at)
+    scene = make_field_scene("tiny_modules", 5, half="tune")
+    frame = render_field(scene)
+    others = tuple(name for name in PASSES if name != "zoom")
+    assert scene.payload not in ZxingDecoder(budget_ms=None, passes=others).decode(frame)
     assert scene.payload in ZxingDecoder(budget_ms=None).decode(frame)
 
 
