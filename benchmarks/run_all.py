@@ -18,6 +18,7 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS: dict[str, list[str]] = {
     "decode": [],
     "fieldset": [],
+    "pass_order": [],
     "scan_to_send": [],
     "charge_overhead": [],
     "startup": [],

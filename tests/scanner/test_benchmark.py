@@ -127,3 +127,32 @@ def test_field_set_quick_reports_both_halves_with_the_peers_and_no_false_token()
     for peer in ("zxing-cpp alone", "OpenCV QRCodeDetector"):
         assert re.search(rf"^{re.escape(peer)}\s+[\d.]+%", done.stdout, re.MULTILINE), peer
     assert "false tokens (kiosk): 0" in done.stdout
+
+
+def test_pass_order_benchmark_quick_replays_the_kiosks_order_and_searches() -> None:
+    from qrpos.scanner.passes import PASSES
+
+    script = BENCHMARK.with_name("pass_order.py")
+    done = subprocess.run(
+        [sys.executable, str(script), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for name in PASSES:
+        assert re.search(rf"^{name}\s+[\d.]+\s+\d+$", done.stdout, re.MULTILINE), name
+    assert f"kiosk's order: {', '.join(PASSES)}" in done.stdout
+    rates = [
+        [float(x) for x in m.groups()]
+        for m in re.finditer(
+            r"1x: hard ([\d.]+)%, field ([\d.]+)%; 4x: hard ([\d.]+)%, field ([\d.]+)%",
+            done.stdout,
+        )
+    ]
+    assert len(rates) == 2
+    kiosk, searched = rates
+    # the search never reads less of the hard set, and reads at least as much in all
+    assert searched[0] >= kiosk[0] and searched[2] >= kiosk[2]
+    assert sum(searched) >= sum(kiosk)
