@@ -86,3 +86,16 @@ def test_a_name_a_lazy_package_lacks_is_an_attribute_error(package: str) -> None
     with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
         _ = module.NoSuchThing
     assert not hasattr(module, "no_such_thing")
+
+
+def test_a_lazy_name_is_loaded_once_and_then_kept_on_its_package() -> None:
+    code = (
+        "import sys, qrpos.reports as r\n"
+        "assert 'qrpos.reports.localday' not in sys.modules\n"
+        "first = r.local_day_of\n"
+        "assert 'qrpos.reports.localday' in sys.modules and 'local_day_of' in vars(r)\n"
+        "assert r.local_day_of is first\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"

@@ -10,6 +10,7 @@ is checked against `__all__` by `tests/test_lazy_packages.py`.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,7 +26,10 @@ def lazy_exports(
             module = where[name]
         except KeyError:
             raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
-        return getattr(importlib.import_module(module, package), name)
+        value = getattr(importlib.import_module(module, package), name)
+        # kept on the package: the next read is a plain attribute, not this function
+        setattr(sys.modules[package], name, value)
+        return value
 
     def dir_() -> list[str]:
         return sorted(where)
