@@ -124,6 +124,8 @@ def test_zoom_takes_the_centre_three_times_up_and_keeps_a_flat_field_flat() -> N
     out = passes.zoom(frame)
     assert out.shape == (60, 90)
     assert (out[20:40, 20:70] == 200).all()  # inside: flat stays flat, no ringing
+    # a bigger camera frame: the same centre area, so the same cost
+    assert passes.zoom(np.zeros((720, 1280), np.uint8)).shape == (720, 960)
     ramp = np.tile(np.arange(0, 240, 4, dtype=np.uint8), (40, 1))
     zoomed = passes.zoom(ramp).astype(np.int32)
     # a cubic through a straight ramp is the ramp: every new pixel between its neighbours
@@ -223,7 +225,7 @@ def test_the_run_time_budget_gives_a_slower_core_the_same_passes(slower: float) 
     assert auto.frame_budget_ms == pytest.approx(budget_for(0.0012 * slower * 1000))
     per_frame = len(auto.last_passes) - 1
     # every pass fits in 12 plain passes' time at any speed, until the 50 ms ceiling binds
-    # (when 8 scans reach 50 ms, a plain pass of 6.25 ms: the last passes go to the next frame)
+    # (once nine scans reach 50 ms, 5.6 ms a scan: the last passes go to the next frame)
     assert per_frame == len(PASSES)
     if slower > 1:
         assert len(fixed.last_passes) - 1 < per_frame
