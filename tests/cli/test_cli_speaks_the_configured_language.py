@@ -88,7 +88,8 @@ def test_the_same_commands_in_english_hold_no_mongolian(busy_day: dict[str, str]
 #: what `--help` keeps in Latin letters in Mongolian: the commands and their actions and
 #: choices (typed as they are), and names of things: programs, files, protocols, fields
 HELP_SYNTAX = set(COMMANDS) | {
-    *("list", "resolve", "abandon", "review", "set", "clear", "txid", "amount", "label"),
+    *("list", "resolve", "abandon", "review", "show", "set", "clear", "txid", "amount"),
+    *("label",),
     *("slot", "debug", "info", "warning", "error", "http", "https", "qrpos", "stdin"),
     *("stderr", "file", "tokens", "refused", "zbar", "zxing", "scanner", "deploy"),
     *("keyring", "loopback", "systemd", "credential", "root", "sudo", "curl", "merchant"),
@@ -99,7 +100,7 @@ HELP_SYNTAX = set(COMMANDS) | {
 }
 HELPS = (
     [(), *((c,) for c in sorted(COMMANDS))]
-    + [("outbox", action) for action in ("list", "resolve", "abandon", "review")]
+    + [("outbox", action) for action in ("list", "resolve", "abandon", "show", "review")]
     + [("prices", "set"), ("prices", "clear")]
     + [("print", action) for action in ("test", "receipt", "z", "queue")]
     + [("cashier", action) for action in ("list", "add", "rename", "pin", "remove")]

@@ -123,3 +123,31 @@ def test_unresolved_exits_3_then_abandon_and_resolve_refunds_it(
     [row] = json.loads(qrpos(cli_env, "outbox", "list", "--all", "--json").stdout)[:1]
     assert row["state"] == "reversed_after_abandon"
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
+
+
+def test_outbox_show_tells_a_sale_and_a_refund_step_by_step_without_the_token(
+    cli_env: dict[str, str], sandbox: Sandbox, wallet: WalletInfo
+) -> None:
+    sandbox.arm_fault("drop_after_commit", operation="charge")
+    done = qrpos(cli_env, "charge", "--amount", "700", "--token", wallet.qr_token)
+    assert done.returncode == 0, done.stderr
+    tx = json.loads(done.stdout)
+    shown = qrpos(cli_env, "outbox", "show", "1")
+    assert shown.returncode == 0, shown.stderr
+    # the reply lost after the charge, then the retry with the same key that proved it
+    assert shown.stdout.index("Unresolved") < shown.stdout.index("Approved")
+    assert "charge #1" in shown.stdout and "charge #2" in shown.stdout
+    assert tx["id"] in shown.stdout and "…" + wallet.qr_token[-4:] in shown.stdout
+    assert wallet.qr_token not in shown.stdout + shown.stderr
+    story = json.loads(qrpos(cli_env, "outbox", "show", "1", "--json").stdout)
+    assert story["item"]["id"] == "1" and story["item"]["transactionID"] == tx["id"]
+    assert [a["outcome"] for a in story["attempts"]] == ["Unresolved", "Approved"]
+    assert all(a["kind"] == "charge" and a["sentAt"].endswith("Z") for a in story["attempts"])
+    assert qrpos(cli_env, "reverse", tx["id"]).returncode == 0
+    refund = json.loads(qrpos(cli_env, "outbox", "show", "r1", "--json").stdout)
+    assert refund["item"]["kind"] == "reversal" and refund["attempts"]
+    assert refund["attempts"][-1]["kind"] == "reverse"
+    for item in ("99", "r99", "x1", ""):
+        missing = qrpos(cli_env, "outbox", "show", item)
+        assert missing.returncode == 1, item
+        assert f"no sale or refund {item} in the outbox" in missing.stderr

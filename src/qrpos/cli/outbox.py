@@ -3,11 +3,14 @@
     qrpos outbox [list [--all] [--json]]   what needs attention (or everything)
     qrpos outbox resolve [ID] [--deadline S]  work on them; 0 nothing left, 3 some left
     qrpos outbox abandon ID                never send that sale again (history still watched)
+    qrpos outbox show ID [--json]          one sale (12) or refund (r3) and its audit trail
     qrpos outbox review [ID --charged TX | --refund TX | --not-charged]
                                            sales a person must settle (see `review --help`)
 
 `--json` prints an array of {"id","kind","amountMNT","state","charged","transactionID",
-"token","createdAt"}; `token` is the last four characters only.
+"token","createdAt"}; `token` is the last four characters only. `show --json` prints
+{"item": that object, "attempts": [{"kind","n","sentAt","status","outcome",
+"elapsedSeconds","detail"}]}, oldest first.
 """
 
 from __future__ import annotations
@@ -30,11 +33,13 @@ from qrpos.cli.common import (
 )
 from qrpos.cli.desk import DEFAULT_DEADLINE_S, ProgressLines, open_desk, print_sale
 from qrpos.ledger import (
+    AttemptView,
     ChargeRefusedLocally,
     IntentView,
     Ledger,
     LedgerError,
     UnknownIntent,
+    outbox_audit,
     outbox_views,
 )
 from qrpos.present.format import format_mnt
@@ -67,6 +72,10 @@ def register(sub: Any) -> None:
     ab = actions.add_parser("abandon", help=t("help.outbox.abandon.summary"))
     ab.add_argument("id", type=int, help=t("help.outbox.abandon.id"))
     ab.set_defaults(func=run_abandon)
+    show = actions.add_parser("show", help=t("help.outbox.show.summary"))
+    show.add_argument("item", metavar="ID", help=t("help.outbox.show.id"))
+    show.add_argument("--json", action="store_true", help=t("help.outbox.show.json"))
+    show.set_defaults(func=run_show)
     from qrpos.cli import review
 
     review.register(actions)
@@ -87,6 +96,17 @@ def _describe(view: IntentView) -> str:
         said = words(view.detail_said or view.detail)
         lines.append(wrapped(t("cli.outbox.last_try", detail=said), indent="        "))
     return "\n".join(lines)
+
+
+def _describe_attempt(attempt: AttemptView) -> str:
+    """One line of the audit trail (local time, what, the reply), its note wrapped under."""
+    local = (attempt.sent_at + spec.LOCAL_UTC_OFFSET).strftime("%Y-%m-%d %H:%M:%S")
+    status = "-" if attempt.status is None else str(attempt.status)
+    took = "" if attempt.elapsed_s is None else f"  {attempt.elapsed_s:.2f} s"
+    line = f"    {local}  {attempt.kind} #{attempt.n:<3} {status:>4}  {attempt.outcome}{took}"
+    if attempt.detail:
+        line += "\n" + wrapped(attempt.detail, indent="        ")
+    return line
 
 
 def _read_views(args: argparse.Namespace) -> list[IntentView]:
@@ -111,6 +131,27 @@ def run_list(args: argparse.Namespace) -> int:
     else:
         for view in views:
             print(_describe(view))
+    return EXIT_OK
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """One sale or refund and every attempt and look-up the outbox recorded for it."""
+    try:
+        ledger = Ledger.open(config_from_args(args).ledger_path)
+        try:
+            view, attempts = outbox_audit(ledger, args.item)
+        finally:
+            ledger.close()
+    except (*SETUP_ERRORS, LedgerError, UnknownIntent) as exc:
+        return fail(exc)
+    if args.json:
+        document = {"item": view.to_json(), "attempts": [a.to_json() for a in attempts]}
+        print(json.dumps(document, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    print(_describe(view))
+    print(t("cli.outbox.attempts") if attempts else t("cli.outbox.no_attempts"))
+    for attempt in attempts:
+        print(_describe_attempt(attempt))
     return EXIT_OK
 
 

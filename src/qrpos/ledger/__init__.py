@@ -10,7 +10,7 @@ from qrpos.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from qrpos.ledger.desk import ChargeDesk
-    from qrpos.ledger.listing import outbox_views
+    from qrpos.ledger.listing import outbox_audit, outbox_views
     from qrpos.ledger.policy import RetryPolicy
     from qrpos.ledger.reviews import (
         ForeignActivity,
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from qrpos.ledger.store import Ledger, LedgerError
     from qrpos.ledger.views import (
         AmountOutOfRange,
+        AttemptView,
         ChargeRefusedLocally,
         IntentView,
         InvalidToken,
@@ -46,6 +47,7 @@ __all__ = [
     "CHARGED_STATES",
     "FINAL_STATES",
     "AmountOutOfRange",
+    "AttemptView",
     "ChargeDesk",
     "ChargeRefusedLocally",
     "ForeignActivity",
@@ -72,6 +74,7 @@ __all__ = [
     "TokenInReview",
     "UnknownIntent",
     "UnresolvedChargeExists",
+    "outbox_audit",
     "outbox_views",
     "recorded_foreign_activity",
     "review_views",
@@ -80,6 +83,7 @@ __all__ = [
 #: where each export lives: its module is loaded when the name is first read
 _WHERE = {
     "AmountOutOfRange": ".views",
+    "AttemptView": ".views",
     "CHARGED_STATES": ".states",
     "ChargeDesk": ".desk",
     "ChargeRefusedLocally": ".views",
@@ -108,6 +112,7 @@ _WHERE = {
     "TokenInReview": ".views",
     "UnknownIntent": ".views",
     "UnresolvedChargeExists": ".views",
+    "outbox_audit": ".listing",
     "outbox_views": ".listing",
     "recorded_foreign_activity": ".reviews",
     "review_views": ".reviews",

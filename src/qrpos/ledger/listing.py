@@ -10,7 +10,14 @@ from typing import Any
 
 from qrpos.ledger import records
 from qrpos.ledger.store import Ledger, LedgerError
-from qrpos.ledger.views import IntentView, intent_view, reversal_view
+from qrpos.ledger.views import (
+    AttemptView,
+    IntentView,
+    UnknownIntent,
+    intent_view,
+    reversal_view,
+)
+from qrpos.said import say
 
 
 def outbox_views(ledger: Ledger, *, include_final: bool) -> list[IntentView]:
@@ -24,6 +31,44 @@ def outbox_views(ledger: Ledger, *, include_final: bool) -> list[IntentView]:
         return sorted(views, key=lambda v: v.created_at)
 
     return ledger.read(read)
+
+
+def _no_such(item: str) -> UnknownIntent:
+    return UnknownIntent(
+        say(
+            "error.no_item",
+            "no sale or refund {item} in the outbox (see qrpos outbox list --all)",
+            item=item,
+        )
+    )
+
+
+def outbox_audit(ledger: Ledger, item: str) -> tuple[IntentView, list[AttemptView]]:
+    """One sale ("12") or refund ("r3") as `outbox list` shows it, and its audit trail,
+    oldest first; needs no client or password. `UnknownIntent` when there is no such one."""
+    refund = item.startswith("r")
+    number = item[1:] if refund else item
+    if not number.isdigit():
+        raise _no_such(item)
+    key = int(number)
+
+    def read(conn: Any) -> tuple[IntentView, list[AttemptView]] | None:
+        if refund:
+            reversal = records.get_reversal(conn, key)
+            if reversal is None:
+                return None
+            view, rows = reversal_view(reversal), records.attempts_of_reversal(conn, key)
+        else:
+            intent = records.get_intent(conn, key)
+            if intent is None:
+                return None
+            view, rows = intent_view(intent), records.attempts_of(conn, key)
+        return view, [AttemptView.from_row(r) for r in rows]
+
+    found = ledger.read(read)
+    if found is None:
+        raise _no_such(item)
+    return found
 
 
 #: how often `ServiceClock` reads the measured offset from the outbox again

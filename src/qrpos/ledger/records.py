@@ -619,6 +619,12 @@ def attempts_of(conn: Connection, intent_id: int) -> list[dict[str, Any]]:
     return [dict(r) for r in rows.fetchall()]
 
 
+def attempts_of_reversal(conn: Connection, reversal_id: int) -> list[dict[str, Any]]:
+    """Every attempt and look-up recorded for one refund, oldest first."""
+    rows = conn.execute("SELECT * FROM attempt WHERE reversal_id = ? ORDER BY id", (reversal_id,))
+    return [dict(r) for r in rows.fetchall()]
+
+
 # --- rows another install charged ---------------------------------------------------------
 
 

@@ -213,6 +213,43 @@ class IntentView:
         }
 
 
+@dataclass(frozen=True)
+class AttemptView:
+    """One line of a sale's or refund's audit trail: a request sent, a history look-up, a
+    person's review. `detail` is the ledger's own English note (never a full token)."""
+
+    kind: str
+    n: int
+    sent_at: datetime
+    outcome: str
+    status: int | None = None
+    elapsed_s: float | None = None
+    detail: str | None = None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> AttemptView:
+        return cls(
+            kind=row["kind"],
+            n=row["n"],
+            sent_at=datetime.fromtimestamp(row["sent_at"], UTC),
+            outcome=row["outcome"],
+            status=row["status"],
+            elapsed_s=row["elapsed_s"],
+            detail=row["detail"],
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "n": self.n,
+            "sentAt": format_rfc3339(self.sent_at),
+            "status": self.status,
+            "outcome": self.outcome,
+            "elapsedSeconds": self.elapsed_s,
+            "detail": self.detail,
+        }
+
+
 def sale_result(row: IntentRow) -> SaleResult:
     """The caller's view of an intent row."""
     tx: Transaction | None = None
