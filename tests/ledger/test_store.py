@@ -212,3 +212,39 @@ def test_a_damaged_row_is_reported_as_a_damaged_outbox_and_kept(
                 outbox_views(ledger, include_final=True)
     finally:
         ledger.close()
+
+
+@pytest.mark.parametrize(
+    ("column", "value"), [("sent_at", "yesterday"), ("sent_at", 1e300), ("n", 2.5), ("status", "x")]
+)
+def test_a_damaged_attempt_line_is_reported_as_a_damaged_outbox_not_a_crash(
+    tmp_path: Path, column: str, value: object
+) -> None:
+    from qrpos.ledger import outbox_audit, records
+
+    path = tmp_path / "outbox.sqlite3"
+    ledger = Ledger.open(path)
+    intent_id = ledger.write(
+        lambda c: records.insert_intent(
+            c, idem_key="k1", token="vqr_" + "a" * 40, amount_mnt=4500, now=1.0
+        )
+    )
+    ledger.write(
+        lambda c: records.log_attempt(
+            c, kind="charge", n=1, sent_at=2.0, outcome="Unresolved", intent_id=intent_id
+        )
+    )
+    [(view, [line])] = [outbox_audit(ledger, str(intent_id))]
+    assert view.id == str(intent_id) and line.outcome == "Unresolved"
+    ledger.close()
+    raw = sqlite3.connect(path)
+    with raw:
+        # the placeholders are ours; the column is one of the few named above
+        raw.execute(f"UPDATE attempt SET {column} = ?", (value,))
+    raw.close()
+    ledger = Ledger.open(path)
+    try:
+        with pytest.raises(LedgerError, match="damaged"):
+            outbox_audit(ledger, str(intent_id))
+    finally:
+        ledger.close()

@@ -57,7 +57,7 @@ def outbox_audit(ledger: Ledger, item: str) -> tuple[IntentView, list[AttemptVie
             reversal = records.get_reversal(conn, key)
             if reversal is None:
                 return None
-            view, rows = reversal_view(reversal), records.attempts_of_reversal(conn, key)
+            view, rows = reversal_view(reversal), records.attempts_of(conn, reversal_id=key)
         else:
             intent = records.get_intent(conn, key)
             if intent is None:

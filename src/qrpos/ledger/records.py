@@ -613,16 +613,39 @@ def known_tx(conn: Connection, tx_ids: Sequence[str]) -> set[str]:
     return {str(r[0]) for r in (*owned, *refunded)}
 
 
-def attempts_of(conn: Connection, intent_id: int) -> list[dict[str, Any]]:
-    """Every attempt and look-up recorded for one sale, oldest first."""
-    rows = conn.execute("SELECT * FROM attempt WHERE intent_id = ? ORDER BY id", (intent_id,))
-    return [dict(r) for r in rows.fetchall()]
+#: the attempt table's columns and what each holds, checked as the rows' columns are
+_ATTEMPT_TYPES: dict[str, object] = {
+    "id": "int",
+    "intent_id": "int | None",
+    "reversal_id": "int | None",
+    "kind": "str",
+    "n": "int",
+    "sent_at": "float",
+    "elapsed_s": "float | None",
+    "status": "int | None",
+    "outcome": "str",
+    "detail": "str | None",
+    "server_date": "float | None",
+}
+_ATTEMPT_FIELDS = tuple(_ATTEMPT_TYPES)
+_ATTEMPTS_OF = {
+    "sale": "SELECT * FROM attempt WHERE intent_id = ? ORDER BY id",
+    "refund": "SELECT * FROM attempt WHERE reversal_id = ? ORDER BY id",
+}
 
 
-def attempts_of_reversal(conn: Connection, reversal_id: int) -> list[dict[str, Any]]:
-    """Every attempt and look-up recorded for one refund, oldest first."""
-    rows = conn.execute("SELECT * FROM attempt WHERE reversal_id = ? ORDER BY id", (reversal_id,))
-    return [dict(r) for r in rows.fetchall()]
+def attempts_of(
+    conn: Connection, intent_id: int | None = None, *, reversal_id: int | None = None
+) -> list[dict[str, Any]]:
+    """Every attempt and look-up recorded for one sale (or, given `reversal_id`, one
+    refund), oldest first; `DamagedRow` for a value its column cannot hold."""
+    query, key = (
+        (_ATTEMPTS_OF["refund"], reversal_id)
+        if reversal_id is not None
+        else (_ATTEMPTS_OF["sale"], intent_id)
+    )
+    rows = conn.execute(query, (key,)).fetchall()
+    return [_decoded(r, _ATTEMPT_FIELDS, _ATTEMPT_TYPES) for r in rows]
 
 
 # --- rows another install charged ---------------------------------------------------------

@@ -228,6 +228,7 @@ class AttemptView:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> AttemptView:
+        """From a row `records.attempts_of` read (its values already checked)."""
         return cls(
             kind=row["kind"],
             n=row["n"],
