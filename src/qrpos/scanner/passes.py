@@ -26,7 +26,7 @@ import statistics
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -54,12 +54,23 @@ def half(frame: Frame) -> Frame:
     return np.ascontiguousarray(((total + 2) >> 2).astype(np.uint8))
 
 
+_Box = TypeVar("_Box", _U16, _I32, npt.NDArray[np.float32])
+
+
+def _box_sum(f: _Box, side: int) -> _Box:
+    """Sum over each pixel's side x side neighbourhood (edges repeated), added up in
+    order, left to right: exact for integers, the same bits every time for floats."""
+    r = side // 2
+    p = np.pad(f, r, mode="edge")
+    h, w = f.shape
+    rows = sum((p[i : i + h] for i in range(1, side)), p[:h])
+    out: _Box = sum((rows[:, i : i + w] for i in range(1, side)), rows[:, :w])
+    return out
+
+
 def _box3(f: _U16) -> _U16:
     """Sum over each pixel's 3×3 neighbourhood (edges repeated)."""
-    p = np.pad(f, 1, mode="edge")
-    rows = p[:-2] + p[1:-1] + p[2:]
-    out: _U16 = rows[:, :-2] + rows[:, 1:-1] + rows[:, 2:]
-    return out
+    return _box_sum(f, 3)
 
 
 def smooth(frame: Frame) -> Frame:
@@ -135,14 +146,6 @@ def sharpen_enlarge(frame: Frame) -> Frame:
 NORMALIZE_CELL = 8
 
 
-def _cell_box(sums: _I32) -> _I32:
-    """Each cell's sum plus its 8 neighbours' (edges repeated)."""
-    p: _I32 = np.pad(sums, 1, mode="edge")
-    rows: _I32 = p[:-2] + p[1:-1] + p[2:]
-    out: _I32 = rows[:, :-2] + rows[:, 1:-1] + rows[:, 2:]
-    return out
-
-
 def normalize(frame: Frame) -> Frame:
     """Smoothed (sensor noise), then each pixel's distance from the mean of the 24x24
     pixels around it, in units of their spread: a code of 18 grey levels between its
@@ -161,8 +164,8 @@ def normalize(frame: Frame) -> Frame:
     cells = smoothed.reshape(hh // step, step, ww // step, step)
     wide = cells.astype(np.uint16)  # 255² fits: squares need no wider type
     n = 9 * step * step
-    total = _cell_box(cells.sum(axis=(1, 3), dtype=np.int32))
-    squares = _cell_box(np.square(wide).sum(axis=(1, 3), dtype=np.int32))
+    total = _box_sum(cells.sum(axis=(1, 3), dtype=np.int32), 3)
+    squares = _box_sum(np.square(wide).sum(axis=(1, 3), dtype=np.int32), 3)
     del wide
     mean = (total.astype(np.float32) / n)[:, None, :, None]
     variance = squares.astype(np.float32) / n - np.square(mean[:, 0, :, 0])
@@ -210,12 +213,7 @@ def _cubic3(f: npt.NDArray[np.float32], axis: int) -> npt.NDArray[np.float32]:
 
 def _box5(f: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """The mean over each pixel's 5x5 neighbourhood (edges repeated)."""
-    p = np.pad(f, 2, mode="edge")
-    rows = p[:-4] + p[1:-3] + p[2:-2] + p[3:-1] + p[4:]
-    out: npt.NDArray[np.float32] = rows[:, :-4] + rows[:, 1:-3]
-    out += rows[:, 2:-2]
-    out += rows[:, 3:-1]
-    out += rows[:, 4:]
+    out = _box_sum(f, 5)
     out *= np.float32(1 / 25)
     return out
 
