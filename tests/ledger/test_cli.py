@@ -147,7 +147,8 @@ def test_outbox_show_tells_a_sale_and_a_refund_step_by_step_without_the_token(
     refund = json.loads(qrpos(cli_env, "outbox", "show", "r1", "--json").stdout)
     assert refund["item"]["kind"] == "reversal" and refund["attempts"]
     assert refund["attempts"][-1]["kind"] == "reverse"
-    for item in ("99", "r99", "x1", ""):
+    # a person's typing: unknown ids, digits str.isdigit accepts but int() or SQLite do not
+    for item in ("99", "r99", "x1", "", "r", "-1", "²", "١", "9" * 30, "r" + "9" * 19):
         missing = qrpos(cli_env, "outbox", "show", item)
         assert missing.returncode == 1, item
         assert f"no sale or refund {item} in the outbox" in missing.stderr

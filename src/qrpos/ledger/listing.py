@@ -48,7 +48,9 @@ def outbox_audit(ledger: Ledger, item: str) -> tuple[IntentView, list[AttemptVie
     oldest first; needs no client or password. `UnknownIntent` when there is no such one."""
     refund = item.startswith("r")
     number = item[1:] if refund else item
-    if not number.isdigit():
+    # ASCII digits only ("²" and "١٢" are digits to str.isdigit), and few enough of them
+    # for SQLite's 64-bit integer
+    if not (number.isascii() and number.isdigit() and len(number) <= 18):
         raise _no_such(item)
     key = int(number)
 
