@@ -4,6 +4,7 @@ halves, in one run.
     python benchmarks/fieldset.py                 # 40 scenes x 14 conditions x 2 halves
     python benchmarks/fieldset.py --quick         # 3 per condition (the test suite)
     python benchmarks/fieldset.py --slower 4      # the kiosk's decoder timed as on a core 4x slower
+    python benchmarks/fieldset.py --tune-only     # the tuning half alone, while tuning
 
 The held-back half is never looked at while tuning the decoder: its figures are the ones
 that say how the kiosk reads phones it was not tuned on. Rows, over the same frames:
@@ -38,6 +39,7 @@ from qrpos.scanner import ZxingDecoder
 from qrpos.scanner.fieldscenes import (
     FIELD_CONDITIONS,
     FieldScene,
+    Half,
     field_clean_twin,
     field_set,
     render_field,
@@ -115,10 +117,12 @@ def measure(scenes: list[FieldScene], *, slower: float = 1.0) -> tuple[list[Tall
     return rows, readable / max(1, len(scenes))
 
 
-def report(per_condition: int, *, slower: float = 1.0) -> int:
-    """Print both halves' figures; 0 when no false token was read."""
+def report(
+    per_condition: int, *, slower: float = 1.0, halves: tuple[Half, ...] = ("tune", "held_back")
+) -> int:
+    """Print the halves' figures; 0 when no false token was read."""
     false = 0
-    for half in ("tune", "held_back"):
+    for half in halves:
         started = time.perf_counter()
         scenes = field_set(per_condition, half=half)
         rows, readable = measure(scenes, slower=slower)
@@ -154,8 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="3 scenes per condition")
     parser.add_argument("--count", type=int, help="scenes per condition and half (default 40)")
     parser.add_argument("--slower", type=float, default=1.0, help="core this many times slower")
+    parser.add_argument(
+        "--tune-only",
+        action="store_true",
+        help="the tuning half alone (while changing the decoder: the held-back half stays unseen)",
+    )
     args = parser.parse_args(argv)
-    return report(args.count or (3 if args.quick else 40), slower=args.slower)
+    halves: tuple[Half, ...] = ("tune",) if args.tune_only else ("tune", "held_back")
+    return report(args.count or (3 if args.quick else 40), slower=args.slower, halves=halves)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import numpy as np
 
 from qrpos.errors import QrposError
 from qrpos.said import Said, say
+from qrpos.scanner import resample
 from qrpos.scanner.frames import Frame
 from qrpos.scanner.passes import AUTO, DEFAULT_PASSES, PassPlan, half
 
@@ -33,6 +34,34 @@ _FOURCC_Y800 = 0x30303859
 # Frames whose shorter side is above this are scanned at half size first: a phone held to
 # the camera gives modules of 4+ pixels, which stay readable at half size, 4x cheaper.
 _HALF_SCALE_MIN_SIDE = 400
+
+
+#: codes found but not decoded that one scan samples again (a code is often found twice,
+#: as dark on light and as light on dark: the same corners are tried once)
+_RESAMPLE_CODES = 2
+
+
+def _qr_version(result: Any) -> int | None:
+    """The version of a QR code zxing-cpp found, None for anything else (a Micro QR or an
+    rMQR candidate, whose versions are "M2" or "R11x99")."""
+    version = str((getattr(result, "extra", None) or {}).get("Version", ""))
+    if not version.isascii() or not version.isdigit():
+        return None
+    number = int(version)
+    return number if 1 <= number <= resample.MAX_VERSION else None
+
+
+def _corners(result: Any) -> list[tuple[float, float]]:
+    """The code's corners as zxing-cpp found them: top left, top right, bottom right,
+    bottom left (the code's own, whichever way it is turned)."""
+    p = result.position
+    return [
+        (float(c.x), float(c.y)) for c in (p.top_left, p.top_right, p.bottom_right, p.bottom_left)
+    ]
+
+
+def _near(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return abs(a[0] - b[0]) + abs(a[1] - b[1]) < 4.0
 
 
 class DecoderUnavailable(QrposError):
@@ -164,6 +193,7 @@ class ZxingDecoder:
         passes: Sequence[str] = DEFAULT_PASSES,
         budget_ms: float | Literal["auto"] | None = AUTO,
         clock: Callable[[], float] = time.perf_counter,
+        resample_found: bool = True,
     ) -> None:
         try:
             import zxingcpp
@@ -176,6 +206,8 @@ class ZxingDecoder:
             ) from None
         self._z: Any = zxingcpp
         self._formats = self._z.BarcodeFormat.QRCode
+        #: codes the engine finds but cannot decode are sampled again (`resample`)
+        self.resample = resample_found
         self.plan = PassPlan(self.scan, passes, budget_ms=budget_ms, clock=clock)
 
     def scan(self, frame: Frame) -> list[bytes]:
@@ -186,9 +218,43 @@ class ZxingDecoder:
         damaged read is never a token.
         """
         results = self._z.read_barcodes(
-            frame, formats=self._formats, try_invert=True, try_rotate=False
+            frame,
+            formats=self._formats,
+            try_invert=True,
+            try_rotate=False,
+            return_errors=self.resample,
         )
-        return [bytes(r.bytes) for r in results if r.valid]
+        found = [bytes(r.bytes) for r in results if r.valid]
+        if found or not self.resample:
+            return found
+        tried: list[tuple[float, float]] = []
+        for result in results:
+            version = _qr_version(result)
+            if version is None:
+                continue
+            corners = _corners(result)
+            if any(_near(corners[0], seen) for seen in tried):
+                continue  # the same code again (found as dark and as light)
+            tried.append(corners[0])
+            for clean in resample.images(frame, corners, version):
+                found = [bytes(r.bytes) for r in self._read_clean(clean) if r.valid]
+                if found:
+                    return found
+            if len(tried) >= _RESAMPLE_CODES:
+                break
+        return []
+
+    def _read_clean(self, image: Frame) -> list[Any]:
+        """The engine on a clean code drawn by `resample`: nothing else in the image."""
+        results: list[Any] = self._z.read_barcodes(
+            image,
+            formats=self._formats,
+            try_invert=True,
+            try_rotate=False,
+            try_downscale=False,
+            is_pure=True,
+        )
+        return results
 
     def decode(self, frame: Frame) -> list[bytes]:
         """Raw bytes of every valid QR code found by the plain pass or a further one."""

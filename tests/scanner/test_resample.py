@@ -1,0 +1,168 @@
+"""Sampling a found-but-unread code's modules ourselves (`qrpos.scanner.resample`)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+import pytest
+import segno
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from qrpos.scanner import resample
+from qrpos.scanner.decoders import ZxingDecoder
+from qrpos.scanner.fieldscenes import make_field_scene, render_field
+from qrpos.scanner.frames import Frame
+
+Modules = npt.NDArray[np.bool_]
+#: the engine alone, as the decoder reads the clean codes `resample` draws
+_ENGINE = ZxingDecoder(passes=(), resample_found=False)
+
+
+def _modules(payload: bytes, level: str = "m") -> tuple[Modules, int]:
+    qr = segno.make_qr(payload, mode="byte", error=level, boost_error=False)
+    return np.array(list(qr.matrix_iter(scale=1, border=0)), dtype=bool), int(qr.version)
+
+
+def _read(image: Frame) -> list[bytes]:
+    return _ENGINE.scan(image)
+
+
+def _photo(
+    dark: Modules,
+    corners: npt.NDArray[np.float64],
+    *,
+    shape: tuple[int, int] = (240, 320),
+    blur: float = 0,
+) -> Frame:
+    """The modules drawn on a grey page, warped so the code's corners land on `corners`:
+    drawn 4x finer and averaged down (a camera's pixel sums the light over its area), so
+    a module of 1.5 pixels is a grey between its neighbours, not an aliased sample."""
+    n = dark.shape[0]
+    fine = 4
+    flat = np.where(dark, 30, 220).astype(np.float32)
+    # pixel centres at whole numbers: a picture's outer edge is half a pixel before its first
+    src = np.array([(-0.5, -0.5), (n - 0.5, -0.5), (n - 0.5, n - 0.5), (-0.5, n - 0.5)])
+    dst = (corners + 0.5) * fine - 0.5
+    warp = cv2.getPerspectiveTransform(src.astype(np.float32), dst.astype(np.float32))
+    big = (shape[1] * fine, shape[0] * fine)
+    out = cv2.warpPerspective(flat, warp, big, flags=cv2.INTER_NEAREST, borderValue=220.0)
+    out = cv2.resize(out, shape[::-1], interpolation=cv2.INTER_AREA)
+    if blur:
+        out = cv2.GaussianBlur(out, (0, 0), blur)
+    return np.ascontiguousarray(np.clip(out, 0, 255).astype(np.uint8))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.binary(min_size=1, max_size=400), st.sampled_from("lmqh"))
+def test_the_known_patterns_are_where_every_code_has_them(payload: bytes, level: str) -> None:
+    """Finders, separators, timing and alignment patterns: the same in every code of a
+    version, whatever it says (segno draws the codes; versions 1 to 40 come up)."""
+    try:
+        dark, version = _modules(payload, level)
+    except segno.DataOverflowError:
+        return
+    known, fixed = resample.function_patterns(version)
+    assert dark.shape == known.shape == (resample.side_of(version),) * 2
+    assert (dark[known] == fixed[known]).all()
+
+
+def test_alignment_patterns_where_the_standard_puts_them() -> None:
+    # ISO/IEC 18004 Annex E, Table E.1, a few rows
+    assert resample._alignment_centres(1) == []
+    assert resample._alignment_centres(2) == [6, 18]
+    assert resample._alignment_centres(7) == [6, 22, 38]
+    assert resample._alignment_centres(32) == [6, 34, 60, 86, 112, 138]
+    assert resample._alignment_centres(40) == [6, 30, 58, 86, 114, 142, 170]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(-0.3, 0.3), st.floats(2.5, 4.0))
+def test_refine_fits_the_grid_of_a_tilted_code_from_corners_half_a_module_off(
+    seed: int, tilt: float, module_px: float
+) -> None:
+    """Corners off by up to half a module each way (as the engine gives them): sampled
+    there, a tilted code's far modules are read wrong (200 random draws: 164 were); fitted,
+    every module is read right and each corner is within half a module. (A sharp code's
+    fit is not exact: any corners that put every known module's centre inside its module
+    fit as well. Reading right is what counts.)"""
+    rng = np.random.default_rng(seed)
+    dark, version = _modules(b"vqr_" + bytes(rng.integers(65, 90, 24).tolist()))
+    n = dark.shape[0]
+    side = n * module_px
+    square = np.array([(-1, -1), (1, -1), (1, 1), (-1, 1)], float) * side / 2
+    square[:, 0] *= 1 + tilt * square[:, 1] / side  # one edge nearer than the other
+    truth = np.array([160.0, 120.0]) + square
+    image = _photo(dark, truth, blur=0.3 * module_px)
+    start = truth + rng.uniform(-0.5, 0.5, (4, 2)) * module_px
+    fitted = resample.refine(image, start, version)
+    assert ((resample.modules(image, fitted, version) < 125) == dark).all()
+    assert np.abs(fitted - truth).max() < module_px / 2
+
+
+def test_a_code_the_engine_finds_but_cannot_decode_is_read_from_its_modules() -> None:
+    """From the field set's tuning half (the held-back half is never looked at): a code
+    under 2 pixels a module under JPEG, which no pass reads when the engine samples it."""
+    scene = make_field_scene("tiny_modules+jpeg", 3, half="tune")
+    frame = render_field(scene)
+    assert scene.payload not in ZxingDecoder(budget_ms=None, resample_found=False).decode(frame)
+    assert scene.payload in ZxingDecoder(budget_ms=None).decode(frame)
+
+
+@pytest.mark.parametrize(
+    ("condition", "index"),
+    [("small_far+focus_blur+tilt", 8), ("motion_perspective", 13), ("dark_mode+reflection", 20)],
+)
+def test_the_field_sets_hard_codes_read_with_resampling_only(condition: str, index: int) -> None:
+    scene = make_field_scene(condition, index, half="tune")
+    frame = render_field(scene)
+    assert scene.payload not in ZxingDecoder(budget_ms=None, resample_found=False).decode(frame)
+    assert scene.payload in ZxingDecoder(budget_ms=None).decode(frame)
+
+
+def test_a_light_on_dark_grid_is_drawn_dark_on_light() -> None:
+    dark, version = _modules(b"vqr_dark-mode-phone-0001")
+    assert _read(resample.draw(~dark, version)) == [b"vqr_dark-mode-phone-0001"]
+    assert _read(resample.draw(dark, version)) == [b"vqr_dark-mode-phone-0001"]
+
+
+def test_the_known_patterns_are_drawn_as_the_standard_has_them() -> None:
+    """A finder read wrong (a thumb over its corner) is drawn right: it carries no data."""
+    dark, version = _modules(b"vqr_thumb-over-a-finder-01")
+    damaged = dark.copy()
+    damaged[:7, :7] = False  # the top-left finder gone
+    damaged[6, 8:-8] = True  # the timing line read solid
+    assert _read(resample.draw(damaged, version)) == [b"vqr_thumb-over-a-finder-01"]
+
+
+def test_a_code_beyond_repair_gives_no_read_never_other_bytes() -> None:
+    """The engine's error correction still has the last word: a grid with a third of its
+    modules wrong reads as nothing, whatever the corners."""
+    rng = np.random.default_rng(7)
+    dark, version = _modules(b"vqr_" + b"x" * 30)
+    n = dark.shape[0]
+    truth = np.array(
+        [(60, 40), (60 + 4 * n, 40), (60 + 4 * n, 40 + 4 * n), (60, 40 + 4 * n)], float
+    )
+    spoiled = dark ^ (rng.random(dark.shape) < 0.33)
+    image = _photo(spoiled, truth)
+    for clean in resample.images(image, [tuple(c) for c in truth], version):
+        assert _read(clean) == []
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    arrays(np.uint8, (60, 80)),
+    st.lists(st.tuples(st.floats(-1e6, 1e6), st.floats(-1e6, 1e6)), min_size=4, max_size=4),
+    st.integers(-3, 45),
+)
+def test_any_image_and_corners_give_images_or_nothing_never_an_error(
+    image: Frame, corners: list[tuple[float, float]], version: int
+) -> None:
+    """Corners in a line, far outside the frame, a version that does not exist: nothing,
+    or clean images of the right size; never an exception (the scan loop must go on)."""
+    for clean in resample.images(image, corners, version):
+        side = (resample.side_of(version) + 8) * 4
+        assert clean.shape == (side, side) and clean.dtype == np.uint8
