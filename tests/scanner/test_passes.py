@@ -170,6 +170,37 @@ def test_an_empty_frame_goes_through_every_pass_without_a_budget() -> None:
     assert len(calls) == 1 + len(PASSES)
 
 
+def test_the_plain_pass_is_the_cheap_read_and_the_further_passes_use_further() -> None:
+    """The plain pass's time sizes the run-time budget, so it must stay the one cheap read:
+    a costlier reading of a code found but not decoded belongs to the further passes."""
+    calls: list[str] = []
+
+    def plain(image: Frame) -> list[bytes]:
+        calls.append("plain")
+        return []
+
+    def further(image: Frame) -> list[bytes]:
+        calls.append("further")
+        return [b"vqr_found_again"] if len(calls) == 3 else []
+
+    plan = PassPlan(plain, ("half", "smooth", "sharpen"), budget_ms=None, further=further)
+    assert plan.decode(np.zeros((8, 8), np.uint8)) == [b"vqr_found_again"]
+    assert calls == ["plain", "further", "further"]
+    assert plan.last_passes == ["plain", "half", "smooth"]
+
+
+def test_the_kiosks_plain_pass_does_not_resample_its_further_passes_do() -> None:
+    from qrpos.scanner.decoders import ZxingDecoder
+    from qrpos.scanner.fieldscenes import make_field_scene, render_field
+
+    # tuning half: a code zxing finds in the zoomed centre but cannot decode
+    scene = make_field_scene("tiny_modules+jpeg", 3, half="tune")
+    zoomed = passes.zoom(render_field(scene))
+    decoder = ZxingDecoder(budget_ms=None)
+    assert decoder.read(zoomed) == []
+    assert decoder.scan(zoomed) == [scene.payload]
+
+
 def test_the_budget_stops_a_frame_and_the_next_frame_carries_on_with_the_next_pass() -> None:
     now = [0.0]
 

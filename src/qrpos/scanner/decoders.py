@@ -208,22 +208,28 @@ class ZxingDecoder:
         self._formats = self._z.BarcodeFormat.QRCode
         #: codes the engine finds but cannot decode are sampled again (`resample`)
         self.resample = resample_found
-        self.plan = PassPlan(self.scan, passes, budget_ms=budget_ms, clock=clock)
+        self.plan = PassPlan(self.read, passes, budget_ms=budget_ms, clock=clock, further=self.scan)
 
-    def scan(self, frame: Frame) -> list[bytes]:
-        """One zxing-cpp read of `frame`: raw bytes of every valid QR code it finds.
+    def _results(self, frame: Frame, *, errors: bool) -> list[Any]:
+        results: list[Any] = self._z.read_barcodes(
+            frame, formats=self._formats, try_invert=True, try_rotate=False, return_errors=errors
+        )
+        return results
+
+    def read(self, frame: Frame) -> list[bytes]:
+        """One zxing-cpp read of `frame`: raw bytes of every valid QR code it finds (the
+        plain pass: no second look at a code found but not decoded).
 
         90°-rotation search is off: it is for 1-D barcodes, a QR's finders are rotation
         free. Only codes whose error correction checked out (`valid`) come back, so a
         damaged read is never a token.
         """
-        results = self._z.read_barcodes(
-            frame,
-            formats=self._formats,
-            try_invert=True,
-            try_rotate=False,
-            return_errors=self.resample,
-        )
+        return [bytes(r.bytes) for r in self._results(frame, errors=False) if r.valid]
+
+    def scan(self, frame: Frame) -> list[bytes]:
+        """`read`, and when it decodes nothing, the codes it found but could not decode
+        read again from their sampled modules (`resample`, unless turned off)."""
+        results = self._results(frame, errors=self.resample)
         found = [bytes(r.bytes) for r in results if r.valid]
         if found or not self.resample:
             return found

@@ -298,7 +298,9 @@ class PassPlan:
     `budget_ms=None` tries every pass on every empty frame; `budget_ms="auto"` (the
     kiosk's) sizes the budget from the median of the recent plain passes on this device
     (`budget_for`). `clock` is what times them (a benchmark slows it down to stand for a
-    slower core).
+    slower core). `further` scans the further passes' images (by default `scan` does):
+    the engine's costlier reading of a code it found but could not decode belongs there,
+    so the plain pass stays the one cheap read the budget is measured by.
     """
 
     def __init__(
@@ -308,11 +310,13 @@ class PassPlan:
         *,
         budget_ms: float | Literal["auto"] | None = AUTO,
         clock: Callable[[], float] = time.perf_counter,
+        further: Scan | None = None,
     ) -> None:
         unknown = [p for p in passes if p not in PASSES]
         if unknown:
             raise ValueError(f"unknown decode pass(es) {unknown}: choose from {list(PASSES)}")
         self._scan = scan
+        self._further = further or scan
         self.passes = tuple(passes)
         self.budget_ms = budget_ms
         self._clock = clock
@@ -355,7 +359,7 @@ class PassPlan:
             name = self.passes[self._next]
             self._next = (self._next + 1) % len(self.passes)
             self.last_passes.append(name)
-            found = self._scan(PASSES[name](frame))
+            found = self._further(PASSES[name](frame))
             if found:
                 return found
             spent_ms = (self._clock() - started) * 1000.0
