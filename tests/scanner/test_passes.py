@@ -33,6 +33,7 @@ def test_every_pass_gives_a_contiguous_8_bit_image_of_its_size(frame: Frame) -> 
         "enlarge": (2 * h, 2 * w),
         "sharpen_enlarge": (2 * h, 2 * w),
         "zoom": (3 * max(1, h // 2), 3 * max(1, w // 2)),
+        "sharpen_zoom": (3 * max(1, h // 2), 3 * max(1, w // 2)),
     }
     for name, transform in PASSES.items():
         out = transform(frame)
@@ -133,16 +134,34 @@ def test_zoom_takes_the_centre_three_times_up_and_keeps_a_flat_field_flat() -> N
     assert (steps >= 0).all() and (steps <= 3).all()
 
 
-def test_zoom_reads_a_code_under_2_pixels_a_module_no_other_pass_reads() -> None:
+def test_zoom_reads_a_code_under_2_pixels_a_module_no_unzoomed_pass_reads() -> None:
     from qrpos.scanner.decoders import ZxingDecoder
     from qrpos.scanner.fieldscenes import make_field_scene, render_field
 
     # from the field set's tuning half (the held-back half is never looked at)
     scene = make_field_scene("tiny_modules", 5, half="tune")
     frame = render_field(scene)
-    others = tuple(name for name in PASSES if name != "zoom")
+    others = tuple(name for name in PASSES if "zoom" not in name)
     assert scene.payload not in ZxingDecoder(budget_ms=None, passes=others).decode(frame)
     assert scene.payload in ZxingDecoder(budget_ms=None).decode(frame)
+
+
+@pytest.mark.parametrize(
+    ("condition", "index"), [("small_far+focus_blur+tilt", 6), ("tiny_modules", 39)]
+)
+def test_sharpen_zoom_reads_a_small_defocused_code_no_other_pass_reads(
+    condition: str, index: int
+) -> None:
+    from qrpos.scanner.decoders import ZxingDecoder
+    from qrpos.scanner.fieldscenes import make_field_scene, render_field
+
+    # from the field set's tuning half (the held-back half is never looked at)
+    scene = make_field_scene(condition, index, half="tune")
+    frame = render_field(scene)
+    others = tuple(name for name in PASSES if name != "sharpen_zoom")
+    assert scene.payload not in ZxingDecoder(budget_ms=None, passes=others).decode(frame)
+    assert scene.payload in ZxingDecoder(budget_ms=None).decode(frame)
+    assert (passes.sharpen_zoom(frame) == passes.zoom(passes.sharpen(frame))).all()
 
 
 def test_a_frame_the_plain_pass_reads_goes_through_no_further_pass() -> None:
