@@ -132,8 +132,10 @@ def _sample(image: Frame, maps: _F64, points: _F64) -> _F64:
     p = maps @ xy1.T  # (k, 3, m)
     z = p[:, 2]
     z = np.where(np.abs(z) < 1e-9, 1e-9, z)
-    x = np.clip(p[:, 0] / z, 0.0, w - 1.001)
-    y = np.clip(p[:, 1] / z, 0.0, h - 1.001)
+    # a point off the frame reads the frame's edge; one that is no number at all (corners
+    # far beyond any frame) reads its first pixel: no fit ever prefers such corners
+    x = np.clip(np.nan_to_num(p[:, 0] / z), 0.0, w - 1.001)
+    y = np.clip(np.nan_to_num(p[:, 1] / z), 0.0, h - 1.001)
     x0 = x.astype(np.intp)
     y0 = y.astype(np.intp)
     fx, fy = x - x0, y - y0
@@ -244,9 +246,12 @@ def images(image: Frame, corners: Corners, version: int) -> Iterator[Frame]:
     """Clean codes to read: the grid fitted to `image`, thresholded a few ways."""
     if not 1 <= version <= MAX_VERSION or image.ndim != 2 or min(image.shape) < 2:
         return
+    if not np.isfinite(np.asarray(corners, np.float64)).all():
+        return
     try:
-        fitted = refine(image, corners, version)
-        grid = modules(image, fitted, version)
+        with np.errstate(all="ignore"):  # corners no phone gives: nothing read, no warning
+            fitted = refine(image, corners, version)
+            grid = modules(image, fitted, version)
     except np.linalg.LinAlgError:  # corners in a line: not a code's
         return
     for sharpen, radius in THRESHOLDS:
