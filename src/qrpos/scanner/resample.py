@@ -11,7 +11,8 @@ This module takes it from there, on the grey values:
    patterns of every QR code (three finders, two timing lines, the alignment pattern from
    version 2 on) are sampled through the homography of the four corners; the corners are
    moved, a step at a time, towards the fit where the known dark modules are darkest
-   against the known light ones (`refine`). All sixteen one-step moves are tried at once.
+   against the known light ones (`refine`). All 24 one-step moves (each corner alone,
+   the whole code shifted, grown, turned) are tried at once.
 2. **Sample after fitting, binarize after sampling.** Each module's grey value is read at
    its centre (bilinear), and compared with the mean of the modules around it, so a
    reflection or a shadow over half the code moves the threshold with it (`modules`).
@@ -41,10 +42,8 @@ Corners = Sequence[tuple[float, float]] | _F64
 #: the steps `refine` moves a corner by, in modules: coarse, then finer (to 1/16 module:
 #: at 1.5 pixels a module a tenth of a pixel)
 REFINE_STEPS = (0.5, 0.25, 0.12, 0.06)
-#: at most this many moves a step size (each move a batch of 16 fits)
+#: at most this many moves a step size (each move a batch of 24 fits)
 _REFINE_ROUNDS = 30
-#: where in each known module `refine` samples, in modules from its centre
-_FIT_OFFSETS = ((0.0, 0.0),)
 #: how the modules are thresholded, each tried in turn: (sharpening, radius). The module
 #: values are first sharpened against their 3x3 neighbourhood by this much (a blurred
 #: code's lone dark module is lighter than its dark neighbours), then each is compared
@@ -180,18 +179,18 @@ def refine(image: Frame, corners: Corners, version: int) -> _F64:
     n = side_of(version)
     known, dark = function_patterns(version)
     rows, cols = np.nonzero(known)
-    centres = np.stack([cols + 0.5, rows + 0.5], axis=1).astype(np.float64)
-    # each known module at its centre and towards its four edges: a fit off by a fraction
-    # of a module mixes in the neighbours there, where the centre alone would not show it
-    points = np.concatenate([centres + offset for offset in _FIT_OFFSETS])
-    is_dark = np.tile(dark[rows, cols], len(_FIT_OFFSETS))
+    # each known module at its centre. Sampling towards its edges as well pins a sharp
+    # code's corners closer (any corners that keep every centre inside its module fit a
+    # sharp code alike) but cost 5x and read fewer of the field set's tuning half (16 vs
+    # 18 codes): on the blurred codes this is for, the centres alone have the slope
+    points = np.stack([cols + 0.5, rows + 0.5], axis=1).astype(np.float64)
+    is_dark = dark[rows, cols]
     best = np.array(corners, np.float64).reshape(4, 2)
     module = max(1e-3, float(np.linalg.norm(best[1] - best[0])) / n)
-    moves = _MOVES
     score = _fit(_sample(image, _homographies(best[None], n), points), is_dark)[0]
     for step in REFINE_STEPS:
         for _ in range(_REFINE_ROUNDS):
-            tried = best[None] + moves * (step * module)
+            tried = best[None] + _MOVES * (step * module)
             try:
                 fits = _fit(_sample(image, _homographies(tried, n), points), is_dark)
             except np.linalg.LinAlgError:  # a move put three corners in a line
