@@ -19,6 +19,7 @@ from qrpos.scanner import (
     ScanStats,
     TokenRead,
     VirtualPhone,
+    ZxingDecoder,
     make_decoder,
 )
 from qrpos.scanner.pixels import PREVIEW_SHADES
@@ -138,6 +139,34 @@ def test_disarmed_loop_hands_over_nothing(empty_frame: Frame) -> None:
     loop.disarm()
     loop.handle_codes([b"vqr_a"])
     assert events.items == []
+
+
+def test_a_disarmed_loop_reads_each_frame_once_and_resamples_nothing() -> None:
+    """While a charge is sent the loop only watches whether the card is still in view:
+    the engine's plain read, never the further passes or the resampling of a code it
+    found but could not decode (they cost a frame's budget the charge may need)."""
+    calls: list[str] = []
+
+    class Recording(ZxingDecoder):
+        def read(self, frame: Frame) -> list[bytes]:
+            calls.append("read")
+            return super().read(frame)
+
+        def scan(self, frame: Frame) -> list[bytes]:
+            calls.append("scan")
+            return super().scan(frame)
+
+    events = Events()
+    loop = ScanLoop(ScriptedSource(_frame(b"vqr_shown")), Recording(), events)
+    loop.start()
+    try:
+        deadline = time.monotonic() + 10.0
+        while len(calls) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        loop.stop()
+    assert len(calls) >= 3 and set(calls) == {"read"}
+    assert events.of(TokenRead) == []
 
 
 def test_two_different_tokens_in_one_frame_are_refused_and_stay_armed() -> None:

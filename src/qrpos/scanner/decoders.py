@@ -44,7 +44,8 @@ _RESAMPLE_CODES = 2
 def _qr_version(result: Any) -> int | None:
     """The version of a QR code zxing-cpp found, None for anything else (a Micro QR or an
     rMQR candidate, whose versions are "M2" or "R11x99")."""
-    version = str((getattr(result, "extra", None) or {}).get("Version", ""))
+    extra = getattr(result, "extra", None)
+    version = str(extra.get("Version", "")) if isinstance(extra, dict) else ""
     if not version.isascii() or not version.isdigit():
         return None
     number = int(version)

@@ -326,8 +326,13 @@ class ScanLoop:
                 frame, seen = self._latest, self._seq
             started = time.perf_counter()
             # disarmed, frames only tell whether the last card is still in view: one plain
-            # pass is enough, and the CPU stays free for the charge being sent
-            decode = self.decoder.decode if self._armed else getattr(self.decoder, "scan", None)
+            # pass is enough (zxing's `read`: not even a found code resampled; zbar's one
+            # `scan`), and the CPU stays free for the charge being sent
+            decode = (
+                self.decoder.decode
+                if self._armed
+                else getattr(self.decoder, "read", None) or getattr(self.decoder, "scan", None)
+            )
             try:
                 found = (decode or self.decoder.decode)(self._fit(frame))
             except Exception as exc:
