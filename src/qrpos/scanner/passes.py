@@ -60,10 +60,10 @@ def half(frame: Frame) -> Frame:
     return np.ascontiguousarray(((total + 2) >> 2).astype(np.uint8))
 
 
-_Box = TypeVar("_Box", _U16, _I32, npt.NDArray[np.float32])
+_Box = TypeVar("_Box", _U16, _I32, npt.NDArray[np.float32], npt.NDArray[np.float64])
 
 
-def _box_sum(f: _Box, side: int) -> _Box:
+def box_sum(f: _Box, side: int) -> _Box:
     """Sum over each pixel's side x side neighbourhood (edges repeated), added up in
     order, left to right: exact for integers, the same bits every time for floats."""
     r = side // 2
@@ -76,7 +76,7 @@ def _box_sum(f: _Box, side: int) -> _Box:
 
 def _box3(f: _U16) -> _U16:
     """Sum over each pixel's 3×3 neighbourhood (edges repeated)."""
-    return _box_sum(f, 3)
+    return box_sum(f, 3)
 
 
 def smooth(frame: Frame) -> Frame:
@@ -170,8 +170,8 @@ def normalize(frame: Frame) -> Frame:
     cells = smoothed.reshape(hh // step, step, ww // step, step)
     wide = cells.astype(np.uint16)  # 255² fits: squares need no wider type
     n = 9 * step * step
-    total = _box_sum(cells.sum(axis=(1, 3), dtype=np.int32), 3)
-    squares = _box_sum(np.square(wide).sum(axis=(1, 3), dtype=np.int32), 3)
+    total = box_sum(cells.sum(axis=(1, 3), dtype=np.int32), 3)
+    squares = box_sum(np.square(wide).sum(axis=(1, 3), dtype=np.int32), 3)
     del wide
     mean = (total.astype(np.float32) / n)[:, None, :, None]
     variance = squares.astype(np.float32) / n - np.square(mean[:, 0, :, 0])

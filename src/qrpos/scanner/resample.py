@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from qrpos.scanner.frames import Frame
+from qrpos.scanner.passes import box_sum
 
 _F64 = npt.NDArray[np.float64]
 _Bool = npt.NDArray[np.bool_]
@@ -215,15 +216,8 @@ def modules(image: Frame, corners: Corners, version: int) -> _F64:
 def _local_mean(grid: _F64, radius: int) -> _F64:
     """The mean of each module's (2r+1)^2 neighbourhood (edges repeated)."""
     side = 2 * radius + 1
-    p = np.pad(grid, radius, mode="edge")
-    c = np.cumsum(np.cumsum(np.pad(p, ((1, 0), (1, 0))), axis=0), axis=1)
-    n = grid.shape[0]
-    out: _F64 = (
-        c[side : side + n, side : side + n]
-        - c[:n, side : side + n]
-        - c[side : side + n, :n]
-        + c[:n, :n]
-    ) / (side * side)
+    out = box_sum(grid, side)
+    out /= side * side
     return out
 
 
