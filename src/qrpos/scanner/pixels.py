@@ -1,10 +1,12 @@
 """Frame pixels for people and for memory: the aiming preview drawn in block characters,
-an area-mean resize with small temporaries (and `qrpos.memory`'s heap trim, re-exported).
-Used by the scan loop and the virtual phone; numpy only (no OpenCV on the camera path)."""
+an area-mean resize with small temporaries, the homography of four corners (and
+`qrpos.memory`'s heap trim, re-exported). Used by the scan loop, the decoder's resampling
+and the virtual phone; numpy only (no OpenCV on the camera path)."""
 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from qrpos.memory import release_free_memory as release_free_memory
 from qrpos.scanner.frames import Frame
@@ -35,3 +37,24 @@ def area_mean(frame: Frame, cols: int, rows: int) -> Frame:
     sums = np.add.reduceat(sums, xs[:-1], axis=1, dtype=np.uint32)
     area = np.outer(np.diff(ys), np.diff(xs))
     return np.ascontiguousarray((sums // area).astype(np.uint8))
+
+
+def homographies(src: npt.ArrayLike, dst: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """(k, 3, 3): for each of k sets of four points `dst` (k, 4, 2), the homography taking
+    the four points `src` (4, 2) to them (its last element 1). Raises
+    `numpy.linalg.LinAlgError` when three of the points are in a line."""
+    s = np.asarray(src, np.float64).reshape(4, 2)
+    d = np.asarray(dst, np.float64).reshape(-1, 4, 2)
+    k = d.shape[0]
+    a = np.zeros((k, 8, 8))
+    for i, (x, y) in enumerate(s):
+        u, v = d[:, i, 0], d[:, i, 1]
+        a[:, 2 * i, 0:3] = (x, y, 1.0)
+        a[:, 2 * i, 6] = -u * x
+        a[:, 2 * i, 7] = -u * y
+        a[:, 2 * i + 1, 3:6] = (x, y, 1.0)
+        a[:, 2 * i + 1, 6] = -v * x
+        a[:, 2 * i + 1, 7] = -v * y
+    h = np.linalg.solve(a, d.reshape(k, 8)[..., None])[..., 0]
+    out: npt.NDArray[np.float64] = np.concatenate([h, np.ones((k, 1))], axis=1).reshape(k, 3, 3)
+    return out

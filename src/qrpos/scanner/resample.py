@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from qrpos.scanner.frames import Frame
 from qrpos.scanner.passes import box_sum
+from qrpos.scanner.pixels import homographies
 
 _F64 = npt.NDArray[np.float64]
 _Bool = npt.NDArray[np.bool_]
@@ -107,21 +108,7 @@ def function_patterns(version: int) -> tuple[_Bool, _Bool]:
 def _homographies(corners: _F64, n: int) -> _F64:
     """(k, 3, 3): for each of k sets of four corners (k, 4, 2), the map from module
     coordinates (0..n, the code's top-left corner at 0,0) to the image."""
-    src = np.array([(0.0, 0.0), (n, 0.0), (n, n), (0.0, n)])
-    k = corners.shape[0]
-    a = np.zeros((k, 8, 8))
-    b = corners.reshape(k, 8)
-    for i, (x, y) in enumerate(src):
-        u, v = corners[:, i, 0], corners[:, i, 1]
-        a[:, 2 * i, 0:3] = (x, y, 1.0)
-        a[:, 2 * i, 6] = -u * x
-        a[:, 2 * i, 7] = -u * y
-        a[:, 2 * i + 1, 3:6] = (x, y, 1.0)
-        a[:, 2 * i + 1, 6] = -v * x
-        a[:, 2 * i + 1, 7] = -v * y
-    h = np.linalg.solve(a, b[..., None])[..., 0]
-    out: _F64 = np.concatenate([h, np.ones((k, 1))], axis=1).reshape(k, 3, 3)
-    return out
+    return homographies([(0.0, 0.0), (n, 0.0), (n, n), (0.0, n)], corners)
 
 
 def _sample(image: Frame, maps: _F64, points: _F64) -> _F64:

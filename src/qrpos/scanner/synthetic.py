@@ -21,6 +21,7 @@ import segno
 from numpy.typing import NDArray
 
 from qrpos.scanner.frames import Frame, to_grey
+from qrpos.scanner.pixels import homographies
 
 
 @dataclass(frozen=True)
@@ -207,13 +208,7 @@ def perspective_transform(
     src: npt.NDArray[np.floating[Any]], dst: npt.NDArray[np.floating[Any]]
 ) -> Any:
     """The 3×3 homography taking the four points `src` to `dst`."""
-    rows, rhs = [], []
-    for (x, y), (u, v) in zip(src.astype(np.float64), dst.astype(np.float64), strict=True):
-        rows.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
-        rows.append([0, 0, 0, x, y, 1, -v * x, -v * y])
-        rhs += [u, v]
-    h = np.linalg.solve(np.array(rows), np.array(rhs))
-    return np.append(h, 1.0).reshape(3, 3)
+    return homographies(src, dst)[0]
 
 
 def warp_perspective(image: _Image, m: Any, size: tuple[int, int]) -> tuple[_Image, _Image]:
