@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import cv2
 import numpy as np
 import numpy.typing as npt
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from qrpos.scanner import resample
-from qrpos.scanner.decoders import ZxingDecoder
+from qrpos.scanner.decoders import ZxingDecoder, _qr_version
 from qrpos.scanner.fieldscenes import make_field_scene, render_field
 from qrpos.scanner.frames import Frame
 
@@ -167,3 +169,34 @@ def test_any_image_and_corners_give_images_or_nothing_never_an_error(
     for clean in resample.images(image, corners, version):
         side = (resample.side_of(version) + 8) * 4
         assert clean.shape == (side, side) and clean.dtype == np.uint8
+
+
+def test_a_frame_of_many_unreadable_codes_costs_two_resamplings_a_scan_and_reads_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A hostile or merely busy frame (four codes the engine finds, each with a quarter of
+    its data modules wrong) bounds the work of a scan: two codes fitted and sampled, not
+    every one found, and no bytes that are not a code's."""
+    rng = np.random.default_rng(5)
+    tiles = []
+    for i in range(4):
+        dark, version = _modules(b"vqr_damaged_%d_" % i + b"x" * 20)
+        known, _ = resample.function_patterns(version)
+        dark ^= (rng.random(dark.shape) < 0.25) & ~known
+        tiles.append(
+            np.kron(np.where(np.pad(dark, 4), 0, 255).astype(np.uint8), np.ones((4, 4), np.uint8))
+        )
+    frame = np.ascontiguousarray(np.hstack(tiles))
+    fitted: list[int] = []
+    images = resample.images
+
+    def counted(image: Frame, corners: resample.Corners, version: int) -> Iterator[Frame]:
+        fitted.append(version)
+        return images(image, corners, version)
+
+    monkeypatch.setattr(resample, "images", counted)
+    decoder = ZxingDecoder(passes=())
+    found = decoder._results(frame, errors=True)
+    assert sum(1 for r in found if not r.valid and _qr_version(r) is not None) >= 4
+    assert decoder.scan(frame) == []
+    assert len(fitted) == 2
