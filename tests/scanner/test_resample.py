@@ -186,7 +186,7 @@ def test_a_frame_of_many_unreadable_codes_costs_two_resamplings_a_scan_and_reads
         tiles.append(
             np.kron(np.where(np.pad(dark, 4), 0, 255).astype(np.uint8), np.ones((4, 4), np.uint8))
         )
-    frame = np.ascontiguousarray(np.hstack(tiles))
+    frame: Frame = np.ascontiguousarray(np.hstack(tiles), dtype=np.uint8)
     fitted: list[int] = []
     images = resample.images
 
