@@ -21,7 +21,8 @@ here by kind; `PASSES` has the order they run in):
 - ``sharpen_zoom``: sharpened, then zoomed (small and defocused at once).
 
 Every further pass's scan also reads a code the engine finds but cannot decode from its
-sampled grey modules (`qrpos.scanner.resample`).
+sampled grey modules (`qrpos.scanner.resample`). The further passes take, instead of the
+frame, the mean of the frames of a phone held still (`qrpos.scanner.stack`).
 
 numpy only: the kiosk's camera path does not load OpenCV (about 35 MB of memory).
 """
@@ -38,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from qrpos.scanner.frames import Frame
+from qrpos.scanner.stack import FrameStack
 
 #: a pass: the frame in, the image to scan out
 Transform = Callable[[Frame], Frame]
@@ -312,6 +314,10 @@ class PassPlan:
     slower core). `further` scans the further passes' images (by default `scan` does):
     the engine's costlier reading of a code it found but could not decode belongs there,
     so the plain pass stays the one cheap read the budget is measured by.
+
+    With `stack` (the default), the further passes read the mean of the recent frames the
+    plain pass read nothing in, as long as the phone stays still (`FrameStack`): less
+    sensor noise on each frame it is held up. A read, or `reset`, starts a new stack.
     """
 
     def __init__(
@@ -322,6 +328,7 @@ class PassPlan:
         budget_ms: float | Literal["auto"] | None = AUTO,
         clock: Callable[[], float] = time.perf_counter,
         further: Scan | None = None,
+        stack: bool = True,
     ) -> None:
         unknown = [p for p in passes if p not in PASSES]
         if unknown:
@@ -337,6 +344,8 @@ class PassPlan:
         #: how long the last frame's plain pass took (the scan loop sizes frames by it)
         self.plain_ms = 0.0
         self._plain_recent: deque[float] = deque(maxlen=_PLAIN_WINDOW)
+        #: the recent frames the plain pass read nothing in, while the phone stays still
+        self.stack: FrameStack | None = FrameStack() if stack else None
 
     @property
     def plain_median_ms(self) -> float | None:
@@ -353,8 +362,10 @@ class PassPlan:
         return PASS_BUDGET_MS if plain is None else budget_for(plain)
 
     def reset(self) -> None:
-        """Start the next frame's extra passes from the first one again."""
+        """Start the next frame's extra passes from the first one again, on a new stack."""
         self._next = 0
+        if self.stack is not None:
+            self.stack.reset()
 
     def decode(self, frame: Frame) -> list[bytes]:
         """The raw bytes of every code found by the first pass that finds any."""
@@ -364,14 +375,19 @@ class PassPlan:
         self.plain_ms = (self._clock() - started) * 1000.0
         self._plain_recent.append(self.plain_ms)
         if found or not self.passes:
+            if self.stack is not None:
+                self.stack.reset()  # read: the next phone is another one
             return found
         budget_ms = self.frame_budget_ms
+        image = frame if self.stack is None else self.stack.add(frame)
         for _ in range(len(self.passes)):
             name = self.passes[self._next]
             self._next = (self._next + 1) % len(self.passes)
             self.last_passes.append(name)
-            found = self._further(PASSES[name](frame))
+            found = self._further(PASSES[name](image))
             if found:
+                if self.stack is not None:
+                    self.stack.reset()
                 return found
             spent_ms = (self._clock() - started) * 1000.0
             if budget_ms is not None and spent_ms >= budget_ms:

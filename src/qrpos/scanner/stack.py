@@ -1,0 +1,210 @@
+"""Consecutive frames of a phone held still, averaged: the sensor's noise falls as 1/√n.
+
+A code of 1.5 pixels a module under JPEG, or one smeared by a module's width of motion,
+is read or lost by a few grey levels; the camera's noise is of that size. A phone held up
+to the till stays in view for many frames, and while it is still, the mean of those frames
+shows the same code with less noise than any one of them. `FrameStack.add` takes each new
+frame and returns that mean, aligned to the new frame, over the frames that agree with it:
+
+1. **where it moved**: the shift between the last frame and the new one, in whole pixels,
+   by phase correlation (numpy's FFT of the two frames halved; the peak's place refined to
+   a sub-pixel of the half frame, then rounded to a pixel of the full one);
+2. **whether it stayed**: after that shift, what motion is left is estimated from the
+   image's gradients in each quarter of the frame (one Lucas–Kanade step: the residual
+   against the gradient). A hand that turned or moved by a part of a pixel leaves more
+   than `STILL_PX` in some quarter; then the mean would blur the very modules it should
+   clear, so the stack starts again from the new frame.
+
+A frame that does not agree never enters a mean: a mean is of frames whose shift is known
+to a third of a pixel. The stack is what the further passes read (`PassPlan`): on a phone
+that stays still, each frame's passes see a cleaner image than the frame before; on one
+that moves they see the frame itself, as without a stack.
+
+numpy only, like the passes: the kiosk's camera path does not load OpenCV.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from qrpos.scanner.frames import Frame
+
+_F32 = npt.NDArray[np.float32]
+
+#: frames in a mean at most (0.27 s at 30 fps): noise falls by √8 ≈ 2.8
+DEPTH: Final = 8
+#: what motion a mean may hide, in pixels, per quarter of the frame
+STILL_PX: Final = 0.2
+#: the furthest a phone may move between two frames and still be stacked, in pixels
+MAX_SHIFT_PX: Final = 16
+#: a quarter of the frame with less texture than this (smallest eigenvalue of its
+#: gradients' 2×2 structure, per pixel, in grey levels²) says nothing about motion
+_TEXTURE: Final = 4.0
+#: a frame narrower than this is never stacked (its halves have too few pixels to compare)
+SMALLEST: Final = 16
+
+
+def _halved(frame: Frame | _F32) -> _F32:
+    h, w = frame.shape[0] // 2 * 2, frame.shape[1] // 2 * 2
+    f: _F32 = frame[:h, :w].astype(np.float32)
+    out: _F32 = (f[0::2, 0::2] + f[1::2, 0::2] + f[0::2, 1::2] + f[1::2, 1::2]) * np.float32(0.25)
+    return out
+
+
+def _window(shape: tuple[int, ...]) -> _F32:
+    return np.outer(np.hanning(shape[0]), np.hanning(shape[1])).astype(np.float32)
+
+
+def _peak(r: npt.NDArray[np.floating[Any]], y: int, x: int) -> tuple[float, float]:
+    """The sub-pixel place of the correlation peak at (y, x): a parabola through its
+    neighbours on each axis (wrapped, as the correlation is)."""
+    h, w = r.shape
+    out: list[float] = []
+    for at, (a, c) in (
+        (y, (float(r[(y - 1) % h, x]), float(r[(y + 1) % h, x]))),
+        (x, (float(r[y, (x - 1) % w]), float(r[y, (x + 1) % w]))),
+    ):
+        b = float(r[y, x])
+        bend = a - 2 * b + c
+        out.append(at + (0.5 * (a - c) / bend if bend < 0 else 0.0))
+    return out[0], out[1]
+
+
+def shift_between(before: Frame, after: Frame) -> tuple[int, int]:
+    """How far the scene moved from `before` to `after`, in whole pixels (dy, dx):
+    `after[y, x]` shows what `before[y - dy, x - dx]` showed."""
+    return _shift(_halved(before), _halved(after))
+
+
+def _shift(a: _F32, b: _F32) -> tuple[int, int]:
+    if min(a.shape) < 4:
+        return 0, 0
+    window = _window(a.shape)
+    fa = np.fft.rfft2((a - a.mean()) * window)
+    fb = np.fft.rfft2((b - b.mean()) * window)
+    cross = fb * np.conj(fa)
+    cross /= np.maximum(np.abs(cross), 1e-9)
+    r = np.fft.irfft2(cross, s=a.shape)
+    y, x = np.unravel_index(int(np.argmax(r)), r.shape)
+    py, px = _peak(r, int(y), int(x))
+    h, w = a.shape
+    py = py - h if py > h / 2 else py
+    px = px - w if px > w / 2 else px
+    return round(2 * py), round(2 * px)
+
+
+def moved(frame: Frame, before: Frame, *, quarters: int = 2) -> float:
+    """The largest motion, in pixels, left between `before` and `frame` in any of the
+    frame's `quarters`² parts that has texture enough to tell (0.0 if none has): one
+    Lucas–Kanade step, the residual `frame - before` against `frame`'s gradient."""
+    return _moved(frame.astype(np.float32), before.astype(np.float32), quarters=quarters)
+
+
+def _moved(f: _F32, before: _F32, *, quarters: int = 2) -> float:
+    residual = f - before
+    gy, gx = np.gradient(f)
+    h, w = f.shape
+    worst = 0.0
+    for i in range(quarters):
+        for j in range(quarters):
+            part = (
+                slice(i * h // quarters, (i + 1) * h // quarters),
+                slice(j * w // quarters, (j + 1) * w // quarters),
+            )
+            x, y, r = gx[part], gy[part], residual[part]
+            xx, xy, yy = float((x * x).sum()), float((x * y).sum()), float((y * y).sum())
+            n = max(1, r.size)
+            det = xx * yy - xy * xy
+            smallest = (xx + yy) / 2 - np.sqrt(max(0.0, ((xx - yy) / 2) ** 2 + xy * xy))
+            if smallest / n < _TEXTURE or det <= 0:
+                continue
+            bx, by = float((x * r).sum()), float((y * r).sum())
+            dx = (yy * bx - xy * by) / det
+            dy = (xx * by - xy * bx) / det
+            worst = max(worst, float(np.hypot(dx, dy)))
+    return worst
+
+
+_Image = TypeVar("_Image", Frame, _F32)
+
+
+def shifted(image: _Image, dy: int, dx: int, fill: _Image) -> _Image:
+    """`image` moved by (dy, dx); where it has nothing to show, `fill`'s pixels."""
+    out = fill.copy()
+    h, w = image.shape
+    ys, yd = (slice(0, h - dy), slice(dy, h)) if dy >= 0 else (slice(-dy, h), slice(0, h + dy))
+    xs, xd = (slice(0, w - dx), slice(dx, w)) if dx >= 0 else (slice(-dx, w), slice(0, w + dx))
+    out[yd, xd] = image[ys, xs]
+    return out
+
+
+class FrameStack:
+    """The mean of the recent frames that agree with the newest, aligned to it.
+
+    It keeps their sum, not the frames (one frame's worth of floats): past `depth` frames,
+    the sum is scaled by (depth - 1) / depth before a frame is added, so the mean weighs
+    the newest frame as one of `depth` and the older ones less and less.
+    """
+
+    def __init__(self, depth: int = DEPTH) -> None:
+        if depth < 1:
+            raise ValueError(f"a stack holds at least one frame, not {depth}")
+        self.depth = depth
+        self._sum: _F32 | None = None
+        self._count = 0
+        self._last: _F32 | None = None
+
+    def __len__(self) -> int:
+        """How many frames the mean is of (at most `depth`)."""
+        return self._count
+
+    def reset(self) -> None:
+        """Forget the frames (the next one starts a new stack)."""
+        self._sum, self._count, self._last = None, 0, None
+
+    def add(self, frame: Frame) -> Frame:
+        """Take the new frame; return the mean of it and the frames before it that agree
+        with it (the frame itself when none does)."""
+        if frame.ndim != 2 or min(frame.shape) < SMALLEST:
+            self.reset()  # too small to tell motion from noise: never stacked
+            return frame
+        small = _halved(frame)
+        last, self._last = self._last, small
+        total = self._sum
+        if total is None or last is None or total.shape != frame.shape:
+            total = None
+        elif _moved(small, last) * 2 > STILL_PX:  # it moved: by whole pixels?
+            total = self._aligned(total, frame, small, _shift(last, small))
+        if total is None:
+            self._sum, self._count = frame.astype(np.float32), 1
+            return frame
+        if self._count >= self.depth:
+            total *= np.float32((self.depth - 1) / self.depth)
+            self._count = self.depth - 1
+        total += frame
+        self._sum, self._count = total, self._count + 1
+        return self.mean()
+
+    def _aligned(
+        self, total: _F32, frame: Frame, small: _F32, shift: tuple[int, int]
+    ) -> _F32 | None:
+        """The sum moved by `shift` to the new frame, or None if the frames still disagree
+        after it (turned, tilted, moved by a part of a pixel, or another scene)."""
+        dy, dx = shift
+        if max(abs(dy), abs(dx)) > MAX_SHIFT_PX:
+            return None
+        moved_sum = shifted(total, dy, dx, frame * np.float32(self._count))
+        if _moved(small, _halved(moved_sum / np.float32(self._count))) * 2 > STILL_PX:
+            return None
+        return moved_sum
+
+    def mean(self) -> Frame:
+        """The mean of the frames in the stack, rounded to grey levels."""
+        if self._sum is None:
+            raise ValueError("an empty stack has no mean")
+        return np.ascontiguousarray(
+            np.clip(self._sum / np.float32(self._count) + 0.5, 0, 255).astype(np.uint8)
+        )
