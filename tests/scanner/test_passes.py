@@ -286,3 +286,11 @@ def test_the_run_time_budget_stays_between_its_floor_and_its_ceiling() -> None:
     assert budget_for(0.94) == PASS_BUDGET_MS  # this machine's plain pass
     assert budget_for(3.0) == pytest.approx(BUDGET_PER_PLAIN * 3.0)
     assert budget_for(30.0) == PASS_BUDGET_CAP_MS  # never more than 1.5 frame intervals
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.uint8, st.tuples(st.integers(1, 90), st.integers(1, 90))))
+def test_sharpen_zoom_sharpens_only_the_centre_and_gives_zoom_of_sharpen_bit_for_bit(
+    frame: Frame,
+) -> None:
+    assert np.array_equal(passes.sharpen_zoom(frame), passes.zoom(passes.sharpen(frame)))

@@ -235,11 +235,20 @@ def zoom(frame: Frame) -> Frame:
     sharpening the enlarged one against a 2-pixel blur, as zoom first did: 3.9 -> 1.7 ms
     here, the field set's tuning half read alike); the enlarged image is the only
     frame-sized float buffer."""
-    h, w = frame.shape
+    y0, x0, ch, cw = _centre(frame.shape)
+    return _zoomed(frame[y0 : y0 + ch, x0 : x0 + cw])
+
+
+def _centre(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """Where `zoom` looks: top, left, height and width of the frame's centre."""
+    h, w = shape[0], shape[1]
     ch = max(1, min(int(h * ZOOM_SHARE), ZOOM_MAX[0]))
     cw = max(1, min(int(w * ZOOM_SHARE), ZOOM_MAX[1]))
-    y0, x0 = (h - ch) // 2, (w - cw) // 2
-    crop = frame[y0 : y0 + ch, x0 : x0 + cw].astype(np.float32)
+    return (h - ch) // 2, (w - cw) // 2, ch, cw
+
+
+def _zoomed(centre: Frame) -> Frame:
+    crop = centre.astype(np.float32)
     sharp = crop - _binomial3(crop)
     sharp *= 2.0
     sharp += crop
@@ -249,10 +258,23 @@ def zoom(frame: Frame) -> Frame:
     return up.astype(np.uint8)
 
 
+#: how far `sharpen` looks around a pixel (two 3x3 boxes)
+_SHARPEN_REACH = 2
+
+
 def sharpen_zoom(frame: Frame) -> Frame:
     """Sharpened, then `zoom`: a small code that is also defocused (its modules under 2
-    pixels and smeared into each other) gets its edges back before the cubic spreads them."""
-    return zoom(sharpen(frame))
+    pixels and smeared into each other) gets its edges back before the cubic spreads them.
+    Only the centre `zoom` takes is sharpened (with the pixels around it that `sharpen`
+    reads): the same image as `zoom(sharpen(frame))`, bit for bit, at a quarter of the
+    sharpening's cost."""
+    h, w = frame.shape
+    y0, x0, ch, cw = _centre(frame.shape)
+    top, left = max(0, y0 - _SHARPEN_REACH), max(0, x0 - _SHARPEN_REACH)
+    bottom = min(h, y0 + ch + _SHARPEN_REACH)
+    right = min(w, x0 + cw + _SHARPEN_REACH)
+    sharp = sharpen(frame[top:bottom, left:right])
+    return _zoomed(sharp[y0 - top : y0 - top + ch, x0 - left : x0 - left + cw])
 
 
 #: every pass by name, in the order a frame tries them: the order that read the most on
