@@ -122,6 +122,7 @@ def test_field_set_quick_reports_both_halves_with_the_peers_and_no_false_token()
     for half in ("tune", "held_back"):
         assert f"field set, {half} half: 3 scenes x {len(FIELD_CONDITIONS)}" in done.stdout
         assert f"target field set ({half}): 1st frame" in done.stdout
+        assert f"target field set ({half}): within 6 frames in a hand" in done.stdout
     for condition in FIELD_CONDITIONS:
         assert len(re.findall(rf"^{re.escape(condition)}(\s+\d+%){{5,}}$", done.stdout, re.M)) == 2
     for peer in ("zxing-cpp alone", "OpenCV QRCodeDetector"):

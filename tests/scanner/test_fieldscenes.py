@@ -53,3 +53,31 @@ def test_the_clean_twins_are_readable() -> None:
     scenes = field_set(2, half="tune")
     read = sum(s.payload in decoder.decode(render_field(field_clean_twin(s))) for s in scenes)
     assert read >= 0.9 * len(scenes)
+
+
+def test_a_phone_in_a_hand_moves_between_frames_by_a_tremor_s_size() -> None:
+    from qrpos.scanner.fieldscenes import CODE_MM, HAND_DEGREES, HAND_MM
+    from qrpos.scanner.stack import FrameStack
+
+    steps: list[float] = []
+    turns: list[float] = []
+    stacked = 0
+    for scene in field_set(2, half="tune"):
+        assert scene.in_hand(0) == scene.at_frame(0)  # the first frame is where it starts
+        assert scene.in_hand(4) == scene.in_hand(4)  # the same walk every time
+        stack = FrameStack()
+        for i in range(1, 6):
+            a, b = scene.in_hand(i - 1).base, scene.in_hand(i).base
+            per_mm = a.code_px / CODE_MM
+            steps.append((b.offset[0] - a.offset[0]) * a.width / per_mm)
+            steps.append((b.offset[1] - a.offset[1]) * a.height / per_mm)
+            turns.append(b.roll - a.roll)
+            assert b.frame_index == i and b.pitch == a.pitch and b.code_px == a.code_px
+        for i in range(6):
+            stack.add(render_field(scene.in_hand(i)))
+        stacked += len(stack) > 2
+    # a step is a tremor's (mm each way and degrees, one standard deviation)
+    assert np.std(steps) == pytest.approx(HAND_MM, rel=0.3)
+    assert np.std(turns) == pytest.approx(HAND_DEGREES, rel=0.4)
+    # such frames are not averaged: the stack refuses frames that moved
+    assert stacked <= 2

@@ -62,6 +62,14 @@ _HARD_BASE = {
     "motion_perspective": "tilt",
     "rolling_shutter": "motion_blur",
 }
+#: a phone screen's code is about this wide (mm): sets what a hand's tremor is in pixels
+CODE_MM = 30.0
+#: a hand holding a phone up to a camera moves it by about this much (mm, each way, one
+#: standard deviation) between frames 1/30 s apart, and turns it by `HAND_DEGREES`:
+#: physiological tremor (8-12 Hz, a few tenths of a millimetre at the fingertips) plus
+#: drift. A model, not a measurement (hardware.md)
+HAND_MM = 0.15
+HAND_DEGREES = 0.1
 #: the seeds of the two halves: never the same scene in both
 HALF_SEEDS = {"tune": 2611, "held_back": 7717}
 Half = Literal["tune", "held_back"]
@@ -105,6 +113,26 @@ class FieldScene:
     def at_frame(self, index: int) -> FieldScene:
         """The same phone on consecutive frame `index` (only the sensor noise differs)."""
         return replace(self, base=replace(self.base, frame_index=index))
+
+    def in_hand(self, index: int) -> FieldScene:
+        """The same phone on consecutive frame `index`, held in a hand: besides the noise,
+        it has moved as a hand's tremor moves it (`HAND_MM`, `HAND_DEGREES` a frame, a
+        random walk from frame 0, the same walk for the same scene)."""
+        rnd = random.Random(f"hand/{self.base.seed}")
+        px_per_mm = self.base.code_px / CODE_MM
+        dx = dy = turn = 0.0
+        for _ in range(index):
+            dx += rnd.gauss(0.0, HAND_MM) * px_per_mm
+            dy += rnd.gauss(0.0, HAND_MM) * px_per_mm
+            turn += rnd.gauss(0.0, HAND_DEGREES)
+        base = self.base
+        moved = replace(
+            base,
+            offset=(base.offset[0] + dx / base.width, base.offset[1] + dy / base.height),
+            roll=base.roll + turn,
+            frame_index=index,
+        )
+        return replace(self, base=moved)
 
 
 def make_field_scene(condition: str, index: int, *, half: Half = "held_back") -> FieldScene:
