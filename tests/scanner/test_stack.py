@@ -58,11 +58,17 @@ def test_a_still_phone_s_frames_average_to_less_noise() -> None:
 
 
 def test_the_mean_weighs_the_newest_frame_as_one_of_depth_once_full() -> None:
+    rng = np.random.default_rng(5)
+
+    def flat(level: float) -> Frame:
+        return np.clip(np.rint(level + rng.normal(0, 4.0, (120, 160))), 0, 255).astype(np.uint8)
+
     frames = FrameStack(depth=4)
     for _ in range(10):
-        frames.add(np.zeros((32, 32), np.uint8))  # no texture: nothing says it moved
+        frames.add(flat(100.0))
     assert len(frames) == 4
-    assert (frames.add(np.full((32, 32), 200, np.uint8)) == 50).all()
+    # a frame 3 grey levels brighter (within the noise: the same scene): a quarter of it
+    assert float(frames.add(flat(103.0)).mean()) == pytest.approx(100.75, abs=0.15)
     assert len(frames) == 4
 
 
@@ -183,3 +189,50 @@ def test_the_plan_starts_a_new_stack_after_a_read_and_on_reset() -> None:
     assert len(plan.stack) == 0
     clear = render_field(replace(scene, base=replace(scene.base, code_px=200.0)))
     assert decoder.decode(clear) and len(plan.stack) == 0  # the plain pass read it
+
+
+def _counter(seed: int) -> Frame:
+    """The counter under the camera, no phone over it: a smooth grain, and the noise."""
+    grain = np.random.default_rng(7).normal(128, 40, (60, 80)).repeat(8, 0).repeat(8, 1)
+    noise = np.random.default_rng([seed, 7]).normal(0, 3.0, grain.shape)
+    return np.clip(np.rint(grain + noise), 0, 255).astype(np.uint8)
+
+
+def test_a_phone_over_the_still_counter_starts_a_new_stack_and_is_said_to_have_arrived() -> None:
+    for index in range(4):
+        scene = _scene(("tiny_modules", "jpeg", "thumb", "dark_mode+reflection")[index], index)
+        frames = FrameStack()
+        for i in range(5):
+            frames.add(_counter(i))
+            assert not frames.arrived
+        assert len(frames) == 5
+        phone = render_field(scene)
+        assert frames.add(phone) is phone and len(frames) == 1 and frames.arrived
+        frames.add(render_field(scene.at_frame(1)))
+        assert len(frames) == 2 and not frames.arrived
+        assert stack.changed(phone, _counter(9)) > 3 * stack.CHANGED
+
+
+def test_a_phone_moving_in_a_hand_never_counts_as_arriving() -> None:
+    for scene in (_scene("tiny_modules", 1), _scene("motion_perspective", 2), _scene()):
+        frames = FrameStack()
+        for i in range(8):
+            frames.add(render_field(scene.in_hand(i)))
+            assert not frames.arrived
+
+
+def test_the_passes_start_from_the_first_when_a_phone_arrives_over_a_still_counter() -> None:
+    from qrpos.scanner.passes import PASSES, PassPlan
+
+    # one further pass a frame (a budget of 0 ms tries one), a scan that reads nothing
+    plan = PassPlan(lambda frame: [], budget_ms=0.0)
+    order = list(PASSES)
+    for i in range(4):  # the armed loop watches the empty counter: the passes rotate
+        plan.decode(_counter(i))
+        assert plan.last_passes == ["plain", order[i]]
+    scene = _scene("tiny_modules+jpeg", 5)
+    plan.decode(render_field(scene))
+    assert plan.last_passes == ["plain", order[0]]  # the first frame's best pass first
+    for i in range(1, 4):  # held in a hand, the rotation goes on
+        plan.decode(render_field(scene.in_hand(i)))
+        assert plan.last_passes == ["plain", order[i]]

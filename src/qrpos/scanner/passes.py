@@ -339,7 +339,10 @@ class PassPlan:
 
     With `stack` (the default), the further passes read the mean of the recent frames the
     plain pass read nothing in, as long as the phone stays still (`FrameStack`): less
-    sensor noise on each frame it is held up. A read, or `reset`, starts a new stack.
+    sensor noise on each frame it is held up. A read, or `reset`, starts a new stack. A
+    scene that stayed still and then changed (the counter the camera watched while armed,
+    then a phone over it: `FrameStack.arrived`) starts the passes from the first again,
+    the order searched for a first frame, not where the empty frames' rotation stopped.
     """
 
     def __init__(
@@ -402,6 +405,8 @@ class PassPlan:
             return found
         budget_ms = self.frame_budget_ms
         image = frame if self.stack is None else self.stack.add(frame)
+        if self.stack is not None and self.stack.arrived:
+            self._next = 0  # a still scene changed: a phone arrived, the best passes first
         for _ in range(len(self.passes)):
             name = self.passes[self._next]
             self._next = (self._next + 1) % len(self.passes)

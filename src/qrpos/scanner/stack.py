@@ -43,6 +43,15 @@ MAX_SHIFT_PX: Final = 16
 #: a quarter of the frame with less texture than this (smallest eigenvalue of its
 #: gradients' 2×2 structure, per pixel, in grey levels²) says nothing about motion
 _TEXTURE: Final = 4.0
+#: a part of the frame (one of 8 x 8) that differs from the frame before by this many
+#: times what the sensor's noise gives has changed: the frames are not averaged
+CHANGED: Final = 2.0
+_BLOCKS: Final = 8
+#: what rounding to whole grey levels (and the ISP's JPEG) adds to a difference of frames
+_GREY_STEP: Final = 0.5
+#: a scene that stayed still for this many frames and then changed is a phone arriving
+#: (`FrameStack.arrived`)
+SETTLED: Final = 3
 #: a frame narrower than this is never stacked (its halves have too few pixels to compare)
 SMALLEST: Final = 16
 
@@ -128,6 +137,39 @@ def _moved(f: _F32, before: _F32, *, quarters: int = 2) -> float:
     return worst
 
 
+def _noise(small: _F32) -> float:
+    """The sensor's noise in a halved frame (one standard deviation, grey levels), from its
+    finest detail: the median absolute difference of neighbouring pixels (every other row).
+    Texture adds to it, so it errs high, towards calling a frame still."""
+    step = np.abs(np.diff(small[::2], axis=1))
+    return float(np.median(step)) / 0.6745 / float(np.sqrt(2.0))
+
+
+def changed(frame: Frame, before: Frame) -> float:
+    """How much the most changed part of the frame changed since `before`, against what
+    the sensor's noise alone would give (about 1 or less for a still scene)."""
+    return _changed(_halved(frame), _halved(before))
+
+
+def _changed(small: _F32, before: _F32) -> float:
+    residual = np.abs(small - before)
+    h, w = residual.shape
+    bh, bw = h // _BLOCKS, w // _BLOCKS
+    if not bh or not bw:
+        return 0.0
+    cells = residual[: bh * _BLOCKS, : bw * _BLOCKS].reshape(_BLOCKS, bh, _BLOCKS, bw)
+    worst = float(cells.mean(axis=(1, 3)).max())
+    # two frames' noise, differenced: sqrt(2) sigma, whose mean absolute value is 0.8 of it
+    expected = 1.13 * _noise(small) + _GREY_STEP
+    return worst / expected
+
+
+def _agrees(small: _F32, before: _F32) -> bool:
+    """Whether a halved frame shows what `before` showed: no part of it changed beyond
+    the noise (a phone arrived, a hand came in) and nothing moved by `STILL_PX`."""
+    return _changed(small, before) <= CHANGED and _moved(small, before) * 2 <= STILL_PX
+
+
 _Image = TypeVar("_Image", Frame, _F32)
 
 
@@ -156,6 +198,10 @@ class FrameStack:
         self._sum: _F32 | None = None
         self._count = 0
         self._last: _F32 | None = None
+        #: whether the last frame broke a scene that had been still for `SETTLED` frames:
+        #: the empty counter the camera watched has a phone over it now (or the phone
+        #: that lay still was picked up). A phone moving in a hand breaks no still scene.
+        self.arrived = False
 
     def __len__(self) -> int:
         """How many frames the mean is of (at most `depth`)."""
@@ -169,6 +215,7 @@ class FrameStack:
         """Take the new frame; return the mean of it and the frames before it that agree
         with it (the frame itself when none does)."""
         if frame.ndim != 2 or min(frame.shape) < SMALLEST:
+            self.arrived = False
             self.reset()  # too small to tell motion from noise: never stacked
             return frame
         small = _halved(frame)
@@ -176,8 +223,9 @@ class FrameStack:
         total = self._sum
         if total is None or last is None or total.shape != frame.shape:
             total = None
-        elif _moved(small, last) * 2 > STILL_PX:  # it moved: by whole pixels?
+        elif not _agrees(small, last):  # it moved: by whole pixels?
             total = self._aligned(total, frame, small, _shift(last, small))
+        self.arrived = total is None and self._count >= SETTLED
         if total is None:
             self._sum, self._count = frame.astype(np.float32), 1
             return frame
@@ -197,7 +245,7 @@ class FrameStack:
         if max(abs(dy), abs(dx)) > MAX_SHIFT_PX:
             return None
         moved_sum = shifted(total, dy, dx, frame * np.float32(self._count))
-        if _moved(small, _halved(moved_sum / np.float32(self._count))) * 2 > STILL_PX:
+        if not _agrees(small, _halved(moved_sum / np.float32(self._count))):
             return None
         return moved_sum
 
