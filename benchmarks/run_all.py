@@ -19,6 +19,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "decode": [],
     "fieldset": [],
     "pass_order": [],
+    "stillness": ["--synthetic", "--count", "10"],
     "scan_to_send": [],
     "charge_overhead": [],
     "startup": [],

@@ -157,3 +157,42 @@ def test_pass_order_benchmark_quick_replays_the_kiosks_order_and_searches() -> N
     # the search never reads less of the hard set, and reads at least as much in all
     assert searched[0] >= kiosk[0] and searched[2] >= kiosk[2]
     assert sum(searched) >= sum(kiosk)
+
+
+def test_stillness_counts_how_often_recorded_frames_were_averaged(tmp_path: Path) -> None:
+    """`stillness.py FOLDER`: an installer's recorded frames (a still phone, a moving one),
+    each folder a row with the share of frames the stack averaged."""
+    import cv2
+
+    from qrpos.scanner.fieldscenes import make_field_scene, render_field
+
+    scene = make_field_scene("jpeg", 1, half="tune")
+    for name, frame_of in (("still", scene.at_frame), ("hand", scene.in_hand)):
+        (tmp_path / name).mkdir()
+        for i in range(6):
+            cv2.imwrite(str(tmp_path / name / f"f{i:02d}.png"), render_field(frame_of(i)))
+    script = BENCHMARK.with_name("stillness.py")
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "still"), str(tmp_path / "hand")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = dict(re.findall(r"^(\S+)\s+6 frames\s+averaged\s+([\d.]+)%", done.stdout, re.M))
+    assert rows[str(tmp_path / "still")] == "83.3"  # frames 2-6 of 6 averaged
+    assert float(rows[str(tmp_path / "hand")]) < 50.0
+    synthetic = subprocess.run(
+        [sys.executable, str(script), "--synthetic", "--count", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert synthetic.returncode == 0, synthetic.stderr
+    assert "field set, phone in a hand" in synthetic.stdout
+    empty = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert empty.returncode == 1 and "no images" in empty.stderr

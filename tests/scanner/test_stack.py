@@ -61,7 +61,10 @@ def test_the_mean_weighs_the_newest_frame_as_one_of_depth_once_full() -> None:
     rng = np.random.default_rng(5)
 
     def flat(level: float) -> Frame:
-        return np.clip(np.rint(level + rng.normal(0, 4.0, (120, 160))), 0, 255).astype(np.uint8)
+        grey: Frame = np.clip(np.rint(level + rng.normal(0, 4.0, (120, 160))), 0, 255).astype(
+            np.uint8
+        )
+        return grey
 
     frames = FrameStack(depth=4)
     for _ in range(10):
@@ -207,9 +210,11 @@ def test_a_phone_over_the_still_counter_starts_a_new_stack_and_is_said_to_have_a
             assert not frames.arrived
         assert len(frames) == 5
         phone = render_field(scene)
-        assert frames.add(phone) is phone and len(frames) == 1 and frames.arrived
+        assert frames.add(phone) is phone and len(frames) == 1
+        arrived: list[bool] = [frames.arrived]
         frames.add(render_field(scene.at_frame(1)))
-        assert len(frames) == 2 and not frames.arrived
+        arrived.append(frames.arrived)
+        assert len(frames) == 2 and arrived == [True, False]
         assert stack.changed(phone, _counter(9)) > 3 * stack.CHANGED
 
 
