@@ -241,3 +241,18 @@ def test_the_passes_start_from_the_first_when_a_phone_arrives_over_a_still_count
     for i in range(1, 4):  # held in a hand, the rotation goes on
         plan.decode(render_field(scene.in_hand(i)))
         assert plan.last_passes == ["plain", order[i]]
+
+
+@pytest.mark.parametrize("condition", ["rolling_shutter", "jpeg", "thumb", "tiny_modules"])
+def test_a_phone_creeping_by_a_tenth_of_a_pixel_a_frame_leaves_the_mean(condition: str) -> None:
+    # each frame is within the threshold of the one before; the creep adds up, and the
+    # mean must not hold frames further apart than the threshold allows
+    scene = _scene(condition)
+    base = scene.base
+    frames = FrameStack()
+    sizes = []
+    for i in range(12):
+        creep = (base.offset[0] + 0.1 * i / base.width, base.offset[1])
+        frames.add(render_field(replace(scene, base=replace(base, offset=creep, frame_index=i))))
+        sizes.append(len(frames))
+    assert max(sizes) <= 4 and sizes.count(1) >= 3

@@ -196,8 +196,10 @@ class FrameStack:
             raise ValueError(f"a stack holds at least one frame, not {depth}")
         self.depth = depth
         self._sum: _F32 | None = None
+        #: the sum halved (`_halved` is linear: the sum of the frames' halves), what a new
+        #: frame is compared with
+        self._small_sum: _F32 | None = None
         self._count = 0
-        self._last: _F32 | None = None
         #: whether the last frame broke a scene that had been still for `SETTLED` frames:
         #: the empty counter the camera watched has a phone over it now (or the phone
         #: that lay still was picked up). A phone moving in a hand breaks no still scene.
@@ -209,45 +211,54 @@ class FrameStack:
 
     def reset(self) -> None:
         """Forget the frames (the next one starts a new stack)."""
-        self._sum, self._count, self._last = None, 0, None
+        self._sum, self._small_sum, self._count = None, None, 0
 
     def add(self, frame: Frame) -> Frame:
         """Take the new frame; return the mean of it and the frames before it that agree
-        with it (the frame itself when none does)."""
+        with it (the frame itself when none does).
+
+        A new frame is compared with the mean so far, not with the frame before it: a
+        phone that creeps by less than the threshold a frame still leaves the mean once it
+        has crept that far from it."""
         if frame.ndim != 2 or min(frame.shape) < SMALLEST:
             self.arrived = False
             self.reset()  # too small to tell motion from noise: never stacked
             return frame
         small = _halved(frame)
-        last, self._last = self._last, small
-        total = self._sum
-        if total is None or last is None or total.shape != frame.shape:
-            total = None
-        elif not _agrees(small, last):  # it moved: by whole pixels?
-            total = self._aligned(total, frame, small, _shift(last, small))
-        self.arrived = total is None and self._count >= SETTLED
-        if total is None:
-            self._sum, self._count = frame.astype(np.float32), 1
+        sums = self._joined(frame, small)
+        self.arrived = sums is None and self._count >= SETTLED
+        if sums is None:
+            self._sum, self._small_sum, self._count = frame.astype(np.float32), small, 1
             return frame
+        total, small_total = sums
         if self._count >= self.depth:
-            total *= np.float32((self.depth - 1) / self.depth)
+            keep = np.float32((self.depth - 1) / self.depth)
+            total *= keep
+            small_total *= keep
             self._count = self.depth - 1
         total += frame
-        self._sum, self._count = total, self._count + 1
+        small_total += small
+        self._sum, self._small_sum, self._count = total, small_total, self._count + 1
         return self.mean()
 
-    def _aligned(
-        self, total: _F32, frame: Frame, small: _F32, shift: tuple[int, int]
-    ) -> _F32 | None:
-        """The sum moved by `shift` to the new frame, or None if the frames still disagree
-        after it (turned, tilted, moved by a part of a pixel, or another scene)."""
-        dy, dx = shift
-        if max(abs(dy), abs(dx)) > MAX_SHIFT_PX:
+    def _joined(self, frame: Frame, small: _F32) -> tuple[_F32, _F32] | None:
+        """The sums (full and halved), aligned to the new frame if the scene moved by
+        whole pixels; None if the frame does not agree with their mean (turned, tilted,
+        moved by a part of a pixel, or another scene)."""
+        total, small_total, n = self._sum, self._small_sum, np.float32(self._count)
+        if total is None or small_total is None or total.shape != frame.shape:
             return None
-        moved_sum = shifted(total, dy, dx, frame * np.float32(self._count))
-        if not _agrees(small, _halved(moved_sum / np.float32(self._count))):
+        before = small_total / n
+        if _agrees(small, before):
+            return total, small_total
+        dy, dx = _shift(before, small)
+        if (dy, dx) == (0, 0) or max(abs(dy), abs(dx)) > MAX_SHIFT_PX:
             return None
-        return moved_sum
+        moved = shifted(total, dy, dx, frame * n)
+        small_moved = _halved(moved)
+        if not _agrees(small, small_moved / n):
+            return None
+        return moved, small_moved
 
     def mean(self) -> Frame:
         """The mean of the frames in the stack, rounded to grey levels."""
