@@ -6,19 +6,25 @@ to the till stays in view for many frames, and while it is still, the mean of th
 shows the same code with less noise than any one of them. `FrameStack.add` takes each new
 frame and returns that mean, aligned to the new frame, over the frames that agree with it:
 
-1. **where it moved**: the shift between the last frame and the new one, in whole pixels,
-   by phase correlation (numpy's FFT of the two frames halved; the peak's place refined to
-   a sub-pixel of the half frame, then rounded to a pixel of the full one);
-2. **whether it stayed**: after that shift, what motion is left is estimated from the
-   image's gradients in each quarter of the frame (one Lucas–Kanade step: the residual
-   against the gradient). A hand that turned or moved by a part of a pixel leaves more
-   than `STILL_PX` in some quarter; then the mean would blur the very modules it should
-   clear, so the stack starts again from the new frame.
+1. **whether it stayed**: the new frame against the mean so far (both halved): no part of
+   the frame (8 × 8 of them) may differ by more than `CHANGED` times what the sensor's
+   noise gives (a phone arrived, a thumb came in), and what motion is left, estimated from
+   the image's gradients in each quarter of the frame (one Lucas–Kanade step: the residual
+   against the gradient), must stay under `STILL_PX`;
+2. **where it moved**, if it did not stay: the shift between the mean and the new frame,
+   in whole pixels, by phase correlation (numpy's FFT of the halved images; the peak's
+   place refined to a sub-pixel of the half frame, then rounded to a pixel of the full
+   one); the sum is moved by it, and the new frame must agree with the moved mean as in 1.
 
-A frame that does not agree never enters a mean: a mean is of frames whose shift is known
-to a third of a pixel. The stack is what the further passes read (`PassPlan`): on a phone
-that stays still, each frame's passes see a cleaner image than the frame before; on one
-that moves they see the frame itself, as without a stack.
+A frame that agrees with neither (turned, moved by a part of a pixel, another scene)
+starts a new mean: a mean is of frames whose shift is known to `STILL_PX`, and it would
+otherwise blur the very modules it should clear. It is compared with the mean, not with
+the frame before it, so a phone that creeps by less than the threshold a frame leaves the
+mean once it has crept that far. The stack is what the further passes read (`PassPlan`):
+on a phone that stays still, each frame's passes see a cleaner image than the frame
+before; on one that moves they see the frame itself, as without a stack. A scene that
+stayed still for `SETTLED` frames and then changed is a phone arriving (`arrived`): the
+plan starts its passes from the first again.
 
 numpy only, like the passes: the kiosk's camera path does not load OpenCV.
 """
@@ -43,7 +49,7 @@ MAX_SHIFT_PX: Final = 16
 #: a quarter of the frame with less texture than this (smallest eigenvalue of its
 #: gradients' 2×2 structure, per pixel, in grey levels²) says nothing about motion
 _TEXTURE: Final = 4.0
-#: a part of the frame (one of 8 x 8) that differs from the frame before by this many
+#: a part of the frame (one of 8 x 8) that differs from the mean so far by this many
 #: times what the sensor's noise gives has changed: the frames are not averaged
 CHANGED: Final = 2.0
 _BLOCKS: Final = 8
