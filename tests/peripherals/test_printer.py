@@ -272,6 +272,9 @@ class FakeNetworkPrinter:
 
     def __init__(self) -> None:
         self.paper = PAPER_OK
+        #: a hung mechanism behind a live network card: takes the bytes, answers nothing,
+        #: prints nothing
+        self.black_hole = False
         self.slips: list[bytes] = []
         self.port = 0
         self._server: socket.socket | None = None
@@ -312,6 +315,9 @@ class FakeNetworkPrinter:
                     if not chunk:
                         break
                     data += chunk
+                    if self.black_hole:
+                        data = b""
+                        continue
                     if not status_asked and data.startswith(b"\x10\x04\x04"):
                         status_asked = True
                         data = data[3:]
@@ -538,6 +544,32 @@ def test_doctor_on_no_printer_a_bad_setting_and_a_file(tmp_path: Path) -> None:
 
 
 # --- a hostile or broken network printer --------------------------------------------------
+
+
+def test_a_printer_that_answered_and_now_swallows_slips_keeps_them_queued(
+    ledger: Ledger, printer: FakeNetworkPrinter
+) -> None:
+    printing = printing_on(ledger, printer.setting)
+    printing.print_sale(tx(1))
+    assert printing.drain() and len(printer.slips) == 1
+    printer.black_hole = True  # the mechanism hangs; the network card still takes bytes
+    printing.print_sale(tx(2))
+    assert not printing.drain()  # not marked printed: it was never printed
+    assert printing.queued == 1 and printing.state == "attention"
+    assert printing.trouble is not None and printing.trouble.key == "printer.lost"
+    printer.black_hole = False
+    assert printing.drain() and len(printer.slips) == 2 and printing.queued == 0
+
+
+def test_a_printer_that_never_answers_the_paper_sensor_is_printed_to_without_asking(
+    ledger: Ledger, printer: FakeNetworkPrinter
+) -> None:
+    # some printers do not answer status questions at all: nothing tells them from a
+    # black hole, so the slip is sent (the limit hardware.md states)
+    printer.black_hole = True
+    printing = printing_on(ledger, printer.setting)
+    printing.print_sale(tx(1))
+    assert printing.drain() and printing.queued == 0
 
 
 def _rude_printer(behaviour: str) -> tuple[socket.socket, threading.Thread]:

@@ -10,7 +10,11 @@ One setting chooses it (`QRPOS_PRINTER`, else `[printer] device`):
 * ``off`` or nothing: no printer (the default).
 
 Before each slip a printer that can answer is asked for its paper sensor (DLE EOT 4);
-"no paper" is trouble, and the slip stays queued (`qrpos.peripherals.printing`).
+"no paper" is trouble, and the slip stays queued (`qrpos.peripherals.printing`). A printer
+that has answered that question once and is silent now is trouble too: a network printer
+whose mechanism hung while its network card still takes connections would otherwise
+swallow the slip, and the slip would be marked printed. One that never answered (some do
+not) is printed to without asking, as before: there is nothing to tell it by.
 """
 
 from __future__ import annotations
@@ -114,6 +118,8 @@ class EscposPort:
         self.name = name
         self._make = make
         self.where = where
+        #: the printer has answered a paper-sensor question (since the kiosk started)
+        self.answers_status = False
 
     def send(self, data: bytes) -> None:
         self._session(data)
@@ -156,7 +162,13 @@ class EscposPort:
         try:
             status = printer.paper_status()
         except (OSError, TimeoutError, ValueError):
-            return  # a printer that does not answer status queries: print anyway
+            if self.answers_status:  # it used to answer: it is not listening now
+                log.info("printer %s answered the paper sensor before, not now", self.where)
+                raise PrinterTrouble(
+                    say("printer.lost", "the printer {where} stopped answering", where=self.where)
+                ) from None
+            return  # a printer that never answered status queries: print anyway
+        self.answers_status = True
         if status == 0:
             raise PrinterTrouble(say("printer.no_paper", "the printer is out of paper"))
         if status == 1:
