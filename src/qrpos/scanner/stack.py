@@ -31,6 +31,7 @@ numpy only, like the passes: the kiosk's camera path does not load OpenCV.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Final, TypeVar
 
 import numpy as np
@@ -69,8 +70,13 @@ def _halved(frame: Frame | _F32) -> _F32:
     return out
 
 
+@functools.lru_cache(maxsize=4)
 def _window(shape: tuple[int, ...]) -> _F32:
-    return np.outer(np.hanning(shape[0]), np.hanning(shape[1])).astype(np.float32)
+    """The Hann window phase correlation weighs a halved frame by (one per frame size,
+    kept: read-only, as every caller shares it)."""
+    window = np.outer(np.hanning(shape[0]), np.hanning(shape[1])).astype(np.float32)
+    window.setflags(write=False)
+    return window
 
 
 def _peak(r: npt.NDArray[np.floating[Any]], y: int, x: int) -> tuple[float, float]:
@@ -111,14 +117,10 @@ def _shift(a: _F32, b: _F32) -> tuple[int, int]:
     return round(2 * py), round(2 * px)
 
 
-def moved(frame: Frame, before: Frame, *, quarters: int = 2) -> float:
-    """The largest motion, in pixels, left between `before` and `frame` in any of the
-    frame's `quarters`² parts that has texture enough to tell (0.0 if none has): one
-    Lucas–Kanade step, the residual `frame - before` against `frame`'s gradient."""
-    return _moved(frame.astype(np.float32), before.astype(np.float32), quarters=quarters)
-
-
 def _moved(f: _F32, before: _F32, *, quarters: int = 2) -> float:
+    """The largest motion, in pixels, left between `before` and `f` in any of the frame's
+    `quarters`² parts that has texture enough to tell (0.0 if none has): one Lucas–Kanade
+    step, the residual `f - before` against `f`'s gradient."""
     residual = f - before
     gy, gx = np.gradient(f)
     h, w = f.shape
