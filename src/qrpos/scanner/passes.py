@@ -38,6 +38,7 @@ from typing import Any, Final, Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from qrpos.scanner.deblur import deblur
 from qrpos.scanner.frames import Frame
 from qrpos.scanner.stack import FrameStack
 
@@ -287,14 +288,15 @@ def sharpen_zoom(frame: Frame) -> Frame:
 PASSES: dict[str, Transform] = {
     "smooth": smooth,
     "enlarge": enlarge,
-    "normalize": normalize,
-    "half": half,
     "unscratch": unscratch,
     "sharpen_zoom": sharpen_zoom,
-    "sharpen": sharpen,
+    "normalize": normalize,
+    "deblur": deblur,
     "sharpen_enlarge": sharpen_enlarge,
     "flatten": flatten,
     "zoom": zoom,
+    "sharpen": sharpen,
+    "half": half,
 }
 DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)
 #: how long one empty frame may spend on further passes: about a third of a 30 fps frame
