@@ -13,22 +13,22 @@ misses). Knowing the line, a Wiener filter takes most of the smear back:
 2. **how far**: the gradient along that direction of a sharp edge blurred by a line of
    length L is a box of width L, so its autocorrelation along the direction is lowest at
    a lag of L (a dip read to a quarter pixel, 2-16 pixels);
-3. **undone** (`deblur`): the line's spectrum is a sinc across the direction; the filter
+3. **undone** (`deblur`): the line's spectrum is a sinc of the frequency along it; the filter
    divides by it where it is well above the noise (`NOISE_TO_SIGNAL`) and gives up where
    it is not, folded with a 3x3 box's spectrum (the deconvolved noise smoothed, as
    `passes.smooth` would, at no cost).
 
-On the field set's tuning half this read every `thumb+motion_blur` scene (35 of 40
-before, 38 with every other pass on six frames) and two `motion_perspective` ones; the
-estimate's direction is within 12° of the true one on most long smears and poorer on
-short ones (3-5 px), where it matters less. numpy's FFT only (the camera path loads no
-OpenCV), on the frame's centre up to `DEBLUR_MAX`: sizes of small primes keep the FFT at
-about 2 ms here where 480 rows cost twice as much.
+On the field set's tuning half (2026-11-26), with the pass in the order searched for it:
+`thumb+motion_blur` within 6 frames 95 -> 100 % for a still phone, 92.5 -> 100 % in a hand;
+every pass on the first frame 94.6 -> 95.4 % over the half. The direction comes out within
+about 15° of the drawn smear's on lengths of 7-12 px (tests), poorer on the 3-5 px smears
+of a phone swung in tilted, where deblurring seldom reads what the other passes miss.
+numpy's FFT only (the camera path loads no OpenCV), on the frame's centre up to
+`DEBLUR_MAX`, done a band at a time: about 4 ms and 4 MB at its peak here.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -91,16 +91,20 @@ def _along(periodic: _F64, theta: float) -> _F64:
     return out
 
 
-@lru_cache(maxsize=4)
-def _spectrum_grid(h: int, w: int) -> tuple[_F64, _F64, _F64]:
-    """Frequencies (cycles a pixel) of an (h, w) real FFT's rows and columns, and the
-    spectrum of a 3x3 box over them (read-only: shared between calls)."""
-    fy: _F64 = np.fft.fftfreq(h, 1.0)[:, None]
-    fx: _F64 = np.fft.rfftfreq(w, 1.0)[None, :]
-    box: _F64 = ((1 + 2 * np.cos(2 * np.pi * fy)) / 3) * ((1 + 2 * np.cos(2 * np.pi * fx)) / 3)
-    for a in (fy, fx, box):
-        a.flags.writeable = False
-    return fy, fx, box
+#: rows and columns of the spectrum `deblur` transforms at a time: its scratch stays a few
+#: hundred kilobytes beside the one spectrum it keeps (complex64, 0.5 MB at 480x512); the
+#: whole-array FFT took 12 MB at its peak, more than any other pass
+_CHUNK = 64
+
+
+def _gain(fy: _F64, fx: _F64, length: float, theta: float) -> _F64:
+    """The filter over these frequencies (cycles a pixel): the line's spectrum divided out
+    where it stands above the noise, times a 3x3 box's spectrum. (1 + NSR) keeps the mean:
+    a flat frame comes back as it was."""
+    line: Any = np.sinc(length * (fx * np.cos(theta) + fy * np.sin(theta)))
+    box = ((1 + 2 * np.cos(2 * np.pi * fy)) / 3) * ((1 + 2 * np.cos(2 * np.pi * fx)) / 3)
+    gain: _F64 = line * box * (1 + NOISE_TO_SIGNAL) / (line * line + NOISE_TO_SIGNAL)
+    return gain
 
 
 def _centre(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
@@ -111,16 +115,29 @@ def _centre(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
 
 
 def deblur(frame: Frame) -> Frame:
-    """The frame's centre (`DEBLUR_MAX`) with the smear `motion` measures taken back."""
+    """The frame's centre (`DEBLUR_MAX`) with the smear `motion` measures taken back.
+
+    The 2-D FFT is done by hand, a band at a time (rows, then columns: forward, filtered
+    and back, then rows), into one complex64 spectrum, so the pass's memory is that
+    spectrum and a band, not numpy's whole-array temporaries."""
     top, left, ch, cw = _centre(frame.shape)
     crop = frame[top : top + ch, left : left + cw]
     if min(ch, cw) < 8:
         return np.ascontiguousarray(crop)
     length, theta = motion(crop)
-    fy, fx, box = _spectrum_grid(ch, cw)
-    line: Any = np.sinc(length * (fx * np.cos(theta) + fy * np.sin(theta)))
-    # (1 + NSR) keeps the mean: a flat frame comes back as it was
-    gain = line * box * (1 + NOISE_TO_SIGNAL) / (line * line + NOISE_TO_SIGNAL)
-    out = np.fft.irfft2(np.fft.rfft2(crop) * gain, s=(ch, cw))
-    np.clip(out, 0, 255, out=out)
-    return np.ascontiguousarray(out.astype(np.uint8))
+    spectrum = np.empty((ch, cw // 2 + 1), np.complex64)
+    for r in range(0, ch, _CHUNK):
+        spectrum[r : r + _CHUNK] = np.fft.rfft(crop[r : r + _CHUNK], axis=1)
+    fy = np.fft.fftfreq(ch, 1.0)[:, None]
+    fx_all = np.fft.rfftfreq(cw, 1.0)
+    for c in range(0, spectrum.shape[1], _CHUNK):
+        band = np.fft.fft(spectrum[:, c : c + _CHUNK], axis=0)
+        band *= _gain(fy, fx_all[None, c : c + _CHUNK], length, theta)
+        spectrum[:, c : c + _CHUNK] = np.fft.ifft(band, axis=0)
+    out = np.empty((ch, cw), np.uint8)
+    for r in range(0, ch, _CHUNK):
+        rows = np.fft.irfft(spectrum[r : r + _CHUNK], n=cw, axis=1)
+        rows += 0.5
+        np.clip(rows, 0, 255, out=rows)
+        out[r : r + _CHUNK] = rows
+    return out

@@ -18,7 +18,9 @@ here by kind; `PASSES` has the order they run in):
   reflected over part of it);
 - ``zoom``: the frame's centre 3x up with a cubic, sharpened (codes under 2 pixels a
   module);
-- ``sharpen_zoom``: sharpened, then zoomed (small and defocused at once).
+- ``sharpen_zoom``: sharpened, then zoomed (small and defocused at once);
+- ``deblur``: a moving phone's smear measured (direction and length) and taken back by a
+  Wiener filter (`qrpos.scanner.deblur`; a phone swung into view, a thumb holding it).
 
 Every further pass's scan also reads a code the engine finds but cannot decode from its
 sampled grey modules (`qrpos.scanner.resample`). The further passes take, instead of the
