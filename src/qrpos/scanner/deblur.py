@@ -45,8 +45,8 @@ MEASURE_SIDE = 256
 #: two modules of a large code
 LENGTHS = np.arange(2.0, 16.01, 0.25)
 #: the Wiener filter's noise-to-signal ratio: where the line's spectrum is weaker than
-#: about its square root, the filter stops amplifying (chosen on the tuning half: 0.01
-#: rings on JPEG, 0.1 undoes too little)
+#: about its square root, the filter stops amplifying (the field set's tuning half within
+#: 6 frames: 0.01 and 0.03 read alike, give or take a scene; 0.1 read fewer still phones)
 NOISE_TO_SIGNAL = 0.03
 
 _F64 = npt.NDArray[np.float64]
@@ -92,8 +92,8 @@ def _along(periodic: _F64, theta: float) -> _F64:
 
 
 #: rows and columns of the spectrum `deblur` transforms at a time: its scratch stays a few
-#: hundred kilobytes beside the one spectrum it keeps (complex64, 0.5 MB at 480x512); the
-#: whole-array FFT took 12 MB at its peak, more than any other pass
+#: hundred kilobytes beside the one spectrum it keeps (complex64, about 1 MB at 480x512);
+#: the whole-array FFT took 12 MB at its peak, more than any other pass
 _CHUNK = 64
 
 
