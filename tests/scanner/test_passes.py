@@ -20,6 +20,7 @@ from qrpos.scanner.passes import (
     PassPlan,
     budget_for,
 )
+from qrpos.scanner.pixels import centre_box
 
 frames = st.tuples(st.integers(4, 40), st.integers(4, 40)).flatmap(
     lambda shape: arrays(np.uint8, shape)
@@ -299,3 +300,22 @@ def test_sharpen_zoom_sharpens_only_the_centre_and_gives_zoom_of_sharpen_bit_for
     frame: Frame,
 ) -> None:
     assert np.array_equal(passes.sharpen_zoom(frame), passes.zoom(passes.sharpen(frame)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(1, 2000),
+    st.integers(1, 2000),
+    st.integers(1, 600),
+    st.integers(1, 600),
+    st.floats(0.01, 1.0),
+)
+def test_the_centre_box_is_centred_inside_the_frame_and_as_big_as_asked(
+    h: int, w: int, most_h: int, most_w: int, share: float
+) -> None:
+    """`zoom`, `sharpen_zoom` and `deblur` take their part of the frame from it."""
+    top, left, ch, cw = centre_box((h, w), (most_h, most_w), share)
+    assert (ch, cw) == (max(1, min(int(h * share), most_h)), max(1, min(int(w * share), most_w)))
+    assert top >= 0 and top + ch <= h and left >= 0 and left + cw <= w
+    # centred: the margins differ by a pixel at most
+    assert abs((h - top - ch) - top) <= 1 and abs((w - left - cw) - left) <= 1

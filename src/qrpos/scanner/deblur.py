@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from qrpos.scanner.frames import Frame
+from qrpos.scanner.pixels import centre_box
 
 #: rows and columns `deblur` takes from the frame's centre, at most (a 640x480 frame
 #: keeps its 480 rows and the middle 512 columns: a code is rarely at the very side)
@@ -60,7 +61,7 @@ def motion(frame: Frame) -> tuple[float, float]:
     side = min(MEASURE_SIDE, h - 2, w - 2)
     if side < 8:
         return float(LENGTHS[0]), 0.0
-    top, left = (h - side) // 2 - 1, (w - side) // 2 - 1
+    top, left, _, _ = centre_box(frame.shape, (side + 2, side + 2))  # a pixel around it
     centre = frame[top : top + side + 2, left : left + side + 2].astype(np.float32)
     gx = centre[1:-1, 2:] - centre[1:-1, :-2]
     gy = centre[2:, 1:-1] - centre[:-2, 1:-1]
@@ -107,20 +108,13 @@ def _gain(fy: _F64, fx: _F64, length: float, theta: float) -> _F64:
     return gain
 
 
-def _centre(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
-    """Top, left, height and width of the part of a frame `deblur` takes."""
-    h, w = shape[0], shape[1]
-    ch, cw = min(h, DEBLUR_MAX[0]), min(w, DEBLUR_MAX[1])
-    return (h - ch) // 2, (w - cw) // 2, ch, cw
-
-
 def deblur(frame: Frame) -> Frame:
     """The frame's centre (`DEBLUR_MAX`) with the smear `motion` measures taken back.
 
     The 2-D FFT is done by hand, a band at a time (rows, then columns: forward, filtered
     and back, then rows), into one complex64 spectrum, so the pass's memory is that
     spectrum and a band, not numpy's whole-array temporaries."""
-    top, left, ch, cw = _centre(frame.shape)
+    top, left, ch, cw = centre_box(frame.shape, DEBLUR_MAX)
     crop = frame[top : top + ch, left : left + cw]
     if min(ch, cw) < 8:
         return np.ascontiguousarray(crop)

@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from qrpos.scanner.deblur import deblur
 from qrpos.scanner.frames import Frame
+from qrpos.scanner.pixels import centre_box
 from qrpos.scanner.stack import FrameStack
 
 #: a pass: the frame in, the image to scan out
@@ -244,10 +245,7 @@ def zoom(frame: Frame) -> Frame:
 
 def _centre(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
     """Where `zoom` looks: top, left, height and width of the frame's centre."""
-    h, w = shape[0], shape[1]
-    ch = max(1, min(int(h * ZOOM_SHARE), ZOOM_MAX[0]))
-    cw = max(1, min(int(w * ZOOM_SHARE), ZOOM_MAX[1]))
-    return (h - ch) // 2, (w - cw) // 2, ch, cw
+    return centre_box(shape, ZOOM_MAX, ZOOM_SHARE)
 
 
 def _zoomed(centre: Frame) -> Frame:

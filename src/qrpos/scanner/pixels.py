@@ -1,5 +1,6 @@
 """Frame pixels for people and for memory: the aiming preview drawn in block characters,
-an area-mean resize with small temporaries, the homography of four corners (and
+an area-mean resize with small temporaries, the homography of four corners, a
+frame's centre (and
 `qrpos.memory`'s heap trim, re-exported). Used by the scan loop, the decoder's resampling
 and the virtual phone; numpy only (no OpenCV on the camera path)."""
 
@@ -58,3 +59,15 @@ def homographies(src: npt.ArrayLike, dst: npt.ArrayLike) -> npt.NDArray[np.float
     h = np.linalg.solve(a, d.reshape(k, 8)[..., None])[..., 0]
     out: npt.NDArray[np.float64] = np.concatenate([h, np.ones((k, 1))], axis=1).reshape(k, 3, 3)
     return out
+
+
+def centre_box(
+    shape: tuple[int, ...], most: tuple[int, int], share: float = 1.0
+) -> tuple[int, int, int, int]:
+    """Top, left, height and width of a frame's centre: `share` of each side, at most
+    `most` (rows, columns), at least one pixel. The passes that look at the centre only
+    (`zoom`, `deblur`) and the smear measure take theirs from here."""
+    h, w = shape[0], shape[1]
+    ch = max(1, min(int(h * share), most[0]))
+    cw = max(1, min(int(w * share), most[1]))
+    return (h - ch) // 2, (w - cw) // 2, ch, cw
