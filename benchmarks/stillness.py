@@ -4,14 +4,16 @@
     python benchmarks/stillness.py --synthetic           # the field set's still and hand-held
                                                          # phones (what the test suite runs)
 
-The decoder's further passes read the mean of the recent frames while the phone stays
-still (`qrpos.scanner.stack`). What that is worth in a shop depends on how still phones
-are there: a phone on the counter or a stand, or one held up in a hand. Record a few
-seconds of frames on the till (a Pi camera: `rpicam-still --timelapse 33 -t 5000 -o
-f%04d.jpg`; a USB webcam: `ffmpeg -f v4l2 -i /dev/video0 -t 5 f%04d.png`), of a phone held
-up and of one lying still, one folder each, and run this on the folders: it prints, per
-folder, how many frames went into the mean on each frame, and the share of frames whose
-mean had 2 frames or more (the share the stack can help on).
+The decoder's further passes read the mean of the recent frames of the phone in view
+(`qrpos.scanner.stack`: each tile of a new frame moved onto the mean by its own shift,
+refused where it then differs beyond the sensor's noise). What that is worth in a shop
+depends on how phones move there (on the counter or a stand, held up in a hand) and on
+whether the tiles follow them. Record a few seconds of frames on the till (a Pi camera:
+`rpicam-still --timelapse 33 -t 5000 -o f%04d.jpg`; a USB webcam: `ffmpeg -f v4l2 -i
+/dev/video0 -t 5 f%04d.png`), of a phone held up and of one lying still, one folder each,
+and run this on the folders: it prints, per folder, how many frames went into the mean on
+each frame (what most of its tiles hold), and the share of frames whose mean had 2 frames
+or more (the share the stack can help on).
 """
 
 from __future__ import annotations

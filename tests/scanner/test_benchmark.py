@@ -164,16 +164,21 @@ def test_stillness_counts_how_often_recorded_frames_were_averaged(tmp_path: Path
     each folder a row with the share of frames the stack averaged."""
     import cv2
 
-    from qrpos.scanner.fieldscenes import make_field_scene, render_field
+    from qrpos.scanner.fieldscenes import FieldScene, make_field_scene, render_field
 
     scene = make_field_scene("jpeg", 1, half="tune")
-    for name, frame_of in (("still", scene.at_frame), ("hand", scene.in_hand)):
+
+    def another(i: int) -> FieldScene:
+        return make_field_scene("thumb", i, half="tune")
+
+    for name, frame_of in (("still", scene.at_frame), ("hand", scene.in_hand), ("new", another)):
         (tmp_path / name).mkdir()
         for i in range(6):
             cv2.imwrite(str(tmp_path / name / f"f{i:02d}.png"), render_field(frame_of(i)))
     script = BENCHMARK.with_name("stillness.py")
+    folders = [str(tmp_path / name) for name in ("still", "hand", "new")]
     done = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "still"), str(tmp_path / "hand")],
+        [sys.executable, str(script), *folders],
         capture_output=True,
         text=True,
         timeout=120,
@@ -182,7 +187,8 @@ def test_stillness_counts_how_often_recorded_frames_were_averaged(tmp_path: Path
     assert done.returncode == 0, done.stdout + done.stderr
     rows = dict(re.findall(r"^(\S+)\s+6 frames\s+averaged\s+([\d.]+)%", done.stdout, re.M))
     assert rows[str(tmp_path / "still")] == "83.3"  # frames 2-6 of 6 averaged
-    assert float(rows[str(tmp_path / "hand")]) < 50.0
+    assert rows[str(tmp_path / "hand")] == "83.3"  # followed tile by tile
+    assert rows[str(tmp_path / "new")] == "0.0"  # another phone each frame: never
     synthetic = subprocess.run(
         [sys.executable, str(script), "--synthetic", "--count", "1"],
         capture_output=True,

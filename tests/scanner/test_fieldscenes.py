@@ -75,9 +75,10 @@ def test_a_phone_in_a_hand_moves_between_frames_by_a_tremor_s_size() -> None:
             assert b.frame_index == i and b.pitch == a.pitch and b.code_px == a.code_px
         for i in range(6):
             stack.add(render_field(scene.in_hand(i)))
-        stacked += len(stack) > 2
+        stacked += len(stack) == 6
     # a step is a tremor's (mm each way and degrees, one standard deviation)
     assert np.std(steps) == pytest.approx(HAND_MM, rel=0.3)
     assert np.std(turns) == pytest.approx(HAND_DEGREES, rel=0.4)
-    # such frames are not averaged: the stack refuses frames that moved
-    assert stacked <= 2
+    # such frames are averaged all the same, each tile moved onto the mean by its own
+    # shift (26 of the 28 scenes hold all six frames in most of their tiles)
+    assert stacked >= 0.85 * len(field_set(2, half="tune"))

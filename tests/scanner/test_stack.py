@@ -3,8 +3,10 @@ reading the average."""
 
 from __future__ import annotations
 
+import tracemalloc
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 import pytest
@@ -87,15 +89,24 @@ def test_a_phone_moved_by_whole_pixels_is_aligned_and_stacked(
     rng = np.random.default_rng(seed)
     frames = FrameStack()
     y, x = 30, 30
+    seen = []
     for dy, dx in moves:
         y, x = y + dy, x + dx
         noisy = np.clip(clean + rng.normal(0, 4.0, clean.shape), 0, 255).astype(np.uint8)
-        crop = noisy[30 - (y - 30) : 30 - (y - 30) + 480, 30 - (x - 30) : 30 - (x - 30) + 640]
-        out = frames.add(np.ascontiguousarray(crop))
+        out = frames.add(np.ascontiguousarray(noisy[60 - y : 540 - y, 60 - x : 700 - x]))
+        seen.append((y, x))
     assert len(frames) == len(moves)
-    truth = clean[30 - (y - 30) : 30 - (y - 30) + 480, 30 - (x - 30) : 30 - (x - 30) + 640]
-    # aligned to the newest frame: less noise than it, not the blur of a misaligned mean
-    assert _rms(out, truth.astype(np.float32)) < 0.85 * 4.0
+    # the mean lies where the first frame did, or where the phone went, to the pixel its
+    # coarse shift was rounded to: less noise than a frame there, not the blur of a
+    # misaligned mean (the edges, where a moved mean has nothing, left out)
+    places = {(y + a, x + b) for y, x in seen for a in (-1, 0, 1) for b in (-1, 0, 1)}
+    inside = (slice(16, -16), slice(16, -16))
+    best = min(
+        _rms(out[inside], clean[60 - y : 540 - y, 60 - x : 700 - x][inside].astype(np.float32))
+        for y, x in places
+        if 0 <= y <= 60 and 0 <= x <= 60
+    )
+    assert best < 0.85 * 4.0
 
 
 @settings(max_examples=30, deadline=None)
@@ -113,30 +124,53 @@ def test_the_shift_between_two_frames_is_found_to_the_pixel(seed: int, dy: int, 
         ("rolling_shutter", "part of a pixel"),
         ("jpeg", "part of a pixel"),
         ("tiny_modules", "part of a pixel"),
+        ("tiny_modules+jpeg", "part of a pixel"),
         ("rolling_shutter", "turned"),
         ("reflection", "turned"),
-        ("dark_mode+reflection", "another phone"),
     ],
 )
-def test_a_phone_that_moves_by_less_than_a_pixel_or_turns_starts_a_new_stack(
+def test_a_phone_that_moves_by_part_of_a_pixel_or_turns_is_followed_tile_by_tile(
     condition: str, how: str
 ) -> None:
+    # a hand moves a phone by a part of a pixel and turns it by a tenth of a degree a
+    # frame (`FieldScene.in_hand`): each tile of the new frame is moved onto the mean
     scene = _scene(condition)
     base = scene.base
     if how == "part of a pixel":
         moved = replace(base, offset=(base.offset[0] + 0.5 / base.width, base.offset[1]))
-    elif how == "turned":
-        moved = replace(base, roll=base.roll + 0.7)
     else:
-        moved = _scene("thumb", 3).base
+        moved = replace(base, roll=base.roll + 0.3)
+    truth = _noiseless(scene)
+    frames = FrameStack()
+    for i in range(3):
+        three = frames.add(render_field(scene.at_frame(i)))
+    assert len(frames) == 3
+    four = frames.add(render_field(replace(scene, base=replace(moved, frame_index=3))))
+    assert len(frames) == 4
+    held = _tiles_holding(frames, 4)
+    assert held.mean() >= 0.9  # a tile the move does not fit starts again (none here, or few)
+    # closer to the phone as the first frames showed it than before: the moved frame
+    # lowered the noise and did not blur the modules
+    assert _rms(four[held], truth[held]) < _rms(three[held], truth[held])
+
+
+def _tiles_holding(frames: FrameStack, count: int) -> npt.NDArray[np.bool_]:
+    """The pixels of the frame whose tile's mean holds `count` frames."""
+    held = np.asarray(frames.tile_counts() == count)
+    side = stack.TILE
+    h, w = frames.mean().shape
+    full: npt.NDArray[np.bool_] = np.repeat(np.repeat(held, side, 0), side, 1)[:h, :w]
+    return full
+
+
+def test_another_phone_starts_a_new_stack() -> None:
+    scene, other = _scene("dark_mode+reflection"), _scene("thumb", 3)
     frames = FrameStack()
     for i in range(3):
         frames.add(render_field(scene.at_frame(i)))
-    assert len(frames) == 3
-    new = render_field(replace(scene, base=replace(moved, frame_index=3)))
-    # a mean of frames that disagree would blur the modules: the new frame alone, as it is
-    assert frames.add(new) is new
-    assert len(frames) == 1
+    new = render_field(other)
+    # most of the frame shows another scene: a new mean, of the new frame alone
+    assert frames.add(new) is new and len(frames) == 1
 
 
 @settings(max_examples=60, deadline=None)
@@ -244,15 +278,127 @@ def test_the_passes_start_from_the_first_when_a_phone_arrives_over_a_still_count
 
 
 @pytest.mark.parametrize("condition", ["rolling_shutter", "jpeg", "thumb", "tiny_modules"])
-def test_a_phone_creeping_by_a_tenth_of_a_pixel_a_frame_leaves_the_mean(condition: str) -> None:
-    # each frame is within the threshold of the one before; the creep adds up, and the
-    # mean must not hold frames further apart than the threshold allows
+def test_a_phone_creeping_by_a_tenth_of_a_pixel_a_frame_is_followed_and_stays_sharp(
+    condition: str,
+) -> None:
+    # the creep adds up frame after frame: each frame is moved onto the first, so the
+    # mean stays as sharp as the first frame's phone while its noise falls
     scene = _scene(condition)
     base = scene.base
+    truth = _noiseless(scene)
     frames = FrameStack()
     sizes = []
     for i in range(12):
         creep = (base.offset[0] + 0.1 * i / base.width, base.offset[1])
-        frames.add(render_field(replace(scene, base=replace(base, offset=creep, frame_index=i))))
+        out = frames.add(
+            render_field(replace(scene, base=replace(base, offset=creep, frame_index=i)))
+        )
         sizes.append(len(frames))
-    assert max(sizes) <= 4 and sizes.count(1) >= 3
+    assert sizes == [min(i + 1, stack.DEPTH) for i in range(12)]
+    # a tile over the phone's edge sees two motions and starts again; the others hold
+    # `DEPTH` frames, less noisy than one (JPEG's blocks are the same in every frame, so
+    # they stay: 0.82 of a frame's error at quality 33, 0.33-0.5 without JPEG)
+    held = _tiles_holding(frames, stack.DEPTH)
+    assert held.mean() >= 0.85
+    single = render_field(scene)
+    assert _rms(out[held], truth[held]) < 0.9 * _rms(single[held], truth[held])
+
+
+@pytest.mark.parametrize(("index", "frames"), [(17, 2), (38, 4)])
+def test_a_tiny_jpeg_code_in_a_hand_no_single_frame_reads_is_read_from_the_stack(
+    index: int, frames: int
+) -> None:
+    # from the field set's tuning half: every pass on each of six hand-held frames reads
+    # nothing, and the stack before tiles (one shift for the whole frame) read nothing
+    # either: the phone moves over the counter, and only its own tiles follow it
+    scene = _scene("tiny_modules+jpeg", index)
+    shots = [render_field(scene.in_hand(i)) for i in range(6)]
+    alone = ZxingDecoder(budget_ms=None)
+    alone.plan.stack = None
+    assert not any(scene.payload in alone.decode(shot) for shot in shots)
+    stacked = ZxingDecoder(budget_ms=None)
+    read = [scene.payload in stacked.decode(shot) for shot in shots[:frames]]
+    assert read == [False] * (frames - 1) + [True]
+
+
+def _texture(seed: int, shape: tuple[int, int] = (192, 256)) -> npt.NDArray[np.float32]:
+    """A smooth random texture (a blurred noise field, grey levels about 128 ± 40)."""
+    noise = np.random.default_rng(seed).normal(128.0, 90.0, shape).astype(np.float32)
+    blurred: npt.NDArray[np.float32] = cv2.GaussianBlur(noise, (0, 0), 2.0)
+    return blurred
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.floats(-2.5, 2.5), st.floats(-2.5, 2.5))
+def test_each_tile_s_shift_is_found_to_a_tenth_of_a_pixel(seed: int, dy: float, dx: float) -> None:
+    before = _texture(seed)
+    h, w = before.shape
+    # `after` shows at (y + dy, x + dx) what `before` showed at (y, x)
+    move = np.array([[1.0, 0.0, dx], [0.0, 1.0, dy]], np.float32)
+    after = cv2.warpAffine(
+        before, move, (w, h), flags=cv2.INTER_CUBIC, borderMode=cv2.BORDER_REFLECT
+    )
+    rng = np.random.default_rng(seed + 1)
+    after = (after + rng.normal(0, 1.0, after.shape)).astype(np.float32)
+    found_y, found_x, agree = stack.tile_shifts(before, after, 32, stack._expected(after))
+    inner = (slice(1, -1), slice(1, -1))  # the border tiles see what the warp made up
+    assert np.abs(found_y[inner] - dy).max() < 0.1
+    assert np.abs(found_x[inner] - dx).max() < 0.1
+    assert agree[inner].all()
+    # and moved back by what was found, each tile shows `before` again
+    back = stack.tile_warp(after, found_y, found_x, 32)
+    assert float(np.abs(back - before)[32:-32, 32:-32].mean()) < 1.5
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 4), st.integers(1, 5), st.data())
+def test_moving_tiles_by_whole_pixels_cuts_each_from_its_place(
+    seed: int, down: int, across: int, data: st.DataObject
+) -> None:
+    side = 16
+    image = _texture(seed, (down * side, across * side))
+    shifts = st.integers(-7, 7)
+    dy = np.array(data.draw(st.lists(shifts, min_size=down * across, max_size=down * across)))
+    dx = np.array(data.draw(st.lists(shifts, min_size=down * across, max_size=down * across)))
+    dy, dx = (
+        dy.reshape(down, across).astype(np.float32),
+        dx.reshape(down, across).astype(np.float32),
+    )
+    out = stack.tile_warp(image, dy, dx, side)
+    edged = np.pad(image, 8, mode="edge")
+    for i in range(down):
+        for j in range(across):
+            y, x = i * side + int(dy[i, j]) + 8, j * side + int(dx[i, j]) + 8
+            tile = out[i * side : (i + 1) * side, j * side : (j + 1) * side]
+            assert np.array_equal(tile, edged[y : y + side, x : x + side])
+
+
+def test_the_stack_s_scratch_memory_stays_under_the_costliest_pass_s() -> None:
+    """The kiosk's RSS through a sale has a couple of MB to spare under 100 MB, and the
+    stack's scratch is freed before the passes run: its peak must stay under `zoom`'s
+    (6.2 MB on a 640x480 frame; a hand-held frame moved tile by tile peaks at about
+    5.7 MB). tracemalloc sees numpy's buffers."""
+    from qrpos.scanner.passes import PASSES
+
+    scene = _scene("thumb", 3)
+    frames = [render_field(scene.in_hand(i)) for i in range(4)]
+    held = FrameStack()
+    for frame in frames[:2]:
+        held.add(frame)  # numpy's first-use caches are not the stack's
+    PASSES["zoom"](frames[0])
+    peaks = []
+    for frame in frames[2:]:
+        tracemalloc.start()
+        try:
+            held.add(frame)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    assert len(held) == 4  # moved tile by tile, not refused
+    tracemalloc.start()
+    try:
+        PASSES["zoom"](frames[0])
+        zoom = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert max(peaks) < zoom, f"the stack peaked at {max(peaks) / 1e6:.1f} MB"

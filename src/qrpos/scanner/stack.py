@@ -1,30 +1,38 @@
-"""Consecutive frames of a phone held still, averaged: the sensor's noise falls as 1/√n.
+"""Consecutive frames of a phone in front of the camera, averaged: the sensor's noise falls
+as 1/√n.
 
 A code of 1.5 pixels a module under JPEG, or one smeared by a module's width of motion,
 is read or lost by a few grey levels; the camera's noise is of that size. A phone held up
-to the till stays in view for many frames, and while it is still, the mean of those frames
-shows the same code with less noise than any one of them. `FrameStack.add` takes each new
-frame and returns that mean, aligned to the new frame, over the frames that agree with it:
+to the till stays in view for many frames, and the mean of those frames shows the same
+code with less noise than any one of them, as long as each frame is added where it
+belongs. `FrameStack.add` takes each new frame and returns the mean of the frames so far
+that agree with it, the new one moved onto them:
 
 1. **whether it stayed**: the new frame against the mean so far (both halved): no part of
    the frame (8 × 8 of them) may differ by more than `CHANGED` times what the sensor's
-   noise gives (a phone arrived, a thumb came in), and what motion is left, estimated from
-   the image's gradients in each quarter of the frame (one Lucas–Kanade step: the residual
-   against the gradient), must stay under `STILL_PX`;
-2. **where it moved**, if it did not stay: the shift between the mean and the new frame,
-   in whole pixels, by phase correlation (numpy's FFT of the halved images; the peak's
-   place refined to a sub-pixel of the half frame, then rounded to a pixel of the full
-   one); the sum is moved by it, and the new frame must agree with the moved mean as in 1.
+   noise gives, and what motion is left, estimated from the image's gradients in each
+   quarter of the frame (one Lucas–Kanade step), must stay under `STILL_PX`. A frame that
+   stayed is added as it is.
+2. **where each part of it moved**, if it did not stay: a phone in a hand moves and turns
+   by a tremor's part of a pixel between frames, over a counter that does not move, so no
+   one shift fits the frame. The whole frame's motion is found first, coarsely (phase
+   correlation of the frames quartered, numpy's FFT: a fraction of a millisecond); if it
+   is over half of `MAX_SHIFT_PX`, the mean is moved by it in whole pixels (no
+   resampling). Then the frame is cut into `TILE` × `TILE` tiles, and each tile's shift
+   against the mean is found to a part of a pixel, from the coarse one (Lucas–Kanade,
+   `_ROUNDS` rounds on the halved frames, each round the tile moved by the shift so far;
+   a tile that does not settle, or has too little texture to tell, takes the median of
+   those that did). Each tile of the new frame is moved by its own shift (bilinear) and
+   added to the mean's tile if it then agrees with it (within `CHANGED` times the noise,
+   and settled to `STILL_PX`); a tile that does not (the phone's edge over the counter, a
+   thumb that came in) starts its own mean again from the moved frame. A frame most of
+   whose tiles do not agree (another phone, the counter without one) starts a new mean.
 
-A frame that agrees with neither (turned, moved by a part of a pixel, another scene)
-starts a new mean: a mean is of frames whose shift is known to `STILL_PX`, and it would
-otherwise blur the very modules it should clear. It is compared with the mean, not with
-the frame before it, so a phone that creeps by less than the threshold a frame leaves the
-mean once it has crept that far. The stack is what the further passes read (`PassPlan`):
-on a phone that stays still, each frame's passes see a cleaner image than the frame
-before; on one that moves they see the frame itself, as without a stack. A scene that
-stayed still for `SETTLED` frames and then changed is a phone arriving (`arrived`): the
-plan starts its passes from the first again.
+A frame moved onto the mean is resampled once, when it is added; the mean itself is
+never resampled, so a part-of-a-pixel error is not compounded frame after frame; it
+stays where the first frame lay (moved by whole pixels only). The stack is what the further
+passes read (`PassPlan`). A scene that stayed still for `SETTLED` frames and then changed
+is a phone arriving (`arrived`): the plan starts its passes from the first again.
 
 numpy only, like the passes: the kiosk's camera path does not load OpenCV.
 """
@@ -36,22 +44,34 @@ from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+from numpy.lib.stride_tricks import sliding_window_view
 
 from qrpos.scanner.frames import Frame
 
 _F32 = npt.NDArray[np.float32]
+_Bool = npt.NDArray[np.bool_]
 
 #: frames in a mean at most (0.27 s at 30 fps): noise falls by √8 ≈ 2.8
 DEPTH: Final = 8
-#: what motion a mean may hide, in pixels, per quarter of the frame
+#: what motion a frame that "stayed" may hide, in pixels, per quarter of the frame; and
+#: what a tile moved onto the mean may (the last Lucas–Kanade round's step)
 STILL_PX: Final = 0.2
-#: the furthest a phone may move between two frames and still be stacked, in pixels
+#: the furthest a phone may move from the mean and still be stacked, in pixels (the mean
+#: is moved, by whole pixels, when it moved over half of this)
 MAX_SHIFT_PX: Final = 16
-#: a quarter of the frame with less texture than this (smallest eigenvalue of its
-#: gradients' 2×2 structure, per pixel, in grey levels²) says nothing about motion
+#: the side of a tile that follows its own motion, in pixels: a hand turns a phone by a
+#: tenth of a degree a frame, which moves a tile's corners 0.1 px against its centre
+TILE: Final = 64
+#: how far a tile's shift may go from the whole frame's coarse one, in pixels
+TILE_SHIFT_PX: Final = 6.0
+#: Lucas–Kanade rounds a tile's shift is refined in (measured on the field set's tuning
+#: half, in a hand: 2, 3 and 4 rounds alike within a scene or two; 3 kept)
+_ROUNDS: Final = 3
+#: a quarter of the frame, or a tile, with less texture than this (smallest eigenvalue of
+#: its gradients' 2×2 structure, per pixel, in grey levels²) says nothing about motion
 _TEXTURE: Final = 4.0
-#: a part of the frame (one of 8 x 8) that differs from the mean so far by this many
-#: times what the sensor's noise gives has changed: the frames are not averaged
+#: a part of the frame (one of 8 x 8, or a tile) that differs from the mean so far by this
+#: many times what the sensor's noise gives has changed: it is not averaged
 CHANGED: Final = 2.0
 _BLOCKS: Final = 8
 #: what rounding to whole grey levels (and the ISP's JPEG) adds to a difference of frames
@@ -101,8 +121,16 @@ def shift_between(before: Frame, after: Frame) -> tuple[int, int]:
 
 
 def _shift(a: _F32, b: _F32) -> tuple[int, int]:
+    """`_offset` between two halved frames, in whole pixels of the frame."""
+    py, px = _offset(a, b)
+    return round(2 * py), round(2 * px)
+
+
+def _offset(a: _F32, b: _F32) -> tuple[float, float]:
+    """How far the scene moved from `a` to `b`, in their pixels, to a part of one: the peak
+    of their phase correlation (numpy's FFT)."""
     if min(a.shape) < 4:
-        return 0, 0
+        return 0.0, 0.0
     window = _window(a.shape)
     fa = np.fft.rfft2((a - a.mean()) * window)
     fb = np.fft.rfft2((b - b.mean()) * window)
@@ -112,9 +140,7 @@ def _shift(a: _F32, b: _F32) -> tuple[int, int]:
     y, x = np.unravel_index(int(np.argmax(r)), r.shape)
     py, px = _peak(r, int(y), int(x))
     h, w = a.shape
-    py = py - h if py > h / 2 else py
-    px = px - w if px > w / 2 else px
-    return round(2 * py), round(2 * px)
+    return (py - h if py > h / 2 else py), (px - w if px > w / 2 else px)
 
 
 def _moved(f: _F32, before: _F32, *, quarters: int = 2) -> float:
@@ -153,13 +179,21 @@ def _noise(small: _F32) -> float:
     return float(np.median(step)) / 0.6745 / float(np.sqrt(2.0))
 
 
+def _expected(small: _F32) -> float:
+    """The mean absolute difference two frames of a still scene show, from the noise:
+    two frames' noise differenced is √2 σ, whose mean absolute value is 0.8 of it."""
+    return 1.13 * _noise(small) + _GREY_STEP
+
+
 def changed(frame: Frame, before: Frame) -> float:
     """How much the most changed part of the frame changed since `before`, against what
     the sensor's noise alone would give (about 1 or less for a still scene)."""
-    return _changed(_halved(frame), _halved(before))
+    small = _halved(frame)
+    return _changed(small, _halved(before), _expected(small))
 
 
-def _changed(small: _F32, before: _F32) -> float:
+def _changed(small: _F32, before: _F32, expected: float) -> float:
+    """`changed` of two halved frames; `expected`: `_expected(small)`."""
     residual = np.abs(small - before)
     h, w = residual.shape
     bh, bw = h // _BLOCKS, w // _BLOCKS
@@ -167,15 +201,13 @@ def _changed(small: _F32, before: _F32) -> float:
         return 0.0
     cells = residual[: bh * _BLOCKS, : bw * _BLOCKS].reshape(_BLOCKS, bh, _BLOCKS, bw)
     worst = float(cells.mean(axis=(1, 3)).max())
-    # two frames' noise, differenced: sqrt(2) sigma, whose mean absolute value is 0.8 of it
-    expected = 1.13 * _noise(small) + _GREY_STEP
     return worst / expected
 
 
-def _agrees(small: _F32, before: _F32) -> bool:
+def _agrees(small: _F32, before: _F32, expected: float) -> bool:
     """Whether a halved frame shows what `before` showed: no part of it changed beyond
     the noise (a phone arrived, a hand came in) and nothing moved by `STILL_PX`."""
-    return _changed(small, before) <= CHANGED and _moved(small, before) * 2 <= STILL_PX
+    return _changed(small, before, expected) <= CHANGED and _moved(small, before) * 2 <= STILL_PX
 
 
 _Image = TypeVar("_Image", Frame, _F32)
@@ -191,87 +223,254 @@ def shifted(image: _Image, dy: int, dx: int, fill: _Image) -> _Image:
     return out
 
 
-class FrameStack:
-    """The mean of the recent frames that agree with the newest, aligned to it.
+def _padded(image: Frame | _F32, tiles: tuple[int, int], side: int) -> _F32:
+    """`image` as floats, its last row and column repeated to fill whole tiles."""
+    h, w = image.shape
+    f: _F32 = np.pad(
+        image.astype(np.float32), ((0, tiles[0] * side - h), (0, tiles[1] * side - w)), "edge"
+    )
+    return f
 
-    It keeps their sum, not the frames (one frame's worth of floats): past `depth` frames,
-    the sum is scaled by (depth - 1) / depth before a frame is added, so the mean weighs
-    the newest frame as one of `depth` and the older ones less and less.
+
+def _per_tile(a: _F32, side: int) -> _F32:
+    """The sum over each `side` × `side` tile of `a` (whose sides are whole tiles)."""
+    h, w = a.shape
+    out: _F32 = a.reshape(h // side, side, w // side, side).sum(axis=(1, 3), dtype=np.float32)
+    return out
+
+
+def tile_warp(image: _F32, dy: _F32, dx: _F32, side: int) -> _F32:
+    """`image` (whole tiles of `side`) sampled at (y + dy, x + dx), the shift constant over
+    each tile (`dy`, `dx`: one per tile, in pixels), bilinear; beyond the edge, the edge.
+
+    Each tile's window (one pixel more each way) is gathered in one indexing of a sliding
+    window view, then the four neighbours are blended: a few full-frame operations, no
+    per-pixel coordinates (about 1.5 ms for 640 × 480 here)."""
+    ty, tx = dy.shape
+    iy, ix = np.floor(dy), np.floor(dx)
+    reach = int(max(np.abs(iy).max(), np.abs(ix).max())) + 1
+    padded = np.pad(image, reach + 1, mode="edge")
+    rows = np.arange(ty)[:, None] * side + iy.astype(np.intp) + reach + 1
+    cols = np.arange(tx)[None, :] * side + ix.astype(np.intp) + reach + 1
+    windows = sliding_window_view(padded, (side + 1, side + 1))[rows, cols]
+    del padded
+    fy = (dy - iy).astype(np.float32)[:, :, None, None]
+    fx = (dx - ix).astype(np.float32)[:, :, None, None]
+    out: _F32 = np.empty((ty, side, tx, side), np.float32)
+    top = out.transpose(0, 2, 1, 3)  # the output, tile by tile
+    np.subtract(windows[:, :, :-1, 1:], windows[:, :, :-1, :-1], out=top)
+    top *= fx
+    top += windows[:, :, :-1, :-1]
+    bottom = windows[:, :, 1:, 1:] - windows[:, :, 1:, :-1]
+    bottom *= fx
+    bottom += windows[:, :, 1:, :-1]
+    bottom -= top
+    bottom *= fy
+    top += bottom
+    return out.reshape(ty * side, tx * side)
+
+
+def tile_shifts(
+    before: _F32,
+    after: _F32,
+    side: int,
+    expected: float,
+    start: tuple[float, float] = (0.0, 0.0),
+) -> tuple[_F32, _F32, _Bool]:
+    """Where each `side` × `side` tile of `before` went in `after` (same shapes, whole
+    tiles): per tile (dy, dx) such that `after` at (y + dy, x + dx) shows `before` at (y, x),
+    and whether the tile, moved so, agrees with `before`.
+
+    Each tile's shift is refined from `start` (the whole frame's motion, coarsely) in
+    `_ROUNDS` Lucas–Kanade rounds, up to `TILE_SHIFT_PX` from it. A tile whose rounds did
+    not settle (what a further round would move it by is over `STILL_PX`), or that has too
+    little texture to tell (a flat part, a single edge), takes the median shift of the
+    tiles that did settle: the frame's own motion, so that its tile lies where its
+    neighbours do. A tile agrees if, moved by its shift, its mean absolute difference from
+    `before` is within `CHANGED` times `expected` (what the noise alone gives, `_expected`)
+    and a further round would move it by no more than `STILL_PX`."""
+    gy, gx = np.gradient(before)
+    sxx, sxy, syy = _per_tile(gx * gx, side), _per_tile(gx * gy, side), _per_tile(gy * gy, side)
+    det = sxx * syy - sxy * sxy
+    smallest = (sxx + syy) / 2 - np.sqrt(((sxx - syy) / 2) ** 2 + sxy * sxy)
+    textured = (smallest / (side * side) > _TEXTURE) & (det > 0)
+    safe = np.where(textured, det, np.float32(1.0))
+    reach = np.float32(TILE_SHIFT_PX * side / TILE)
+    still = np.float32(STILL_PX * side / TILE)
+
+    def step(dy: _F32, dx: _F32) -> tuple[_F32, _F32, _F32]:
+        """What a further round would move each tile by, and its mean absolute residual."""
+        residual = tile_warp(after, dy, dx, side) - before
+        bx, by = _per_tile(gx * residual, side), _per_tile(gy * residual, side)
+        uy = np.where(textured, (sxx * by - sxy * bx) / safe, np.float32(0.0))
+        ux = np.where(textured, (syy * bx - sxy * by) / safe, np.float32(0.0))
+        np.abs(residual, out=residual)
+        return uy.astype(np.float32), ux.astype(np.float32), _per_tile(residual, side)
+
+    dy = np.full(det.shape, start[0], np.float32)
+    dx = np.full(det.shape, start[1], np.float32)
+    for _ in range(_ROUNDS):
+        uy, ux, _ = step(dy, dx)
+        dy = np.clip(dy - uy, start[0] - reach, start[0] + reach)
+        dx = np.clip(dx - ux, start[1] - reach, start[1] + reach)
+    uy, ux, off = step(dy, dx)
+    settled = textured & (np.hypot(uy, ux) <= still)
+    if settled.any() and not settled.all():
+        dy = np.where(settled, dy, np.median(dy[settled])).astype(np.float32)
+        dx = np.where(settled, dx, np.median(dx[settled])).astype(np.float32)
+        uy, ux, off = step(dy, dx)
+    agree: _Bool = (off / (side * side) <= CHANGED * expected) & (np.hypot(uy, ux) <= still)
+    return dy, dx, agree
+
+
+class FrameStack:
+    """The mean of the recent frames that agree with the newest, each moved onto the first.
+
+    It keeps their sum, not the frames (one frame's worth of floats), and how many frames
+    each tile's sum holds: past `depth` frames, a tile's sum is scaled by (depth - 1) /
+    depth before a frame is added, so the mean weighs the newest frame as one of `depth`
+    and the older ones less and less.
     """
 
     def __init__(self, depth: int = DEPTH) -> None:
         if depth < 1:
             raise ValueError(f"a stack holds at least one frame, not {depth}")
         self.depth = depth
+        #: the frames' sum, in whole tiles (beyond the frame: its edge repeated)
         self._sum: _F32 | None = None
-        #: the sum halved (`_halved` is linear: the sum of the frames' halves), what a new
-        #: frame is compared with
-        self._small_sum: _F32 | None = None
-        self._count = 0
+        #: how many frames each tile's sum holds
+        self._counts: _F32 = np.zeros((0, 0), np.float32)
+        #: the mean halved, what a new frame is compared with
+        self._small: _F32 = np.zeros((0, 0), np.float32)
+        self._shape: tuple[int, ...] = ()
+        #: the frame's tiles, down and across (the last ones reach past its edge)
+        self._tiles = (0, 0)
+        #: frames in a row that stayed (step 1 of the module's doc), the first included
+        self._still = 0
         #: whether the last frame broke a scene that had been still for `SETTLED` frames:
         #: the empty counter the camera watched has a phone over it now (or the phone
         #: that lay still was picked up). A phone moving in a hand breaks no still scene.
         self.arrived = False
 
     def __len__(self) -> int:
-        """How many frames the mean is of (at most `depth`)."""
-        return self._count
+        """How many frames the mean is of (at most `depth`; where tiles differ, what most
+        of them hold)."""
+        if self._sum is None:
+            return 0
+        return int(np.median(self._counts))
+
+    def tile_counts(self) -> npt.NDArray[np.float32]:
+        """How many frames each tile's mean holds (`TILE` × `TILE` tiles, down and across;
+        empty before the first frame)."""
+        if self._sum is None:
+            return np.zeros((0, 0), np.float32)
+        return self._counts.copy()
 
     def reset(self) -> None:
         """Forget the frames (the next one starts a new stack)."""
-        self._sum, self._small_sum, self._count = None, None, 0
+        self._sum, self._shape, self._still = None, (), 0
 
     def add(self, frame: Frame) -> Frame:
         """Take the new frame; return the mean of it and the frames before it that agree
-        with it (the frame itself when none does).
-
-        A new frame is compared with the mean so far, not with the frame before it: a
-        phone that creeps by less than the threshold a frame still leaves the mean once it
-        has crept that far from it."""
+        with it, tile by tile (the frame itself when none does)."""
         if frame.ndim != 2 or min(frame.shape) < SMALLEST:
             self.arrived = False
             self.reset()  # too small to tell motion from noise: never stacked
             return frame
         small = _halved(frame)
-        sums = self._joined(frame, small)
-        self.arrived = sums is None and self._count >= SETTLED
-        if sums is None:
-            self._sum, self._small_sum, self._count = frame.astype(np.float32), small, 1
-            return frame
-        total, small_total = sums
-        if self._count >= self.depth:
-            keep = np.float32((self.depth - 1) / self.depth)
-            total *= keep
-            small_total *= keep
-            self._count = self.depth - 1
-        total += frame
-        small_total += small
-        self._sum, self._small_sum, self._count = total, small_total, self._count + 1
-        return self.mean()
+        if self._sum is None or self._shape != frame.shape:
+            self.arrived = False
+            return self._start(frame, small)
+        expected = _expected(small)
+        if _agrees(small, self._small, expected):
+            self.arrived = False
+            self._still += 1
+            agree = np.ones(self._tiles, bool)
+            moved = _padded(frame, self._tiles, TILE)
+        else:
+            self.arrived = self._still >= SETTLED
+            self._still = 1
+            moved, agree = self._registered(frame, small, expected)
+            if agree.mean() < 0.5:
+                # most of the frame shows something else (another phone, the counter
+                # without one): a new scene, a new mean
+                return self._start(frame, small)
+        return self._added(moved, agree)
 
-    def _joined(self, frame: Frame, small: _F32) -> tuple[_F32, _F32] | None:
-        """The sums (full and halved), aligned to the new frame if the scene moved by
-        whole pixels; None if the frame does not agree with their mean (turned, tilted,
-        moved by a part of a pixel, or another scene)."""
-        total, small_total, n = self._sum, self._small_sum, np.float32(self._count)
-        if total is None or small_total is None or total.shape != frame.shape:
-            return None
-        before = small_total / n
-        if _agrees(small, before):
-            return total, small_total
-        dy, dx = _shift(before, small)
-        if (dy, dx) == (0, 0) or max(abs(dy), abs(dx)) > MAX_SHIFT_PX:
-            return None
-        moved = shifted(total, dy, dx, frame * n)
-        small_moved = _halved(moved)
-        if not _agrees(small, small_moved / n):
-            return None
-        return moved, small_moved
+    def _start(self, frame: Frame, small: _F32) -> Frame:
+        tiles = (-(-frame.shape[0] // TILE), -(-frame.shape[1] // TILE))
+        self._sum = _padded(frame, tiles, TILE)
+        self._counts = np.ones(tiles, np.float32)
+        self._small, self._shape, self._tiles, self._still = small, frame.shape, tiles, 1
+        return frame
+
+    def _registered(self, frame: Frame, small: _F32, expected: float) -> tuple[_F32, _Bool]:
+        """The new frame moved onto the mean tile by tile, and which tiles then agree."""
+        assert self._sum is not None
+        tiles = self._tiles
+        half = TILE // 2
+        # the whole frame's motion first, coarsely (the frames quartered: a fraction of a
+        # millisecond), for the tiles to start from
+        qy, qx = _offset(_halved(self._small), _halved(small))
+        sy, sx = 4 * qy, 4 * qx  # in pixels of the frame
+        if max(abs(sy), abs(sx)) > MAX_SHIFT_PX:
+            sy, sx = 0.0, 0.0
+        if max(abs(sy), abs(sx)) > MAX_SHIFT_PX / 2:
+            # far for the tiles to start from: the mean moved, by whole pixels (no
+            # resampling). The mean, not the sum: each tile's count stays where it is, and
+            # a sum moved across tiles of other counts would change their brightness
+            whole = round(sy), round(sx)
+            mean = shifted(self._mean(self._sum), *whole, _padded(frame, tiles, TILE))
+            self._sum = self._summed(mean)
+            self._small = _halved(mean[: self._shape[0], : self._shape[1]])
+            sy, sx = sy - whole[0], sx - whole[1]
+        dy, dx, agree = tile_shifts(
+            _padded(self._small, tiles, half),
+            _padded(small, tiles, half),
+            half,
+            expected,
+            start=(sy / 2, sx / 2),
+        )
+        return tile_warp(_padded(frame, tiles, TILE), 2 * dy, 2 * dx, TILE), agree
+
+    def _added(self, moved: _F32, agree: _Bool) -> Frame:
+        """Each agreeing tile of `moved` (the new frame moved onto the mean) added to the
+        mean's; the others start again from it (moved too: the mean's tiles stay where
+        their neighbours are)."""
+        assert self._sum is not None
+        ty, tx = self._tiles
+        counts = self._counts
+        full = counts >= self.depth
+        keep = np.float32((self.depth - 1) / self.depth)
+        scale = np.where(agree, np.where(full, keep, np.float32(1.0)), np.float32(0.0))
+        self._counts = np.where(agree, np.where(full, counts - 1, counts) + 1, 1).astype(np.float32)
+        total = self._sum.reshape(ty, TILE, tx, TILE)
+        total *= scale.astype(np.float32)[:, None, :, None]
+        total += moved.reshape(total.shape)
+        mean = self._mean(self._sum)
+        self._small = _halved(mean[: self._shape[0], : self._shape[1]])
+        return self._rounded(mean)
 
     def mean(self) -> Frame:
         """The mean of the frames in the stack, rounded to grey levels."""
         if self._sum is None:
             raise ValueError("an empty stack has no mean")
-        return np.ascontiguousarray(
-            np.clip(self._sum / np.float32(self._count) + 0.5, 0, 255).astype(np.uint8)
-        )
+        return self._rounded(self._mean(self._sum))
+
+    def _mean(self, total: _F32) -> _F32:
+        """`total` (a sum in whole tiles) over each tile's count."""
+        ty, tx = self._tiles
+        tiles = total.reshape(ty, TILE, tx, TILE) / self._counts[:, None, :, None]
+        out: _F32 = tiles.reshape(ty * TILE, tx * TILE)
+        return out
+
+    def _summed(self, mean: _F32) -> _F32:
+        """`mean` (in whole tiles) times each tile's count: the sum it is the mean of."""
+        ty, tx = self._tiles
+        tiles = mean.reshape(ty, TILE, tx, TILE) * self._counts[:, None, :, None]
+        out: _F32 = tiles.reshape(ty * TILE, tx * TILE)
+        return out
+
+    def _rounded(self, mean: _F32) -> Frame:
+        h, w = self._shape
+        return np.ascontiguousarray(np.clip(mean[:h, :w] + 0.5, 0, 255).astype(np.uint8))
