@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -98,6 +99,48 @@ def test_normalize_gives_a_faint_code_full_contrast_in_and_out_of_a_reflection()
         light = out[:, band][(modules[:, band] == 1) & core[:, band]]
         dark = out[:, band][(modules[:, band] == 0) & core[:, band]]
         assert np.percentile(light, 5) > 128 > np.percentile(dark, 95), band
+
+
+def test_normalize_leaves_no_step_at_its_cells_edges_where_the_light_changes() -> None:
+    # a reflection's soft rim across the frame: each 8x8 cell's mean and spread applied
+    # flat to its pixels made a step at every cell's edge (1.4x the change between
+    # neighbouring pixels inside a cell), which zxing-cpp took for module edges
+    rng = np.random.default_rng(3)
+    x = np.arange(320, dtype=np.float32)
+    rim = 40 + 80 / (1 + np.exp(-(x - 160) / 6))
+    frame = np.clip(np.tile(rim, (240, 1)) + rng.normal(0, 2, (240, 320)), 0, 255)
+    out = passes.normalize(frame.astype(np.uint8)).astype(np.float32)
+    change = np.abs(np.diff(out, axis=1))  # between columns j and j + 1
+    edges = change[:, passes.NORMALIZE_CELL - 1 :: passes.NORMALIZE_CELL].mean()
+    inside = np.delete(change, np.s_[passes.NORMALIZE_CELL - 1 :: passes.NORMALIZE_CELL], 1)
+    assert edges < 1.1 * inside.mean()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    arrays(
+        np.float32,
+        st.tuples(st.integers(1, 12), st.integers(1, 12)),
+        elements=st.floats(0, 255, width=32),
+    ),
+    st.integers(1, 9),
+)
+def test_values_between_cells_are_blended_from_the_cells_around_them(
+    cells: npt.NDArray[np.float32], step: int
+) -> None:
+    out = passes._between_cells(cells, step)
+    assert out.shape == (cells.shape[0] * step, cells.shape[1] * step)
+    # every pixel lies between the values of the 3x3 cells around its own
+    for i in range(cells.shape[0]):
+        for j in range(cells.shape[1]):
+            around = cells[max(0, i - 1) : i + 2, max(0, j - 1) : j + 2]
+            block = out[i * step : (i + 1) * step, j * step : (j + 1) * step]
+            assert around.min() - 1e-3 <= block.min() and block.max() <= around.max() + 1e-3
+    # a cell's central pixel (an odd step has one) takes its own value
+    if step % 2 == 1:
+        assert np.allclose(out[step // 2 :: step, step // 2 :: step], cells, atol=1e-3)
+    if np.ptp(cells) == 0:  # even cells, even pixels
+        assert np.allclose(out, cells.flat[0])
 
 
 @settings(max_examples=40, deadline=None)

@@ -162,9 +162,12 @@ def normalize(frame: Frame) -> Frame:
     """Smoothed (sensor noise), then each pixel's distance from the mean of the 24x24
     pixels around it, in units of their spread: a code of 18 grey levels between its
     light and dark modules, or half under a reflection, comes out at full contrast
-    everywhere. The mean and spread are taken on 8x8 cells (integer sums) and applied
-    to each cell's pixels by broadcasting, so the pass costs a few milliseconds and one
-    frame-sized float buffer, not the tens a per-pixel window would."""
+    everywhere. The mean and spread are taken on 8x8 cells (integer sums) and blended
+    between the cells' centres (bilinear), so the pass costs a few milliseconds, not the
+    tens a per-pixel window would; a cell's own mean and spread applied flat to its pixels
+    left steps at every cell's edge where the light changes fast (a reflection's rim),
+    which zxing-cpp took for module edges: the tuning half's dark mode with a reflection,
+    on the mean of six frames, 34 -> 38 of 40 read by this pass."""
     h, w = frame.shape
     step = NORMALIZE_CELL
     if h < step or w < step:
@@ -179,15 +182,33 @@ def normalize(frame: Frame) -> Frame:
     total = box_sum(cells.sum(axis=(1, 3), dtype=np.int32), 3)
     squares = box_sum(np.square(wide).sum(axis=(1, 3), dtype=np.int32), 3)
     del wide
-    mean = (total.astype(np.float32) / n)[:, None, :, None]
-    variance = squares.astype(np.float32) / n - np.square(mean[:, 0, :, 0])
-    spread = np.sqrt(np.maximum(variance, 1.0))[:, None, :, None]
-    z = cells.astype(np.float32)
-    z -= mean
-    z /= spread
-    z *= 60.0
+    mean = total.astype(np.float32) / n
+    spread = np.sqrt(np.maximum(squares.astype(np.float32) / n - np.square(mean), 1.0))
+    z = smoothed.astype(np.float32)
+    z -= _between_cells(mean, step)
+    z *= _between_cells(60.0 / spread, step)  # the gain blended, not the spread: one product
     z += 128.0
-    return _u8(z.reshape(hh, ww)[:h, :w])
+    return _u8(z[:h, :w])
+
+
+def _between_cells(values: npt.NDArray[np.float32], step: int) -> npt.NDArray[np.float32]:
+    """One value per `step` x `step` cell, as pixels: each pixel's value blended between
+    the centres of the cells around it (bilinear; beyond the outer centres, the edge)."""
+    offsets = (np.arange(step, dtype=np.float32) + 0.5) / step - 0.5  # from its centre
+    weight = np.abs(offsets)
+    toward = np.where(offsets < 0, -1, 1)
+    rows, cols = values.shape
+    # across first, on the cells' rows (a small array): each cell, `step` columns
+    other = np.clip(np.arange(cols)[:, None] + toward[None, :], 0, cols - 1)
+    across = values[:, :, None] + (values[:, other] - values[:, :, None]) * weight
+    across = across.reshape(rows, cols * step)
+    # then down, into the frame-sized output, whole rows at a time
+    other = np.clip(np.arange(rows)[:, None] + toward[None, :], 0, rows - 1)
+    out: npt.NDArray[np.float32] = across[other]
+    out -= across[:, None, :]
+    out *= weight[None, :, None]
+    out += across[:, None, :]
+    return out.reshape(rows * step, cols * step)
 
 
 #: the share of each side `zoom` takes from the frame's centre: 3x up, half the width and
