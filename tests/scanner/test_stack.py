@@ -402,3 +402,25 @@ def test_the_stack_s_scratch_memory_stays_under_the_costliest_pass_s() -> None:
     finally:
         tracemalloc.stop()
     assert max(peaks) < zoom, f"the stack peaked at {max(peaks) / 1e6:.1f} MB"
+
+
+def test_a_bigger_camera_frame_is_stacked_in_its_centre_at_a_640x480_frame_s_cost() -> None:
+    scene = _scene("thumb", 3)
+    big = replace(scene, base=replace(scene.base, width=1280, height=720))
+    frames = [render_field(big.in_hand(i)) for i in range(4)]
+    held = FrameStack()
+    for frame in frames[:3]:
+        out = held.add(frame)
+    tracemalloc.start()
+    try:
+        out = held.add(frames[3])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out.shape == frames[3].shape and len(held) == 4
+    top, left = (720 - 480) // 2, (1280 - 640) // 2
+    outside = np.ones(out.shape, bool)
+    outside[top : top + 480, left : left + 640] = False
+    assert np.array_equal(out[outside], frames[3][outside])  # the rest as the frame shows it
+    assert not np.array_equal(out[~outside], frames[3][~outside])  # the centre, the mean
+    assert peak < 8e6, f"peaked at {peak / 1e6:.1f} MB"  # 5.7 MB of scratch, and the copy
