@@ -13,8 +13,8 @@ that say how the kiosk reads phones it was not tuned on. Rows, over the same fra
 - kiosk, 6 frames: the same on up to 6 consecutive frames (0.2 s at 30 fps) of a phone
   held still (a stand, the counter): they differ by their sensor noise only;
 - kiosk, 6 in hand: the same, the phone held in a hand: between frames it moves and turns
-  as a hand's tremor moves it (`FieldScene.in_hand`, a model), so the frames cannot be
-  averaged (`qrpos.scanner.stack` refuses frames that moved);
+  as a hand's tremor moves it (`FieldScene.in_hand`, a model), so the frames are averaged
+  only where `qrpos.scanner.stack` moved each tile back onto the mean;
 - kiosk, all passes: every further pass on the first frame (no budget);
 - zxing-cpp alone: one `read_barcodes` call (try_invert), what the kiosk ran before;
 - pyzbar: `pyzbar.decode` on the frame;

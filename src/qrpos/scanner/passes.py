@@ -24,7 +24,8 @@ here by kind; `PASSES` has the order they run in):
 
 Every further pass's scan also reads a code the engine finds but cannot decode from its
 sampled grey modules (`qrpos.scanner.resample`). The further passes take, instead of the
-frame, the mean of the frames of a phone held still (`qrpos.scanner.stack`).
+frame, the mean of the phone's recent frames, each moved onto it tile by tile
+(`qrpos.scanner.stack`).
 
 numpy only: the kiosk's camera path does not load OpenCV (about 35 MB of memory).
 """
@@ -363,7 +364,7 @@ class PassPlan:
     so the plain pass stays the one cheap read the budget is measured by.
 
     With `stack` (the default), the further passes read the mean of the recent frames the
-    plain pass read nothing in, as long as the phone stays still (`FrameStack`): less
+    plain pass read nothing in, each moved onto the mean tile by tile (`FrameStack`): less
     sensor noise on each frame it is held up. A read, or `reset`, starts a new stack. A
     scene that stayed still and then changed (the counter the camera watched while armed,
     then a phone over it: `FrameStack.arrived`) starts the passes from the first again,
@@ -394,7 +395,7 @@ class PassPlan:
         #: how long the last frame's plain pass took (the scan loop sizes frames by it)
         self.plain_ms = 0.0
         self._plain_recent: deque[float] = deque(maxlen=_PLAIN_WINDOW)
-        #: the recent frames the plain pass read nothing in, while the phone stays still
+        #: the recent frames the plain pass read nothing in, moved onto one another
         self.stack: FrameStack | None = FrameStack() if stack else None
 
     @property
