@@ -424,3 +424,33 @@ def test_a_bigger_camera_frame_is_stacked_in_its_centre_at_a_640x480_frame_s_cos
     assert np.array_equal(out[outside], frames[3][outside])  # the rest as the frame shows it
     assert not np.array_equal(out[~outside], frames[3][~outside])  # the centre, the mean
     assert peak < 8e6, f"peaked at {peak / 1e6:.1f} MB"  # 5.7 MB of scratch, and the copy
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.tuples(st.integers(16, 150), st.integers(16, 150)),
+    st.lists(st.tuples(st.floats(-20, 20), st.floats(-20, 20)), min_size=2, max_size=6),
+    st.booleans(),
+)
+def test_any_frame_size_and_any_motion_are_stacked_without_fault(
+    seed: int, shape: tuple[int, int], moves: list[tuple[float, float]], flat: bool
+) -> None:
+    # a textured (or flat) scene moved by any amount, whole or part of a pixel, on a
+    # frame of any size from the smallest stacked: the tile path runs, and each mean has
+    # the frame's size and lies within the frames' grey levels
+    h, w = shape
+    base = np.full((h + 48, w + 48), 90, np.float32) if flat else _texture(seed, (h + 48, w + 48))
+    rng = np.random.default_rng(seed)
+    frames = FrameStack()
+    for dy, dx in moves:
+        move = np.array([[1.0, 0.0, dx], [0.0, 1.0, dy]], np.float32)
+        moved = cv2.warpAffine(base, move, (w + 48, h + 48), borderMode=cv2.BORDER_REFLECT)
+        noisy = moved[24 : 24 + h, 24 : 24 + w] + rng.normal(0, 2.0, (h, w))
+        frame = np.clip(noisy, 0, 255).astype(np.uint8)
+        out = frames.add(frame)
+        assert out.shape == frame.shape and out.dtype == np.uint8
+        assert 1 <= len(frames) <= stack.DEPTH
+        counts = frames.tile_counts()
+        assert counts.shape == (-(-h // stack.TILE), -(-w // stack.TILE))
+        assert counts.min() >= 1 and counts.max() <= stack.DEPTH
