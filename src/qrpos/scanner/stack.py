@@ -40,6 +40,7 @@ numpy only, like the passes: the kiosk's camera path does not load OpenCV.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 import numpy as np
@@ -148,32 +149,55 @@ def _offset(a: _F32, b: _F32) -> tuple[float, float]:
     return (py - h if py > h / 2 else py), (px - w if px > w / 2 else px)
 
 
+@dataclass(frozen=True)
+class _Gradients:
+    """The fixed half of a Lucas–Kanade step over an image's regions (`down` × `across`
+    pixels each, the image whole regions): its gradients, their 2×2 structure per region,
+    and which regions have texture enough to tell motion (the structure's smallest
+    eigenvalue, per pixel, over `_TEXTURE`)."""
+
+    gx: _F32
+    gy: _F32
+    xx: _F32
+    xy: _F32
+    yy: _F32
+    textured: _Bool
+    down: int
+    across: int
+
+    @classmethod
+    def of(cls, image: _F32, down: int, across: int) -> _Gradients:
+        gy, gx = np.gradient(image)
+        xx, xy = _regions(gx * gx, down, across), _regions(gx * gy, down, across)
+        yy = _regions(gy * gy, down, across)
+        smallest = (xx + yy) / 2 - np.sqrt(((xx - yy) / 2) ** 2 + xy * xy)
+        textured = (smallest / (down * across) > _TEXTURE) & (xx * yy - xy * xy > 0)
+        return cls(gx, gy, xx, xy, yy, textured, down, across)
+
+    def step(self, residual: _F32) -> tuple[_F32, _F32]:
+        """The motion (dy, dx) per region that `residual` (the moved image minus the one
+        the gradients are of) says is left; 0 where a region has no texture."""
+        bx = _regions(self.gx * residual, self.down, self.across)
+        by = _regions(self.gy * residual, self.down, self.across)
+        det = np.where(self.textured, self.xx * self.yy - self.xy * self.xy, np.float32(1.0))
+        uy = np.where(self.textured, (self.xx * by - self.xy * bx) / det, np.float32(0.0))
+        ux = np.where(self.textured, (self.yy * bx - self.xy * by) / det, np.float32(0.0))
+        return uy.astype(np.float32), ux.astype(np.float32)
+
+
 def _moved(f: _F32, before: _F32, *, quarters: int = 2) -> float:
     """The largest motion, in pixels, left between `before` and `f` in any of the frame's
     `quarters`² parts that has texture enough to tell (0.0 if none has): one Lucas–Kanade
     step, the residual `f - before` against `f`'s gradient."""
-    residual = f - before
-    gy, gx = np.gradient(f)
-    h, w = f.shape
-    worst = 0.0
-    for i in range(quarters):
-        for j in range(quarters):
-            part = (
-                slice(i * h // quarters, (i + 1) * h // quarters),
-                slice(j * w // quarters, (j + 1) * w // quarters),
-            )
-            x, y, r = gx[part], gy[part], residual[part]
-            xx, xy, yy = float((x * x).sum()), float((x * y).sum()), float((y * y).sum())
-            n = max(1, r.size)
-            det = xx * yy - xy * xy
-            smallest = (xx + yy) / 2 - np.sqrt(max(0.0, ((xx - yy) / 2) ** 2 + xy * xy))
-            if smallest / n < _TEXTURE or det <= 0:
-                continue
-            bx, by = float((x * r).sum()), float((y * r).sum())
-            dx = (yy * bx - xy * by) / det
-            dy = (xx * by - xy * bx) / det
-            worst = max(worst, float(np.hypot(dx, dy)))
-    return worst
+    down, across = f.shape[0] // quarters, f.shape[1] // quarters
+    if not down or not across:
+        return 0.0
+    f, before = (
+        f[: down * quarters, : across * quarters],
+        before[: down * quarters, : across * quarters],
+    )
+    uy, ux = _Gradients.of(f, down, across).step(f - before)
+    return float(np.hypot(uy, ux).max())
 
 
 def _noise(small: _F32) -> float:
@@ -237,10 +261,10 @@ def _padded(image: Frame | _F32, tiles: tuple[int, int], side: int) -> _F32:
     return f
 
 
-def _per_tile(a: _F32, side: int) -> _F32:
-    """The sum over each `side` × `side` tile of `a` (whose sides are whole tiles)."""
+def _regions(a: _F32, down: int, across: int) -> _F32:
+    """The sum over each `down` × `across` region of `a` (whose sides are whole regions)."""
     h, w = a.shape
-    out: _F32 = a.reshape(h // side, side, w // side, side).sum(axis=(1, 3), dtype=np.float32)
+    out: _F32 = a.reshape(h // down, down, w // across, across).sum(axis=(1, 3), dtype=np.float32)
     return out
 
 
@@ -294,26 +318,20 @@ def tile_shifts(
     neighbours do. A tile agrees if, moved by its shift, its mean absolute difference from
     `before` is within `CHANGED` times `expected` (what the noise alone gives, `_expected`)
     and a further round would move it by no more than `STILL_PX`."""
-    gy, gx = np.gradient(before)
-    sxx, sxy, syy = _per_tile(gx * gx, side), _per_tile(gx * gy, side), _per_tile(gy * gy, side)
-    det = sxx * syy - sxy * sxy
-    smallest = (sxx + syy) / 2 - np.sqrt(((sxx - syy) / 2) ** 2 + sxy * sxy)
-    textured = (smallest / (side * side) > _TEXTURE) & (det > 0)
-    safe = np.where(textured, det, np.float32(1.0))
+    gradients = _Gradients.of(before, side, side)
+    textured = gradients.textured
     reach = np.float32(TILE_SHIFT_PX * side / TILE)
     still = np.float32(STILL_PX * side / TILE)
 
     def step(dy: _F32, dx: _F32) -> tuple[_F32, _F32, _F32]:
         """What a further round would move each tile by, and its mean absolute residual."""
         residual = tile_warp(after, dy, dx, side) - before
-        bx, by = _per_tile(gx * residual, side), _per_tile(gy * residual, side)
-        uy = np.where(textured, (sxx * by - sxy * bx) / safe, np.float32(0.0))
-        ux = np.where(textured, (syy * bx - sxy * by) / safe, np.float32(0.0))
+        uy, ux = gradients.step(residual)
         np.abs(residual, out=residual)
-        return uy.astype(np.float32), ux.astype(np.float32), _per_tile(residual, side)
+        return uy, ux, _regions(residual, side, side)
 
-    dy = np.full(det.shape, start[0], np.float32)
-    dx = np.full(det.shape, start[1], np.float32)
+    dy = np.full(textured.shape, start[0], np.float32)
+    dx = np.full(textured.shape, start[1], np.float32)
     for _ in range(_ROUNDS):
         uy, ux, _ = step(dy, dx)
         dy = np.clip(dy - uy, start[0] - reach, start[0] + reach)
