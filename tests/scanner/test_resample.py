@@ -122,7 +122,9 @@ def test_a_code_the_engine_finds_but_cannot_decode_is_read_from_its_modules() ->
 
 @pytest.mark.parametrize(
     ("condition", "index"),
-    [("small_far+focus_blur+tilt", 1), ("motion_perspective", 13), ("dark_mode+reflection", 20)],
+    # dark mode with a reflection had one (index 20); since `normalize` blends its cells'
+    # statistics, every such scene of the tuning half reads without resampling
+    [("small_far+focus_blur+tilt", 1), ("motion_perspective", 13)],
 )
 def test_the_field_sets_hard_codes_read_with_resampling_only(condition: str, index: int) -> None:
     scene = make_field_scene(condition, index, half="tune")
