@@ -98,7 +98,7 @@ def _halved(frame: Frame | _F32) -> _F32:
 
 @functools.lru_cache(maxsize=4)
 def _window(shape: tuple[int, ...]) -> _F32:
-    """The Hann window phase correlation weighs a halved frame by (one per frame size,
+    """The Hann window phase correlation weighs a reduced frame by (one per frame size,
     kept: read-only, as every caller shares it)."""
     window = np.outer(np.hanning(shape[0]), np.hanning(shape[1])).astype(np.float32)
     window.setflags(write=False)
@@ -118,18 +118,6 @@ def _peak(r: npt.NDArray[np.floating[Any]], y: int, x: int) -> tuple[float, floa
         bend = a - 2 * b + c
         out.append(at + (0.5 * (a - c) / bend if bend < 0 else 0.0))
     return out[0], out[1]
-
-
-def shift_between(before: Frame, after: Frame) -> tuple[int, int]:
-    """How far the scene moved from `before` to `after`, in whole pixels (dy, dx):
-    `after[y, x]` shows what `before[y - dy, x - dx]` showed."""
-    return _shift(_halved(before), _halved(after))
-
-
-def _shift(a: _F32, b: _F32) -> tuple[int, int]:
-    """`_offset` between two halved frames, in whole pixels of the frame."""
-    py, px = _offset(a, b)
-    return round(2 * py), round(2 * px)
 
 
 def _offset(a: _F32, b: _F32) -> tuple[float, float]:
