@@ -86,13 +86,15 @@ def test_deblur_brings_a_smeared_code_closer_to_the_sharp_one(
 @pytest.mark.parametrize("index", [9, 16, 32])
 def test_deblur_reads_a_swung_phone_no_other_pass_reads(index: int) -> None:
     """Tuning-half scenes of a phone with a thumb on it, swung: neither the plain scan
-    nor any other pass (each with its resampling) reads the frame; deblurred, it reads."""
+    nor any other pass (each with its resampling) reads the frame; deblurred, it reads.
+    `locate`, which came after, reads 9 and 16 as well (it finds the code by its texture
+    and fits the grid): the order tries `deblur`, ten times cheaper, long before it."""
     scene = make_field_scene("thumb+motion_blur", index, half="tune")
     frame = render_field(scene)
     engine = ZxingDecoder(passes=())
     assert scene.payload not in engine.scan(frame)
     for name, transform in PASSES.items():
-        if name != "deblur":
+        if name not in ("deblur", "locate"):
             assert scene.payload not in engine.scan(transform(frame)), name
     assert engine.scan(PASSES["deblur"](frame)) == [scene.payload]
 

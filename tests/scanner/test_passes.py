@@ -42,6 +42,9 @@ def test_every_pass_gives_a_contiguous_8_bit_image_of_its_size(frame: Frame) -> 
     for name, transform in PASSES.items():
         out = transform(frame)
         assert out.dtype == np.uint8 and out.flags.c_contiguous, name
+        if name == "locate":  # clean codes drawn side by side: a size of their own
+            assert out.ndim == 2, name
+            continue
         assert out.shape == sizes.get(name, (h, w)), name
 
 
@@ -322,10 +325,10 @@ def test_the_run_time_budget_gives_a_slower_core_the_same_passes(slower: float) 
     per_frame = len(auto.last_passes) - 1
     # the frame's scans go on until they have spent 12 plain passes' time, at any speed,
     # until the 50 ms ceiling binds (at 4x a scan is 4.8 ms: 11 scans reach 50 ms, so the
-    # last pass goes to the next frame)
+    # last two passes go to the next frame)
     scans = math.ceil(min(PASS_BUDGET_CAP_MS, BUDGET_PER_PLAIN * 1.2 * slower) / (1.2 * slower))
     assert per_frame == min(len(PASSES), scans - 1)
-    assert per_frame >= len(PASSES) - 1
+    assert per_frame >= len(PASSES) - 2
     if slower > 1:
         assert len(fixed.last_passes) - 1 < per_frame
 

@@ -231,7 +231,9 @@ class ZxingDecoder:
         """`read`, and when it decodes nothing, the codes it found but could not decode
         read again from their sampled modules (`resample`, unless turned off)."""
         results = self._results(frame, errors=self.resample)
-        found = [bytes(r.bytes) for r in results if r.valid]
+        # each code once: an image of several clean codes (`qrpos.scanner.locate`) holds
+        # the same one drawn a few ways
+        found = list(dict.fromkeys(bytes(r.bytes) for r in results if r.valid))
         if found or not self.resample:
             return found
         tried: list[tuple[float, float]] = []

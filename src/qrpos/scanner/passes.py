@@ -36,14 +36,15 @@ import statistics
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from qrpos.scanner.deblur import deblur
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.pixels import centre_box
+from qrpos.scanner.locate import locate
+from qrpos.scanner.pixels import box_sum, centre_box
 from qrpos.scanner.stack import FrameStack
 
 #: a pass: the frame in, the image to scan out
@@ -65,20 +66,6 @@ def half(frame: Frame) -> Frame:
     f = frame[:h, :w].astype(np.uint16)
     total = f[0::2, 0::2] + f[1::2, 0::2] + f[0::2, 1::2] + f[1::2, 1::2]
     return np.ascontiguousarray(((total + 2) >> 2).astype(np.uint8))
-
-
-_Box = TypeVar("_Box", _U16, _I32, npt.NDArray[np.float32], npt.NDArray[np.float64])
-
-
-def box_sum(f: _Box, side: int) -> _Box:
-    """Sum over each pixel's side x side neighbourhood (edges repeated), added up in
-    order, left to right: exact for integers, the same bits every time for floats."""
-    r = side // 2
-    p = np.pad(f, r, mode="edge")
-    h, w = f.shape
-    rows = sum((p[i : i + h] for i in range(1, side)), p[:h])
-    out: _Box = sum((rows[:, i : i + w] for i in range(1, side)), rows[:, :w])
-    return out
 
 
 def _box3(f: _U16) -> _U16:
@@ -321,6 +308,7 @@ PASSES: dict[str, Transform] = {
     "zoom": zoom,
     "sharpen": sharpen,
     "half": half,
+    "locate": locate,
 }
 DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)
 #: how long one empty frame may spend on further passes: about a third of a 30 fps frame

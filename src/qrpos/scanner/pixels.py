@@ -5,6 +5,8 @@ resampling and passes, and the virtual phone; numpy only (no OpenCV on the camer
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 import numpy.typing as npt
 
@@ -46,15 +48,11 @@ def homographies(src: npt.ArrayLike, dst: npt.ArrayLike) -> npt.NDArray[np.float
     s = np.asarray(src, np.float64).reshape(4, 2)
     d = np.asarray(dst, np.float64).reshape(-1, 4, 2)
     k = d.shape[0]
-    a = np.zeros((k, 8, 8))
-    for i, (x, y) in enumerate(s):
-        u, v = d[:, i, 0], d[:, i, 1]
-        a[:, 2 * i, 0:3] = (x, y, 1.0)
-        a[:, 2 * i, 6] = -u * x
-        a[:, 2 * i, 7] = -u * y
-        a[:, 2 * i + 1, 3:6] = (x, y, 1.0)
-        a[:, 2 * i + 1, 6] = -v * x
-        a[:, 2 * i + 1, 7] = -v * y
+    a = np.zeros((k, 4, 2, 8))  # the rows for point i: [i, 0] for u, [i, 1] for v
+    a[:, :, 0, 0:2] = a[:, :, 1, 3:5] = s
+    a[:, :, 0, 2] = a[:, :, 1, 5] = 1.0
+    a[:, :, :, 6:8] = -d[:, :, :, None] * s[None, :, None, :]
+    a = a.reshape(k, 8, 8)
     h = np.linalg.solve(a, d.reshape(k, 8)[..., None])[..., 0]
     out: npt.NDArray[np.float64] = np.concatenate([h, np.ones((k, 1))], axis=1).reshape(k, 3, 3)
     return out
@@ -70,3 +68,23 @@ def centre_box(
     ch = max(1, min(int(h * share), most[0]))
     cw = max(1, min(int(w * share), most[1]))
     return (h - ch) // 2, (w - cw) // 2, ch, cw
+
+
+_Box = TypeVar(
+    "_Box",
+    npt.NDArray[np.uint16],
+    npt.NDArray[np.int32],
+    npt.NDArray[np.float32],
+    npt.NDArray[np.float64],
+)
+
+
+def box_sum(f: _Box, side: int) -> _Box:
+    """Sum over each pixel's side x side neighbourhood (edges repeated), added up in
+    order, left to right: exact for integers, the same bits every time for floats."""
+    r = side // 2
+    p = np.pad(f, r, mode="edge")
+    h, w = f.shape
+    rows = sum((p[i : i + h] for i in range(1, side)), p[:h])
+    out: _Box = sum((rows[:, i : i + w] for i in range(1, side)), rows[:, :w])
+    return out

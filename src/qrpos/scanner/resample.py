@@ -33,8 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.passes import box_sum
-from qrpos.scanner.pixels import homographies
+from qrpos.scanner.pixels import box_sum, homographies
 
 _F64 = npt.NDArray[np.float64]
 _Bool = npt.NDArray[np.bool_]
@@ -115,30 +114,42 @@ def _sample(image: Frame, maps: _F64, points: _F64) -> _F64:
     """(k, m): the image's grey value (bilinear) at m points in module coordinates (m, 2)
     through each of the k maps."""
     h, w = image.shape
-    xy1 = np.concatenate([points, np.ones((points.shape[0], 1))], axis=1)  # (m, 3)
-    p = maps @ xy1.T  # (k, 3, m)
+    p = maps[:, :, :2] @ points.T + maps[:, :, 2:]  # (k, 3, m)
     z = p[:, 2]
-    z = np.where(np.abs(z) < 1e-9, 1e-9, z)
+    z[np.abs(z) < 1e-9] = 1e-9
     # a point off the frame reads the frame's edge; one that is no number at all (corners
     # far beyond any frame) reads its first pixel: no fit ever prefers such corners
-    x = np.clip(np.nan_to_num(p[:, 0] / z), 0.0, w - 1.001)
-    y = np.clip(np.nan_to_num(p[:, 1] / z), 0.0, h - 1.001)
-    x0 = x.astype(np.intp)
-    y0 = y.astype(np.intp)
-    fx, fy = x - x0, y - y0
-    f = image
-    top = f[y0, x0] * (1 - fx) + f[y0, x0 + 1] * fx
-    bottom = f[y0 + 1, x0] * (1 - fx) + f[y0 + 1, x0 + 1] * fx
-    out: _F64 = top * (1 - fy) + bottom * fy
+    xy = p[:, :2] / z[:, None]
+    xy[~np.isfinite(xy)] = 0.0
+    np.maximum(xy, 0.0, out=xy)
+    np.minimum(xy, np.array([w - 1.001, h - 1.001])[None, :, None], out=xy)
+    corner = xy.astype(np.intp)
+    part = (xy - corner).astype(np.float32)
+    fx, fy = part[:, 0], part[:, 1]
+    flat = image.ravel()
+    at = corner[:, 1] * w + corner[:, 0]
+    # in 32-bit floats: a grey level to 1e-5, at half the memory traffic of 64
+    top = flat[at].astype(np.float32)
+    top += (flat[at + 1] - top) * fx
+    bottom = flat[at + w].astype(np.float32)
+    bottom += (flat[at + w + 1] - bottom) * fx
+    bottom -= top
+    bottom *= fy
+    top += bottom
+    out: _F64 = top.astype(np.float64)
     return out
 
 
 def _fit(samples: _F64, dark: _Bool) -> _F64:
     """How well each row of samples of the known modules shows them: the gap between the
     light and the dark ones over their spread (either way round: dark mode is inverted)."""
-    d, li = samples[:, dark], samples[:, ~dark]
-    spread = np.sqrt((d.var(axis=1) + li.var(axis=1)) / 2) + 1.0
-    out: _F64 = np.abs(li.mean(axis=1) - d.mean(axis=1)) / spread
+    weights = np.stack([dark, ~dark], axis=1).astype(np.float64)  # (m, 2)
+    counts = weights.sum(axis=0)
+    means = samples @ weights / counts  # (k, 2)
+    squares = np.square(samples) @ weights / counts
+    variances = np.maximum(squares - np.square(means), 0.0)
+    spread = np.sqrt(variances.mean(axis=1)) + 1.0
+    out: _F64 = np.abs(means[:, 1] - means[:, 0]) / spread
     return out
 
 
@@ -157,13 +168,36 @@ def _moves() -> _F64:
     return np.concatenate([single, np.array(whole)])
 
 
-_MOVES = _moves()
+MOVES = _moves()
 
 
-def refine(image: Frame, corners: Corners, version: int) -> _F64:
-    """The four corners (4, 2) moved to where the code's known patterns fit best.
+def refine(
+    image: Frame, corners: Corners, version: int, steps: Sequence[float] = REFINE_STEPS
+) -> _F64:
+    """The four corners (4, 2) moved to where the code's known patterns fit best, by
+    `steps` (in modules), each while a move fits better.
 
     Raises `numpy.linalg.LinAlgError` for corners no code can have (three in a line)."""
+    return fitted(image, corners, version, steps)[0]
+
+
+def fits(image: Frame, corners: _F64, version: int) -> _F64:
+    """(k,): how well the known patterns of a code of `version` fit at each of k sets
+    of four corners (k, 4, 2), as `fitted` scores them. Raises `numpy.linalg.LinAlgError`
+    for corners no code can have (three in a line)."""
+    n = side_of(version)
+    known, dark = function_patterns(version)
+    rows, cols = np.nonzero(known)
+    points = np.stack([cols + 0.5, rows + 0.5], axis=1).astype(np.float64)
+    return _fit(_sample(image, _homographies(corners, n), points), dark[rows, cols])
+
+
+def fitted(
+    image: Frame, corners: Corners, version: int, steps: Sequence[float] = REFINE_STEPS
+) -> tuple[_F64, float]:
+    """`refine`'s corners, and how well the code's known patterns fit there (the gap
+    between their dark and light modules over the spread: 0 for no code, 1.5-3 for a
+    sharp one, ~0.5-1 for the blurred ones this is for)."""
     n = side_of(version)
     known, dark = function_patterns(version)
     rows, cols = np.nonzero(known)
@@ -175,10 +209,10 @@ def refine(image: Frame, corners: Corners, version: int) -> _F64:
     is_dark = dark[rows, cols]
     best = np.array(corners, np.float64).reshape(4, 2)
     module = max(1e-3, float(np.linalg.norm(best[1] - best[0])) / n)
-    score = _fit(_sample(image, _homographies(best[None], n), points), is_dark)[0]
-    for step in REFINE_STEPS:
+    score = float(_fit(_sample(image, _homographies(best[None], n), points), is_dark)[0])
+    for step in steps:
         for _ in range(_REFINE_ROUNDS):
-            tried = best[None] + _MOVES * (step * module)
+            tried = best[None] + MOVES * (step * module)
             try:
                 fits = _fit(_sample(image, _homographies(tried, n), points), is_dark)
             except np.linalg.LinAlgError:  # a move put three corners in a line
@@ -187,7 +221,7 @@ def refine(image: Frame, corners: Corners, version: int) -> _F64:
             if fits[pick] <= score:
                 break
             best, score = tried[pick], float(fits[pick])
-    return best
+    return best, score
 
 
 def modules(image: Frame, corners: Corners, version: int) -> _F64:
@@ -231,7 +265,16 @@ def images(image: Frame, corners: Corners, version: int) -> Iterator[Frame]:
     try:
         with np.errstate(all="ignore"):  # corners no phone gives: nothing read, no warning
             fitted = refine(image, corners, version)
-            grid = modules(image, fitted, version)
+    except np.linalg.LinAlgError:  # corners in a line: not a code's
+        return
+    yield from clean_codes(image, fitted, version)
+
+
+def clean_codes(image: Frame, corners: Corners, version: int) -> Iterator[Frame]:
+    """Clean codes of the grid at `corners` (already fitted), thresholded a few ways."""
+    try:
+        with np.errstate(all="ignore"):
+            grid = modules(image, corners, version)
     except np.linalg.LinAlgError:  # corners in a line: not a code's
         return
     for sharpen, radius in THRESHOLDS:
