@@ -1,7 +1,8 @@
 """Frame pixels for people and for memory: the aiming preview drawn in block characters,
 an area-mean resize with small temporaries, the homography of four corners, a frame's
-centre (and `qrpos.memory`'s heap trim, re-exported). Used by the scan loop, the decoder's
-resampling and passes, and the virtual phone; numpy only (no OpenCV on the camera path)."""
+centre, box sums (and `qrpos.memory`'s heap trim, re-exported). Used by the scan loop,
+the decoder's resampling and passes, and the virtual phone; numpy only (no OpenCV on the
+camera path)."""
 
 from __future__ import annotations
 
