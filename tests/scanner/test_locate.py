@@ -209,3 +209,23 @@ def test_the_fit_batched_is_the_fit_one_at_a_time() -> None:
     batch = resample.fits(frame, sets, 4)
     for corners, fit in zip(sets, batch, strict=True):
         assert resample.fitted(frame, corners, 4, steps=())[1] == pytest.approx(float(fit))
+
+
+def test_a_big_frame_is_located_in_its_centre_at_a_small_frames_memory() -> None:
+    """A camera set to 1280x720: the code in the centre is read, the pass looks at the
+    centre's 640x480 only, and its memory stays under `zoom`'s (which is capped alike)."""
+    payload = b"vqr_" + b"big-frame-0123456789-abcdefghij"
+    small, _ = _scene(payload, 20.0, 4.0, np.zeros((4, 2)), blur=0.2, seed=5)
+    big = np.full((720, 1280), int(np.median(small)), np.uint8)
+    big[120:600, 320:960] = small
+    assert _ENGINE.scan(locate.locate(big)) == [payload]
+    peaks: dict[str, int] = {}
+    for name in ("locate", "zoom"):
+        PASSES[name](big)
+        tracemalloc.start()
+        try:
+            PASSES[name](big)
+            peaks[name] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peaks["locate"] < peaks["zoom"], f"locate peaked at {peaks['locate'] / 1e6:.1f} MB"

@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from qrpos.scanner import resample
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.pixels import box_sum
+from qrpos.scanner.pixels import box_sum, centre_box
 
 _F32 = npt.NDArray[np.float32]
 _F64 = npt.NDArray[np.float64]
@@ -45,6 +45,9 @@ _Bool = npt.NDArray[np.bool_]
 #: on synthetic codes (3-5 px a module, turned, tilted; 148 of 150 read, 7 and 0.45:
 #: 140) and the tuning half's moving, tilted phones (39 of 66 frames read; 7: 36-40)
 WINDOW = 5
+#: at most this much of a frame's centre is looked at (a 640x480 frame whole): on a camera
+#: set to 1280x720 the pass costs what it costs at 640x480
+LOCATE_MAX = (480, 640)
 #: where between the frame's median texture and its peak the code's patch is cut (0.15:
 #: the patch spills into the phone's bezel; 0.6: it loses the corners of light modules)
 THRESHOLD = 0.3
@@ -80,8 +83,11 @@ def texture(frame: Frame) -> _F32:
     change across and the mean change down over `WINDOW` x `WINDOW` pixels."""
     if min(frame.shape) >= 64:
         h, w = frame.shape[0] // 2 * 2, frame.shape[1] // 2 * 2
-        f = frame[:h, :w].astype(np.float32)
-        g = (f[0::2, 0::2] + f[1::2, 0::2] + f[0::2, 1::2] + f[1::2, 1::2]) * np.float32(0.25)
+        total = frame[0:h:2, 0:w:2].astype(np.uint16)  # 2x2 sums in 16 bits: small
+        for dy, dx in ((0, 1), (1, 0), (1, 1)):
+            total += frame[dy:h:2, dx:w:2]
+        g = total.astype(np.float32)
+        g *= np.float32(0.25)
     else:
         g = frame.astype(np.float32)
     across = np.zeros_like(g)
@@ -196,8 +202,7 @@ def outline(frame: Frame) -> _F64 | None:
     quad = _largest_quad(_fewer(_hull(points), _HULL_VERTICES))
     if quad is None:
         return None
-    scale = frame.shape[0] / t.shape[0]
-    quad = quad * scale
+    quad = quad * (2.0 if t.shape != frame.shape else 1.0)
     centre = quad.mean(axis=0)
     order = np.argsort(np.arctan2(quad[:, 1] - centre[1], quad[:, 0] - centre[0]))
     out: _F64 = quad[order]  # by angle with y down: clockwise on screen
@@ -252,6 +257,8 @@ def locate(frame: Frame) -> Frame:
     blank = np.full((8, 8), 255, np.uint8)
     if frame.ndim != 2 or min(frame.shape) < 16:
         return blank
+    top, left, height, width = centre_box(frame.shape, LOCATE_MAX)
+    frame = frame[top : top + height, left : left + width]
     quad = outline(frame)
     if quad is None:
         return blank
