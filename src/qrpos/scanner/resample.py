@@ -181,32 +181,40 @@ def refine(
     return fitted(image, corners, version, steps)[0]
 
 
+@lru_cache(maxsize=8)
+def _known_centres(version: int) -> tuple[_F64, _Bool]:
+    """(points, dark): the centre of each module every code of `version` has (m, 2), in
+    module coordinates, and which of them are dark.
+
+    The centres only: sampling towards each module's edges as well pins a sharp code's
+    corners closer (any corners that keep every centre inside its module fit a sharp code
+    alike) but cost 5x and read fewer of the field set's tuning half (16 vs 18 codes): on
+    the blurred codes this is for, the centres alone have the slope."""
+    known, dark = function_patterns(version)
+    rows, cols = np.nonzero(known)
+    points = np.stack([cols + 0.5, rows + 0.5], axis=1).astype(np.float64)
+    is_dark = dark[rows, cols]
+    points.flags.writeable = is_dark.flags.writeable = False
+    return points, is_dark
+
+
 def fits(image: Frame, corners: _F64, version: int) -> _F64:
     """(k,): how well the known patterns of a code of `version` fit at each of k sets
     of four corners (k, 4, 2), as `fitted` scores them. Raises `numpy.linalg.LinAlgError`
     for corners no code can have (three in a line)."""
-    n = side_of(version)
-    known, dark = function_patterns(version)
-    rows, cols = np.nonzero(known)
-    points = np.stack([cols + 0.5, rows + 0.5], axis=1).astype(np.float64)
-    return _fit(_sample(image, _homographies(corners, n), points), dark[rows, cols])
+    points, is_dark = _known_centres(version)
+    return _fit(_sample(image, _homographies(corners, side_of(version)), points), is_dark)
 
 
 def fitted(
     image: Frame, corners: Corners, version: int, steps: Sequence[float] = REFINE_STEPS
 ) -> tuple[_F64, float]:
-    """`refine`'s corners, and how well the code's known patterns fit there (the gap
-    between their dark and light modules over the spread: 0 for no code, 1.5-3 for a
-    sharp one, ~0.5-1 for the blurred ones this is for)."""
+    """`refine`'s corners, and how well the code's known patterns fit there: the gap
+    between their dark and light modules over their spread, larger for a better fit (0
+    for no code; the smeared, tilted phones `locate` reads score about 0.8-3, the sharp
+    synthetic codes of its tests 4-55)."""
     n = side_of(version)
-    known, dark = function_patterns(version)
-    rows, cols = np.nonzero(known)
-    # each known module at its centre. Sampling towards its edges as well pins a sharp
-    # code's corners closer (any corners that keep every centre inside its module fit a
-    # sharp code alike) but cost 5x and read fewer of the field set's tuning half (16 vs
-    # 18 codes): on the blurred codes this is for, the centres alone have the slope
-    points = np.stack([cols + 0.5, rows + 0.5], axis=1).astype(np.float64)
-    is_dark = dark[rows, cols]
+    points, is_dark = _known_centres(version)
     best = np.array(corners, np.float64).reshape(4, 2)
     module = max(1e-3, float(np.linalg.norm(best[1] - best[0])) / n)
     score = float(_fit(_sample(image, _homographies(best[None], n), points), is_dark)[0])
