@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tracemalloc
 from dataclasses import replace
 
 import numpy as np
@@ -18,6 +17,8 @@ from qrpos.scanner.fieldscenes import make_field_scene, render_field
 from qrpos.scanner.frames import Frame
 from qrpos.scanner.hardscenes import make_scene, render
 from qrpos.scanner.passes import PASSES, smooth
+
+from .traced import pass_peaks
 
 
 def _swung(length: float, degrees: float, index: int = 0) -> tuple[Frame, Frame]:
@@ -133,14 +134,6 @@ def test_deblur_keeps_its_memory_under_the_costliest_other_pass() -> None:
     640x480 frame (numpy's complex128 temporaries), `zoom` at 6.2 MB; banded, the pass
     peaks at about 3.9 MB. tracemalloc sees numpy's buffers."""
     frame = render_field(make_field_scene("thumb+motion_blur", 3, half="tune"))
-    peaks: dict[str, int] = {}
-    for name in ("deblur", "zoom"):
-        PASSES[name](frame)  # numpy's first-use caches are not the pass's
-        tracemalloc.start()
-        try:
-            PASSES[name](frame)
-            peaks[name] = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+    peaks = pass_peaks(frame, "deblur", "zoom")
     assert peaks["deblur"] < 5e6, f"deblur peaked at {peaks['deblur'] / 1e6:.1f} MB"
     assert peaks["deblur"] < peaks["zoom"]

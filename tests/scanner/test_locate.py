@@ -4,7 +4,6 @@ on real QR images read by the real engine."""
 from __future__ import annotations
 
 import itertools
-import tracemalloc
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +18,7 @@ from qrpos.scanner.frames import Frame
 from qrpos.scanner.passes import PASSES
 
 from .qrphoto import modules_of, photo
+from .traced import pass_peaks
 
 _F64 = npt.NDArray[np.float64]
 #: the engine alone, as the pass's clean codes are read
@@ -188,15 +188,7 @@ def test_locate_keeps_its_memory_under_the_costliest_other_pass() -> None:
     """The kiosk's RSS through a sale has about 2 MB to spare under 100 MB: the pass
     must stay under `zoom`'s peak (tracemalloc sees numpy's buffers)."""
     frame = render_field(make_field_scene("motion_perspective", 3, half="tune"))
-    peaks: dict[str, int] = {}
-    for name in ("locate", "zoom"):
-        PASSES[name](frame)  # numpy's first-use caches are not the pass's
-        tracemalloc.start()
-        try:
-            PASSES[name](frame)
-            peaks[name] = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+    peaks = pass_peaks(frame, "locate", "zoom")
     assert peaks["locate"] < peaks["zoom"], f"locate peaked at {peaks['locate'] / 1e6:.1f} MB"
 
 
@@ -219,13 +211,5 @@ def test_a_big_frame_is_located_in_its_centre_at_a_small_frames_memory() -> None
     big = np.full((720, 1280), int(np.median(small)), np.uint8)
     big[120:600, 320:960] = small
     assert _ENGINE.scan(locate.locate(big)) == [payload]
-    peaks: dict[str, int] = {}
-    for name in ("locate", "zoom"):
-        PASSES[name](big)
-        tracemalloc.start()
-        try:
-            PASSES[name](big)
-            peaks[name] = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+    peaks = pass_peaks(big, "locate", "zoom")
     assert peaks["locate"] < peaks["zoom"], f"locate peaked at {peaks['locate'] / 1e6:.1f} MB"

@@ -3,9 +3,9 @@ cost a dozen frame-sized float buffers at once. tracemalloc sees numpy's buffers
 
 from __future__ import annotations
 
-import tracemalloc
-
 from qrpos.scanner.synthetic import Scene, render_grey
+
+from .traced import traced_peak
 
 #: one 640x480 float32 buffer
 FRAME_F32 = 640 * 480 * 4
@@ -28,11 +28,6 @@ def test_rendering_a_phone_frame_keeps_its_temporaries_few() -> None:
         seed=1,
     )
     render_grey(scene)  # numpy's first-use caches are not the rendering's
-    tracemalloc.start()
-    try:
-        frame = render_grey(scene)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    frame, peak = traced_peak(lambda: render_grey(scene))
     assert frame.shape == (480, 640)
     assert peak / FRAME_F32 < PEAK_BUFFERS, f"peak {peak / FRAME_F32:.1f} frame buffers"

@@ -3,8 +3,8 @@ reading the average."""
 
 from __future__ import annotations
 
-import tracemalloc
 from dataclasses import replace
+from functools import partial
 
 import cv2
 import numpy as np
@@ -19,7 +19,10 @@ from qrpos.scanner.decoders import ZxingDecoder
 from qrpos.scanner.fieldscenes import FieldScene, make_field_scene, render_field
 from qrpos.scanner.frames import Frame
 from qrpos.scanner.hardscenes import render
+from qrpos.scanner.pixels import halved
 from qrpos.scanner.stack import FrameStack
+
+from .traced import traced_peak
 
 
 def _scene(condition: str = "rolling_shutter", index: int = 0) -> FieldScene:
@@ -116,13 +119,11 @@ def test_the_whole_frame_s_shift_is_found_by_phase_correlation(seed: int, dy: in
     before = big[30:510, 30:670]
     after = big[30 - dy : 510 - dy, 30 - dx : 670 - dx]
     # on the halved frames, to the pixel of the frame
-    py, px = stack._offset(stack._halved(before), stack._halved(after))
+    py, px = stack._offset(halved(before), halved(after))
     assert (round(2 * py), round(2 * px)) == (dy, dx)
     # on the quartered ones, the coarse start the tiles refine: within a pixel (0.73 at
     # worst in 300 draws here), well inside the tiles' reach
-    qy, qx = stack._offset(
-        stack._halved(stack._halved(before)), stack._halved(stack._halved(after))
-    )
+    qy, qx = stack._offset(halved(halved(before)), halved(halved(after)))
     assert abs(4 * qy - dy) <= 1.0 and abs(4 * qx - dx) <= 1.0
 
 
@@ -394,21 +395,9 @@ def test_the_stack_s_scratch_memory_stays_under_the_costliest_pass_s() -> None:
     for frame in frames[:2]:
         held.add(frame)  # numpy's first-use caches are not the stack's
     PASSES["zoom"](frames[0])
-    peaks = []
-    for frame in frames[2:]:
-        tracemalloc.start()
-        try:
-            held.add(frame)
-            peaks.append(tracemalloc.get_traced_memory()[1])
-        finally:
-            tracemalloc.stop()
+    peaks = [traced_peak(partial(held.add, frame))[1] for frame in frames[2:]]
     assert len(held) == 4  # moved tile by tile, not refused
-    tracemalloc.start()
-    try:
-        PASSES["zoom"](frames[0])
-        zoom = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    zoom = traced_peak(lambda: PASSES["zoom"](frames[0]))[1]
     assert max(peaks) < zoom, f"the stack peaked at {max(peaks) / 1e6:.1f} MB"
 
 
@@ -419,12 +408,7 @@ def test_a_bigger_camera_frame_is_stacked_in_its_centre_at_a_640x480_frame_s_cos
     held = FrameStack()
     for frame in frames[:3]:
         out = held.add(frame)
-    tracemalloc.start()
-    try:
-        out = held.add(frames[3])
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    out, peak = traced_peak(lambda: held.add(frames[3]))
     assert out.shape == frames[3].shape and len(held) == 4
     top, left = (720 - 480) // 2, (1280 - 640) // 2
     outside = np.ones(out.shape, bool)

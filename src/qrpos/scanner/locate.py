@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from qrpos.scanner import resample
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.pixels import box_sum, centre_box
+from qrpos.scanner.pixels import box_sum, centre_box, halved
 
 _F32 = npt.NDArray[np.float32]
 _F64 = npt.NDArray[np.float64]
@@ -81,15 +81,7 @@ _NEAR = np.concatenate([np.zeros((1, 4, 2)), resample.MOVES])
 def texture(frame: Frame) -> _F32:
     """At half size (a frame under 64 px a side: full size), the smaller of the mean
     change across and the mean change down over `WINDOW` x `WINDOW` pixels."""
-    if min(frame.shape) >= 64:
-        h, w = frame.shape[0] // 2 * 2, frame.shape[1] // 2 * 2
-        total = frame[0:h:2, 0:w:2].astype(np.uint16)  # 2x2 sums in 16 bits: small
-        for dy, dx in ((0, 1), (1, 0), (1, 1)):
-            total += frame[dy:h:2, dx:w:2]
-        g = total.astype(np.float32)
-        g *= np.float32(0.25)
-    else:
-        g = frame.astype(np.float32)
+    g = halved(frame) if min(frame.shape) >= 64 else frame.astype(np.float32)
     across = np.zeros_like(g)
     down = np.zeros_like(g)
     np.abs(g[:, 1:] - g[:, :-1], out=across[:, 1:])

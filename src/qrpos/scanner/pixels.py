@@ -1,6 +1,6 @@
 """Frame pixels for people and for memory: the aiming preview drawn in block characters,
 an area-mean resize with small temporaries, the homography of four corners, a frame's
-centre, box sums (and `qrpos.memory`'s heap trim, re-exported). Used by the scan loop,
+centre, 2x2 means and box sums (and `qrpos.memory`'s heap trim, re-exported). Used by the scan loop,
 the decoder's resampling and passes, and the virtual phone; numpy only (no OpenCV on the
 camera path)."""
 
@@ -88,4 +88,22 @@ def box_sum(f: _Box, side: int) -> _Box:
     h, w = f.shape
     rows = sum((p[i : i + h] for i in range(1, side)), p[:h])
     out: _Box = sum((rows[:, i : i + w] for i in range(1, side)), rows[:, :w])
+    return out
+
+
+def halved(frame: npt.NDArray[np.uint8] | npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Each 2x2 block's mean, in 32-bit floats (an odd last row or column dropped). An
+    8-bit frame is summed in 16 bits first: the same values, without a frame-sized float
+    copy."""
+    h, w = frame.shape[0] // 2 * 2, frame.shape[1] // 2 * 2
+    if frame.dtype == np.uint8:
+        eight = frame.astype(np.uint8, copy=False)
+        total = eight[0:h:2, 0:w:2].astype(np.uint16)
+        for dy, dx in ((0, 1), (1, 0), (1, 1)):
+            total += eight[dy:h:2, dx:w:2]
+        out: npt.NDArray[np.float32] = total.astype(np.float32)
+    else:
+        f = frame[:h, :w].astype(np.float32)
+        out = f[0::2, 0::2] + f[1::2, 0::2] + f[0::2, 1::2] + f[1::2, 1::2]
+    out *= np.float32(0.25)
     return out

@@ -48,7 +48,7 @@ import numpy.typing as npt
 from numpy.lib.stride_tricks import sliding_window_view
 
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.pixels import centre_box
+from qrpos.scanner.pixels import centre_box, halved
 
 _F32 = npt.NDArray[np.float32]
 _Bool = npt.NDArray[np.bool_]
@@ -87,13 +87,6 @@ SETTLED: Final = 3
 STACK_MAX: Final = (480, 640)
 #: a frame narrower than this is never stacked (its halves have too few pixels to compare)
 SMALLEST: Final = 16
-
-
-def _halved(frame: Frame | _F32) -> _F32:
-    h, w = frame.shape[0] // 2 * 2, frame.shape[1] // 2 * 2
-    f: _F32 = frame[:h, :w].astype(np.float32)
-    out: _F32 = (f[0::2, 0::2] + f[1::2, 0::2] + f[0::2, 1::2] + f[1::2, 1::2]) * np.float32(0.25)
-    return out
 
 
 @functools.lru_cache(maxsize=4)
@@ -205,8 +198,8 @@ def _expected(small: _F32) -> float:
 def changed(frame: Frame, before: Frame) -> float:
     """How much the most changed part of the frame changed since `before`, against what
     the sensor's noise alone would give (about 1 or less for a still scene)."""
-    small = _halved(frame)
-    return _changed(small, _halved(before), _expected(small))
+    small = halved(frame)
+    return _changed(small, halved(before), _expected(small))
 
 
 def _changed(small: _F32, before: _F32, expected: float) -> float:
@@ -398,7 +391,7 @@ class FrameStack:
         return out
 
     def _add(self, frame: Frame) -> Frame:
-        small = _halved(frame)
+        small = halved(frame)
         if self._sum is None or self._shape != frame.shape:
             self.arrived = False
             return self._start(frame, small)
@@ -432,7 +425,7 @@ class FrameStack:
         half = TILE // 2
         # the whole frame's motion first, coarsely (the frames quartered: a fraction of a
         # millisecond), for the tiles to start from
-        qy, qx = _offset(_halved(self._small), _halved(small))
+        qy, qx = _offset(halved(self._small), halved(small))
         sy, sx = 4 * qy, 4 * qx  # in pixels of the frame
         if max(abs(sy), abs(sx)) > MAX_SHIFT_PX:
             sy, sx = 0.0, 0.0
@@ -443,7 +436,7 @@ class FrameStack:
             whole = round(sy), round(sx)
             mean = shifted(self._mean(self._sum), *whole, _padded(frame, tiles, TILE))
             self._sum = self._summed(mean)
-            self._small = _halved(mean[: self._shape[0], : self._shape[1]])
+            self._small = halved(mean[: self._shape[0], : self._shape[1]])
             sy, sx = sy - whole[0], sx - whole[1]
         dy, dx, agree = tile_shifts(
             _padded(self._small, tiles, half),
@@ -469,7 +462,7 @@ class FrameStack:
         total *= scale.astype(np.float32)[:, None, :, None]
         total += moved.reshape(total.shape)
         mean = self._mean(self._sum)
-        self._small = _halved(mean[: self._shape[0], : self._shape[1]])
+        self._small = halved(mean[: self._shape[0], : self._shape[1]])
         return self._rounded(mean)
 
     def mean(self) -> Frame:
