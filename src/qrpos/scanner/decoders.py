@@ -19,7 +19,7 @@ import numpy as np
 
 from qrpos.errors import QrposError
 from qrpos.said import Said, say
-from qrpos.scanner import resample
+from qrpos.scanner import blurmodel, resample
 from qrpos.scanner.frames import Frame
 from qrpos.scanner.passes import AUTO, DEFAULT_PASSES, PassPlan, half
 
@@ -245,7 +245,7 @@ class ZxingDecoder:
             if any(_near(corners[0], seen) for seen in tried):
                 continue  # the same code again (found as dark and as light)
             tried.append(corners[0])
-            for clean in resample.images(frame, corners, version):
+            for clean in blurmodel.images(frame, corners, version):
                 found = [bytes(r.bytes) for r in self._read_clean(clean) if r.valid]
                 if found:
                     return found

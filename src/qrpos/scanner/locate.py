@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from qrpos.scanner import resample
+from qrpos.scanner import blurmodel, resample
 from qrpos.scanner.frames import Frame
 from qrpos.scanner.pixels import box_sum, centre_box, halved
 
@@ -257,7 +257,7 @@ def locate(frame: Frame) -> Frame:
     codes = [
         code
         for _, version, corners in candidates(frame, quad)
-        for code in resample.clean_codes(frame, corners, version)
+        for code in blurmodel.readings(frame, corners, version)
     ]
     if not codes:
         return blank

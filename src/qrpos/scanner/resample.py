@@ -18,8 +18,12 @@ This module takes it from there, on the grey values:
    reflection or a shadow over half the code moves the threshold with it (`modules`).
 3. **Read it again.** The modules are drawn as a clean code (4 pixels a module, a quiet
    zone) and handed back to the engine, which does the format, the error correction and
-   the bytes (`images`). Nothing here decides what a code says: a read still has to pass
-   the engine's Reed-Solomon check, so a wrong grid gives no code, not a wrong one.
+   the bytes (`clean_codes`). Nothing here decides what a code says: a read still has to
+   pass the engine's Reed-Solomon check, so a wrong grid gives no code, not a wrong one.
+
+Under two pixels a module the blur makes both steps drift: `qrpos.scanner.blurmodel`
+fits and reads such a code again through a model of its blur, and is where the decoder
+and `locate` come in (`blurmodel.images`, `blurmodel.readings`).
 
 numpy only, like the passes.
 """
@@ -104,13 +108,13 @@ def function_patterns(version: int) -> tuple[_Bool, _Bool]:
     return known, dark
 
 
-def _homographies(corners: _F64, n: int) -> _F64:
+def grid_maps(corners: _F64, n: int) -> _F64:
     """(k, 3, 3): for each of k sets of four corners (k, 4, 2), the map from module
     coordinates (0..n, the code's top-left corner at 0,0) to the image."""
     return homographies([(0.0, 0.0), (n, 0.0), (n, n), (0.0, n)], corners)
 
 
-def _sample(image: Frame, maps: _F64, points: _F64) -> _F64:
+def sample(image: Frame, maps: _F64, points: _F64) -> _F64:
     """(k, m): the image's grey value (bilinear) at m points in module coordinates (m, 2)
     through each of the k maps."""
     h, w = image.shape
@@ -203,7 +207,7 @@ def fits(image: Frame, corners: _F64, version: int) -> _F64:
     of four corners (k, 4, 2), as `fitted` scores them. Raises `numpy.linalg.LinAlgError`
     for corners no code can have (three in a line)."""
     points, is_dark = _known_centres(version)
-    return _fit(_sample(image, _homographies(corners, side_of(version)), points), is_dark)
+    return _fit(sample(image, grid_maps(corners, side_of(version)), points), is_dark)
 
 
 def fitted(
@@ -217,12 +221,12 @@ def fitted(
     points, is_dark = _known_centres(version)
     best = np.array(corners, np.float64).reshape(4, 2)
     module = max(1e-3, float(np.linalg.norm(best[1] - best[0])) / n)
-    score = float(_fit(_sample(image, _homographies(best[None], n), points), is_dark)[0])
+    score = float(_fit(sample(image, grid_maps(best[None], n), points), is_dark)[0])
     for step in steps:
         for _ in range(_REFINE_ROUNDS):
             tried = best[None] + MOVES * (step * module)
             try:
-                fits = _fit(_sample(image, _homographies(tried, n), points), is_dark)
+                fits = _fit(sample(image, grid_maps(tried, n), points), is_dark)
             except np.linalg.LinAlgError:  # a move put three corners in a line
                 break
             pick = int(np.argmax(fits))
@@ -238,11 +242,11 @@ def modules(image: Frame, corners: Corners, version: int) -> _F64:
     centres = np.arange(n) + 0.5
     xs, ys = np.meshgrid(centres, centres)
     points = np.stack([xs.ravel(), ys.ravel()], axis=1)
-    maps = _homographies(np.array(corners, np.float64).reshape(1, 4, 2), n)
-    return _sample(image, maps, points).reshape(n, n)
+    maps = grid_maps(np.array(corners, np.float64).reshape(1, 4, 2), n)
+    return sample(image, maps, points).reshape(n, n)
 
 
-def _local_mean(grid: _F64, radius: int) -> _F64:
+def local_mean(grid: _F64, radius: int) -> _F64:
     """The mean of each module's (2r+1)^2 neighbourhood (edges repeated)."""
     side = 2 * radius + 1
     out = box_sum(grid, side)
@@ -264,20 +268,6 @@ def draw(dark: _Bool, version: int) -> Frame:
     return np.ascontiguousarray(np.repeat(np.repeat(pixels, _SCALE, axis=0), _SCALE, axis=1))
 
 
-def images(image: Frame, corners: Corners, version: int) -> Iterator[Frame]:
-    """Clean codes to read: the grid fitted to `image`, thresholded a few ways."""
-    if not 1 <= version <= MAX_VERSION or image.ndim != 2 or min(image.shape) < 2:
-        return
-    if not np.isfinite(np.asarray(corners, np.float64)).all():
-        return
-    try:
-        with np.errstate(all="ignore"):  # corners no phone gives: nothing read, no warning
-            fitted = refine(image, corners, version)
-    except np.linalg.LinAlgError:  # corners in a line: not a code's
-        return
-    yield from clean_codes(image, fitted, version)
-
-
 def clean_codes(image: Frame, corners: Corners, version: int) -> Iterator[Frame]:
     """Clean codes of the grid at `corners` (already fitted), thresholded a few ways."""
     try:
@@ -286,5 +276,5 @@ def clean_codes(image: Frame, corners: Corners, version: int) -> Iterator[Frame]
     except np.linalg.LinAlgError:  # corners in a line: not a code's
         return
     for sharpen, radius in THRESHOLDS:
-        sharp = grid + sharpen * (grid - _local_mean(grid, 1)) if sharpen else grid
-        yield draw(sharp < _local_mean(sharp, radius), version)
+        sharp = grid + sharpen * (grid - local_mean(grid, 1)) if sharpen else grid
+        yield draw(sharp < local_mean(sharp, radius), version)
