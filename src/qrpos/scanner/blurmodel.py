@@ -68,7 +68,6 @@ SOLVED_BLURS = (BLUR, 0.25)
 MAX_MODULE_PX = 4.0
 #: the steps `matched` moves the corners by, in modules (it starts from a fitted grid)
 STEPS = (0.25, 0.12, 0.06)
-_ROUNDS = 30
 #: the ring of the quiet zone around the code counted as known light modules
 _QUIET_RING = 2
 #: points per known module, on each axis
@@ -183,21 +182,12 @@ def matched(image: Frame, corners: resample.Corners, version: int) -> tuple[_F64
     to where the image best matches the code's known patterns blurred, and that match.
 
     Raises `numpy.linalg.LinAlgError` for corners no code can have (three in a line)."""
-    best = np.array(corners, np.float64).reshape(4, 2)
-    module = module_px(best, version)
-    score = float(matches(image, best[None], version, BLUR)[0])
-    for step in STEPS:
-        for _ in range(_ROUNDS):
-            tried = best[None] + resample.MOVES * (step * module)
-            try:
-                fits = matches(image, tried, version, BLUR)
-            except np.linalg.LinAlgError:  # a move put three corners in a line
-                break
-            pick = int(np.argmax(fits))
-            if fits[pick] <= score:
-                break
-            best, score = tried[pick], float(fits[pick])
-    return best, score
+    start = np.array(corners, np.float64).reshape(4, 2)
+
+    def score(sets: _F64) -> _F64:
+        return matches(image, sets, version, BLUR)
+
+    return resample.climb(score, start, module_px(start, version), STEPS)
 
 
 def solved(

@@ -30,7 +30,7 @@ numpy only, like the passes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -219,21 +219,37 @@ def fitted(
     synthetic codes of its tests 4-55)."""
     n = side_of(version)
     points, is_dark = _known_centres(version)
-    best = np.array(corners, np.float64).reshape(4, 2)
-    module = max(1e-3, float(np.linalg.norm(best[1] - best[0])) / n)
-    score = float(_fit(sample(image, grid_maps(best[None], n), points), is_dark)[0])
+    start = np.array(corners, np.float64).reshape(4, 2)
+    module = max(1e-3, float(np.linalg.norm(start[1] - start[0])) / n)
+
+    def score(sets: _F64) -> _F64:
+        return _fit(sample(image, grid_maps(sets, n), points), is_dark)
+
+    return climb(score, start, module, steps)
+
+
+def climb(
+    score: Callable[[_F64], _F64], start: _F64, module: float, steps: Sequence[float]
+) -> tuple[_F64, float]:
+    """Corners (4, 2) moved from `start` by each of `steps` (in modules of `module`
+    pixels) while one of the `MOVES` scores better, and their score: `score` takes k sets
+    of corners (k, 4, 2) and gives their k scores, higher better. A move that puts three
+    corners in a line ends that step. Raises `numpy.linalg.LinAlgError` when `start`
+    itself is such corners."""
+    best = start
+    current = float(score(best[None])[0])
     for step in steps:
         for _ in range(_REFINE_ROUNDS):
             tried = best[None] + MOVES * (step * module)
             try:
-                fits = _fit(sample(image, grid_maps(tried, n), points), is_dark)
+                scores = score(tried)
             except np.linalg.LinAlgError:  # a move put three corners in a line
                 break
-            pick = int(np.argmax(fits))
-            if fits[pick] <= score:
+            pick = int(np.argmax(scores))
+            if scores[pick] <= current:
                 break
-            best, score = tried[pick], float(fits[pick])
-    return best, score
+            best, current = tried[pick], float(scores[pick])
+    return best, current
 
 
 def modules(image: Frame, corners: Corners, version: int) -> _F64:
