@@ -63,6 +63,10 @@ BLUR = 0.5
 #: the blurs `solved` reads the modules with, in turn (a phone's smear along one way is
 #: neither: the second read one more of the tuning half's codes with every pass)
 SOLVED_BLURS = (BLUR, 0.25)
+#: the model is for the versions tokens come in (3-4; `locate` looks for 1-7): a code of
+#: a higher version, which the engine may still report, is read `resample`'s way only
+#: (version 40's known patterns alone are 8 MB of scratch through the model)
+MAX_VERSION = 10
 #: `solved` is for small codes: above this many image pixels a module, a module's
 #: centre is its value, and the pixels to solve for grow as the square
 MAX_MODULE_PX = 4.0
@@ -79,6 +83,10 @@ _MOST_UNKNOWN = 0.03
 #: ridge towards the mean (relative to a pixel's weights, which sum to 1), CG iterations
 _SOLVE_RING = 2
 _PIXELS_PER_MODULE = 1.5
+#: and at most about this many pixels in all (a code of a high version, which no token
+#: is, costs no more than a token's: memory and time stay bounded whatever the engine
+#: reports)
+_MOST_PIXELS = 16_000
 _RIDGE = 0.15
 _ITERATIONS = 30
 #: how `solved`'s module values are thresholded: against the mean of (2r+1)^2 around
@@ -210,7 +218,8 @@ def solved(
     if x1 - x0 < 2 or y1 - y0 < 2:
         return None
     # a bigger code's pixels taken every so many (still more pixels than modules)
-    stride = max(1, round(module / _PIXELS_PER_MODULE))
+    box = (x1 - x0) * (y1 - y0)
+    stride = max(1, round(module / _PIXELS_PER_MODULE), int(np.ceil(np.sqrt(box / _MOST_PIXELS))))
     ys, xs = np.mgrid[y0:y1:stride, x0:x1:stride]
     x, y = xs.ravel().astype(np.float64), ys.ravel().astype(np.float64)
     z = to_code[2, 0] * x + to_code[2, 1] * y + to_code[2, 2]
@@ -272,10 +281,13 @@ def solved(
 
 
 def readings(image: Frame, corners: resample.Corners, version: int) -> Iterator[Frame]:
-    """Clean codes to read for a code fitted at `corners`: `resample`'s there, then at
-    the `matched` corners, then (for a code of at most `MAX_MODULE_PX` a module) the
-    `solved` modules at each of `SOLVED_BLURS`, thresholded `_SOLVED_RADII` ways."""
+    """Clean codes to read for a code fitted at `corners`: `resample`'s there; then, up to
+    `MAX_VERSION`, at the `matched` corners; then, for a code of at most `MAX_MODULE_PX`
+    a module, the `solved` modules at each of `SOLVED_BLURS`, thresholded
+    `_SOLVED_RADII` ways."""
     yield from resample.clean_codes(image, corners, version)
+    if version > MAX_VERSION:
+        return
     c = np.asarray(corners, np.float64).reshape(4, 2)
     try:
         with np.errstate(all="ignore"):  # corners no phone gives: nothing read, no warning
