@@ -56,6 +56,31 @@ def test_locate_reads_a_code_turned_any_way_of_any_version(
     assert _ENGINE.scan(PASSES["locate"](frame)) == [payload]
 
 
+def test_locate_reads_codes_under_two_pixels_a_module_through_the_blur_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Codes of 1.4-1.9 px a module, turned any way, blurred as a lens does, the corners
+    of a code seen a little from the side: the pass reads about half of them (measured:
+    11 of these 20), none with modules under 2 px not looked for (as until 2026-11-27)."""
+
+    def reads() -> int:
+        read = 0
+        for seed in range(20):
+            rng = np.random.default_rng(seed + 100)
+            size = int(rng.integers(24, 40))
+            payload = b"vqr_" + bytes(rng.integers(65, 90, size).tolist())
+            module = float(rng.uniform(1.4, 1.9))
+            skew = rng.uniform(-0.5, 0.5, (4, 2))
+            turn = float(rng.uniform(0, 360))
+            frame, _ = _scene(payload, turn, module, skew, 0.7 / module, seed)
+            read += _ENGINE.scan(PASSES["locate"](frame)) == [payload]
+        return read
+
+    assert reads() >= 8
+    monkeypatch.setattr(locate, "MIN_MODULE_PX", 2.0)
+    assert reads() <= 2
+
+
 @settings(max_examples=12, deadline=None)
 @given(
     st.integers(24, 48),

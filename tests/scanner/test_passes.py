@@ -190,7 +190,9 @@ def test_zoom_reads_a_code_under_2_pixels_a_module_no_unzoomed_pass_reads() -> N
     # from the field set's tuning half (the held-back half is never looked at)
     scene = make_field_scene("tiny_modules", 5, half="tune")
     frame = render_field(scene)
-    others = tuple(name for name in PASSES if "zoom" not in name)
+    # `locate` left out too: since it looks for codes under 2 px a module (2026-11-27)
+    # and reads them through the blur model, it reads this one its own way, last
+    others = tuple(name for name in PASSES if "zoom" not in name and name != "locate")
     assert scene.payload not in ZxingDecoder(budget_ms=None, passes=others).decode(frame)
     assert scene.payload in ZxingDecoder(budget_ms=None).decode(frame)
 
@@ -207,7 +209,9 @@ def test_sharpen_zoom_reads_a_small_defocused_code_no_other_pass_reads(
     # from the field set's tuning half (the held-back half is never looked at)
     scene = make_field_scene(condition, index, half="tune")
     frame = render_field(scene)
-    others = tuple(name for name in PASSES if name != "sharpen_zoom")
+    # `locate` left out too: since it looks for codes under 2 px a module (2026-11-27)
+    # it reads the tiny code (index 39) its own way, last in the order
+    others = tuple(name for name in PASSES if name not in ("sharpen_zoom", "locate"))
     assert scene.payload not in ZxingDecoder(budget_ms=None, passes=others).decode(frame)
     assert scene.payload in ZxingDecoder(budget_ms=None).decode(frame)
     assert (passes.sharpen_zoom(frame) == passes.zoom(passes.sharpen(frame))).all()

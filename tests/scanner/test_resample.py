@@ -87,7 +87,10 @@ def test_a_code_the_engine_finds_but_cannot_decode_is_read_from_its_modules() ->
     under 2 pixels a module under JPEG, which no pass reads when the engine samples it."""
     scene = make_field_scene("tiny_modules+jpeg", 3, half="tune")
     frame = render_field(scene)
-    assert scene.payload not in ZxingDecoder(budget_ms=None, resample_found=False).decode(frame)
+    # without `locate`, which reads such codes too since 2026-11-27, its own way, last
+    others = tuple(name for name in DEFAULT_PASSES if name != "locate")
+    before = ZxingDecoder(budget_ms=None, resample_found=False, passes=others)
+    assert scene.payload not in before.decode(frame)
     assert scene.payload in ZxingDecoder(budget_ms=None).decode(frame)
 
 
