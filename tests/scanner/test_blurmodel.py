@@ -86,8 +86,8 @@ def test_the_template_looks_at_known_modules_only(version: int) -> None:
 
 def test_the_blurred_template_pins_a_small_code_where_the_centres_drift() -> None:
     """From the true corners of codes of 1.2-1.5 px a module, blurred 0.7 px: `resample`'s
-    centres-only fit walks off the truth (measured over 70 draws: 0.17 of a module on
-    average, up to 0.45), the blurred template's stays nearer (0.08, up to 0.25)."""
+    centres-only fit walks off the truth (measured over 30 such draws: 0.17 of a module
+    on average, up to 0.45), the blurred template's stays nearer (0.08, up to 0.25)."""
     drift_centres, drift_template = [], []
     for seed in range(12):
         frame, truth, _, version, _, module = _small_code(seed)
