@@ -7,9 +7,9 @@ wallet's current QR token, a real transaction id, a real cursor) so that charges
 reversals and paging really happen, not only their 4xx. Every response goes through
 schemathesis's not_a_server_error, status_code_conformance, content_type_conformance and
 response_schema_conformance, plus `documented_text`: a plain-text error is one of the
-texts the document lists for that status, or one the README lists as the sandbox's own.
+texts the document lists for that status, or one docs/sandbox.md lists as the sandbox's own.
 
-    python benchmarks/fuzz_sandbox.py --examples 10000   # the campaign in the README
+    python benchmarks/fuzz_sandbox.py --examples 10000   # the campaign in docs/figures.md
     python benchmarks/fuzz_sandbox.py --quick            # 150 examples (run by the suite)
 
 Prints how many examples ran per operation and mode, the statuses seen, and every distinct
@@ -49,7 +49,7 @@ from qrpos.simulator.app import OPENAPI_PATH
 from qrpos.simulator.model import INVALID_CURSOR_TEXT
 
 E = spec.ErrorText
-#: plain texts the sandbox may send beyond the spec's table (README, "Sandbox texts")
+#: plain texts the sandbox may send beyond the spec's table (docs/sandbox.md)
 SANDBOX_TEXTS: dict[int, set[str]] = {400: {INVALID_CURSOR_TEXT}, 404: {"not found"}}
 #: share of the examples per operation that takes input
 WEIGHTS = {"charge": 2.0, "list": 2.0, "reverse": 1.0}

@@ -1,6 +1,6 @@
 """Run every long benchmark in full and print its figures (`deploy/dev.sh bench`).
 
-Each benchmark is also a script of its own (see README, "Figures"); the test suite
+Each benchmark is also a script of its own (see docs/figures.md); the test suite
 runs each one in its `--quick` mode only. Pass names to run a subset:
 `deploy/dev.sh bench decode report`.
 """

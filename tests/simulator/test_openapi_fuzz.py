@@ -1,7 +1,7 @@
 """Schemathesis fuzzes the sandbox against its OpenAPI document: in-process here (a
 bounded number of examples), over loopback uvicorn in the benchmark's quick mode.
 
-The longer campaign is `benchmarks/fuzz_sandbox.py --examples 10000` (README, "Figures").
+The longer campaign is `benchmarks/fuzz_sandbox.py --examples 10000` (docs/figures.md).
 """
 
 from __future__ import annotations
