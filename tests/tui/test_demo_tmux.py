@@ -127,7 +127,7 @@ def test_demo_in_tmux_in_mongolian_holds_the_phone_left_in_view_and_switches_lan
         tmux.keys("x")
         tmux.wait_for("Дүн оруулна уу")
         tmux.keys("3", "0", "0", "Enter")
-        shown = tmux.wait_for("Enter дарж төлбөр авна уу")
+        shown = tmux.wait_for("Enter: харагдаж буй кодоор төлбөр авах")
         assert "шийдэгдээгүй 0" in shown
         tmux.keys("L")
         tmux.wait_for("press Enter to charge it")
