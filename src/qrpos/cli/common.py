@@ -176,7 +176,9 @@ def fail(message: str | BaseException, code: int = EXIT_LOCAL_ERROR) -> int:
     """Print `qrpos: message` to stderr and return the exit code; an error is told in the
     configured language where it was raised with words for one (`qrpos.said`)."""
     text = message if isinstance(message, str) else error_words(message).strip("'\"")
-    print(f"qrpos: {text}", file=sys.stderr)
+    said = f"qrpos: {text}"
+    # a usage error is folded to the console like argparse's own (`usage.fold`)
+    print(usage.fold(said, cut=False) if code == EXIT_USAGE else said, file=sys.stderr)
     return code
 
 
