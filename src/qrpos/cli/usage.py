@@ -75,11 +75,11 @@ def fold(text: str, width: int = USAGE_WIDTH, indent: str = "  ", *, cut: bool =
             lines.append(line)
         line = indent + word
         while cut and cells(line) > width:
-            cut = len(line)
-            while cells(line[:cut]) > width:
-                cut -= 1
-            lines.append(line[:cut])
-            line = indent + line[cut:]
+            end = len(line)
+            while cells(line[:end]) > width:
+                end -= 1
+            lines.append(line[:end])
+            line = indent + line[end:]
     lines.append(line)
     return "\n".join(lines)
 
