@@ -93,7 +93,7 @@ async def test_ctrl_c_says_how_to_quit_in_the_screens_language(
         app.action_help_quit()
         await pilot.pause()
         said = [n.message for n in app._notifications]
-        assert "Ctrl+Q: програмаас гарах" in said
+        assert "Ctrl+Q: кассын програмаас гарах" in said
     ledger.close()
 
 

@@ -20,6 +20,7 @@ from qrpos.config import Config, ConfigError, load_config
 from qrpos.errors import CredentialsMissing, InsecureBaseURL
 from qrpos.present.i18n import languages, set_language, t
 from qrpos.present.words import error_words
+from qrpos.redact import terminal_safe
 
 if TYPE_CHECKING:
     from qrpos.service import TerminalClient
@@ -178,7 +179,8 @@ def fail(message: str | BaseException, code: int = EXIT_LOCAL_ERROR) -> int:
     text = message if isinstance(message, str) else error_words(message).strip("'\"")
     said = f"qrpos: {text}"
     # a usage error is folded to the console like argparse's own (`usage.fold`)
-    print(usage.fold(said, cut=False) if code == EXIT_USAGE else said, file=sys.stderr)
+    folded = usage.fold(terminal_safe(said), cut=False)  # escaped first: then measured
+    print(folded if code == EXIT_USAGE else said, file=sys.stderr)
     return code
 
 

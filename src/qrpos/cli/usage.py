@@ -46,10 +46,15 @@ class UsageParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Print `prog: message (see prog --help)`, folded to 80 columns, and exit with
         EX_USAGE."""
-        line = " ".join(message.split())
-        # the command's name is never broken across lines (a no-break space while folding)
+        # escaped before folding: a control character escaped is six columns wide
+        line = terminal_safe(" ".join(message.split()))
+        # the command's name and the pointer to --help are never broken across lines (no-break
+        # spaces while folding); only the message folds
         prog = self.prog.replace(" ", NBSP)
-        said = fold(t("cli.usage.see_help", prog=prog, message=line)).replace(NBSP, " ")
+        before, after = t("cli.usage.see_help", prog=prog, message="\x00").split("\x00", 1)
+        gap = after[: len(after) - len(after.lstrip())]
+        said = before + line + gap + after.lstrip().replace(" ", NBSP)
+        said = fold(said).replace(NBSP, " ")
         sys.stderr.write(terminal_safe(said + "\n"))
         sys.exit(EXIT_USAGE)
 
