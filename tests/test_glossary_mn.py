@@ -204,3 +204,46 @@ def test_an_ending_on_a_placeholder_is_caught(text: str) -> None:
 )
 def test_a_noun_after_a_placeholder_is_not_an_ending(text: str) -> None:
     assert glued_endings({"k": text}) == []
+
+
+# --- status words a cashier must tell apart ----------------------------------------------
+
+#: the states a cashier must tell apart at a glance: each group's strings share no reading
+APART = (
+    ("status.online", "status.offline", "status.not_paired"),
+    ("cli.charged.yes", "cli.charged.no", "cli.charged.unknown"),
+    ("state.approved", "state.declined", "state.needs_review", "state.not_charged"),
+    (
+        "result.approved",
+        "result.declined",
+        "result.review_title",
+        "result.not_charged_title",
+        "result.abandoned_title",
+    ),
+    ("slip.z_outcome.sale", "slip.z_outcome.not_charged", "slip.z_outcome.reversed"),
+)
+
+
+def not_apart(strings: dict[str, str]) -> list[str]:
+    """`a ~ b` for two states of a group whose words one could read as the other's: the
+    same text, or all of one's words found in the other's (placeholders aside)."""
+    found = []
+    for group in APART:
+        words = {
+            key: set(re.sub(r"\{[^{}]*\}", " ", strings[key]).lower().split()) for key in group
+        }
+        for i, a in enumerate(group):
+            for b in group[i + 1 :]:
+                if words[a] <= words[b] or words[b] <= words[a]:
+                    found.append(f"{a} ~ {b}")
+    return found
+
+
+def test_the_states_a_cashier_must_tell_apart_are_different_words_in_mn() -> None:
+    assert not_apart(i18n.load_catalogue("mn")) == []
+
+
+def test_offline_and_not_paired_in_one_word_is_caught() -> None:
+    strings = dict(i18n.load_catalogue("mn"))
+    strings["status.offline"], strings["status.not_paired"] = "холбоогүй {since}", "холбоогүй"
+    assert not_apart(strings) == ["status.offline ~ status.not_paired"]
