@@ -40,3 +40,18 @@ def qrpos(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=60,
     )
+
+
+def one_usage_message(err: str, width: int = 80) -> bool:
+    """Is `err` one usage error: a line, or a line and its continuations (indented by
+    two), none wider than a Pi's console?"""
+    from qrpos.cli.usage import cells
+
+    lines = err.splitlines()
+    return (
+        err.endswith("\n")
+        and bool(lines)
+        and not lines[0].startswith(" ")
+        and all(line.startswith("  ") for line in lines[1:])
+        and all(cells(line) <= width for line in lines)
+    )

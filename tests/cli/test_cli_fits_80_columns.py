@@ -4,13 +4,17 @@ prices and doctor's checks. Each run as a real process with COLUMNS=80."""
 
 from __future__ import annotations
 
+import argparse
 import unicodedata
 from pathlib import Path
 
 import pytest
+from test_cli_usage_errors import BASELINE
 
-from headless import qrpos
-from qrpos.cli import COMMANDS
+from headless import one_usage_message, qrpos
+from qrpos.cli import COMMANDS, build_parser, chosen_command
+from qrpos.cli.usage import EXIT_USAGE, fold, speak_argparse
+from qrpos.present.i18n import current_language, set_language
 
 WIDTH = 80
 
@@ -73,3 +77,92 @@ def test_every_help_fits_80_columns(
     done = qrpos({**env, "QRPOS_LANGUAGE": language}, *command, "--help")
     assert done.returncode == 0, done.stderr
     assert too_wide(done.stdout) == []
+
+
+# --- usage errors ------------------------------------------------------------------------
+
+#: command lines argparse or an option's checker refuses, beyond the generated ones below
+MALFORMED = [
+    ("chrge",),
+    ("reverse", "nonsense"),
+    ("reverse", "tx_" + "x" * 60 + "!"),
+    ("charge", "--token", "vqr_x"),
+    ("charge", "--amount", "1.5", "--token", "vqr_x"),
+    ("charge", "--amount", "5", "--token", "https://example.com/pay"),
+    ("charge", "--amount", "5", "--token", "vqr_x", "--deadline", "-1"),
+    ("print", "receipt", "nonsense"),
+    ("prices", "set", "99", "5"),
+    ("prices", "set", "1", "abc"),
+    ("outbox", "show"),
+    ("outbox", "nonsense"),
+    ("shift", "z", "abc"),
+    ("cashier", "add"),
+    ("decode",),
+    ("pair", "--username", "nobody"),
+    ("simulator", "--port", "99999"),
+]
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(found[0].choices) if found else {}
+
+
+def _usage_errors() -> list[tuple[str, ...]]:
+    """An unknown option on every command and action, a value no checker accepts for
+    every option that checks one, and the hand-picked lines above."""
+    lines = list(MALFORMED)
+    for command, parser in sorted(_subparsers(build_parser()).items()):
+        lines.append((command, "--no-such-option"))
+        for action, _ in sorted(_subparsers(parser).items()):
+            lines.append((command, action, "--no-such-option"))
+        for option in parser._actions:
+            if option.option_strings and (option.type is not None or option.choices):
+                lines.append((*BASELINE[command], f"{option.option_strings[-1]}=x\x00"))
+    return lines
+
+
+@pytest.mark.parametrize("language", ["mn", "en"])
+def test_every_usage_error_of_every_command_fits_80_columns(
+    language: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`qrpos reverse nonsense` printed one line of 108 columns in mn and 114 in en: a
+    usage error is folded, the command's name kept whole, in both languages."""
+    before = current_language()
+    set_language(language)
+    speak_argparse()
+    wide: dict[str, list[str]] = {}
+    try:
+        for words in _usage_errors():
+            capsys.readouterr()
+            try:
+                build_parser(only=chosen_command(list(words))).parse_args(list(words))
+            except SystemExit as exited:
+                err = capsys.readouterr().err
+                assert exited.code == EXIT_USAGE and one_usage_message(err, 200), (words, err)
+                wide[" ".join(words)] = too_wide(err)
+            else:  # a path option takes any text: its command refuses it later, or not
+                assert words not in MALFORMED, words
+    finally:
+        set_language(before)
+    assert {k: v for k, v in wide.items() if v} == {}
+
+
+@pytest.mark.parametrize("language", ["mn", "en"])
+@pytest.mark.parametrize(
+    "words", [("history", "--from", "yesterday"), ("report", "--date", "2020-13-45")]
+)
+def test_a_usage_error_a_command_finds_fits_80_columns(
+    language: str, words: tuple[str, ...], tmp_path: Path
+) -> None:
+    env = {"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = qrpos({**env, "QRPOS_LANGUAGE": language, "QRPOS_STATE_DIR": str(tmp_path)}, *words)
+    assert done.returncode == EXIT_USAGE and one_usage_message(done.stderr), done.stderr
+
+
+def test_the_fold_keeps_a_long_message_whole_and_within_the_console() -> None:
+    said = "qrpos\u00a0reverse: " + "слово " * 30 + "x" * 100
+    folded = fold(said)
+    assert too_wide(folded) == [] and len(folded.splitlines()) > 2
+    assert "".join(folded.split()) == "".join(said.split())
+    assert folded.startswith("qrpos\u00a0reverse:")

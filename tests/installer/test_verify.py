@@ -93,7 +93,7 @@ def test_verify_speaks_the_configured_language(
         env=qrpos_env(tmp_path, CREDENTIALS_DIRECTORY=creds, QRPOS_LANGUAGE="mn"),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    steps = ["[charge] зөвшөөрсөн", "олдлоо", "[reverse]", "[vat] олгосон", "[vat] хүчингүй",
+    steps = ["[charge] зөвшөөрөгдсөн", "олдлоо", "[reverse]", "[vat] гарсан", "[vat] хүчингүй",
              "ШАЛГАЛТ АМЖИЛТТАЙ"]  # fmt: skip
     positions = [result.stdout.index(s) for s in steps]
     assert positions == sorted(positions)

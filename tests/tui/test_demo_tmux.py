@@ -117,7 +117,7 @@ def test_demo_in_tmux_in_mongolian_holds_the_phone_left_in_view_and_switches_lan
     env = {**os.environ, "HOME": str(tmp_path), "TERM": "xterm-256color"}
     tmux.start(f"{QRPOS} demo", env)
     try:
-        tmux.wait_for("Дүнгээ оруулна уу")
+        tmux.wait_for("Дүн оруулна уу")
         tmux.wait_for(r"камер \d+ fps", pattern=True)
         tmux.keys("2", "0", "0", "0", "Enter")
         tmux.wait_for("QR кодоо")
@@ -125,10 +125,10 @@ def test_demo_in_tmux_in_mongolian_holds_the_phone_left_in_view_and_switches_lan
         shown = tmux.wait_for("ЗӨВШӨӨРӨГДЛӨӨ")
         assert shown.count("ЗӨВШӨӨРӨГДЛӨӨ") == 1, shown
         tmux.keys("x")
-        tmux.wait_for("Дүнгээ оруулна уу")
+        tmux.wait_for("Дүн оруулна уу")
         tmux.keys("3", "0", "0", "Enter")
-        shown = tmux.wait_for("Enter дарж төлүүлнэ үү")
-        assert "шийдээгүй 0" in shown
+        shown = tmux.wait_for("Enter: харагдаж буй кодоор төлбөр авах")
+        assert "шийдэгдээгүй 0" in shown
         tmux.keys("L")
         tmux.wait_for("press Enter to charge it")
         tmux.keys("Enter")

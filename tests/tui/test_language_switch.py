@@ -29,8 +29,8 @@ async def test_L_switches_every_screen_live_and_is_remembered(tmp_path: Path) ->
         app.show_screen(amount)
         await pilot.pause()
         await pilot.press("1", "2", "5", "0", "0", "enter", "backspace")
-        assert "Дүнгээ" in str(amount.query_one("#title").render())
-        assert "шийдээгүй" in str(amount.query_one("#status").render())
+        assert "Дүн оруулна" in str(amount.query_one("#title").render())
+        assert "шийдэгдээгүй" in str(amount.query_one("#status").render())
         await pilot.press("L")
         await pilot.pause()
         await pilot.pause()
@@ -45,8 +45,8 @@ async def test_L_switches_every_screen_live_and_is_remembered(tmp_path: Path) ->
         await pilot.pause()
         await pilot.pause()
         assert current_language() == "mn"
-        assert str(app.screen.query_one("#title").render()) == "Эзэмшигч"
-        assert "Дүнгээ" in str(amount.query_one("#title").render())
+        assert str(app.screen.query_one("#title").render()) == "Эзэн"
+        assert "Дүн оруулна" in str(amount.query_one("#title").render())
         await pilot.press("escape", "L")
         await pilot.pause()
     assert remembered_language(tmp_path) == "en"
@@ -93,7 +93,7 @@ async def test_ctrl_c_says_how_to_quit_in_the_screens_language(
         app.action_help_quit()
         await pilot.pause()
         said = [n.message for n in app._notifications]
-        assert "Ctrl+Q дарж киоскоос гарна" in said
+        assert "Ctrl+Q: кассын програмаас гарах" in said
     ledger.close()
 
 
@@ -105,4 +105,4 @@ async def test_the_demos_fault_notice_speaks_the_screens_language(tmp_path: Path
         kiosk.app.action_demo_fault("drop_after_commit")
         await kiosk.pilot.pause()
         said = [n.message for n in kiosk.app._notifications]
-        assert any("төлбөрийн дараа хариу алга болно" in m for m in said), said
+        assert any("төлбөр авсны дараа хариу алга болно" in m for m in said), said

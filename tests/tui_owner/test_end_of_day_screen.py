@@ -115,9 +115,9 @@ async def test_language_switch_on_screen_changes_the_owner_texts(
         await pilot.press("l")
         await pilot.pause(0.1)
         title = pilot.app.screen.query_one("#title", Static)
-        assert str(title.render()) == "Эзэмшигч"
+        assert str(title.render()) == "Эзэн"
         screen = await open_eod(pilot)
-        assert "Нийт борлуулалт" in str(screen.query_one("#eod-summary", Static).render())
+        assert "Нийт орлого" in str(screen.query_one("#eod-summary", Static).render())
 
 
 async def test_switching_language_on_end_of_day_and_history_redraws_them_live(
@@ -130,7 +130,7 @@ async def test_switching_language_on_end_of_day_and_history_redraws_them_live(
         await pilot.app.run_action("language")
         for _ in range(100):
             await pilot.pause(0.02)
-            if "Нийт борлуулалт" in str(screen.query_one("#eod-summary", Static).render()):
+            if "Нийт орлого" in str(screen.query_one("#eod-summary", Static).render()):
                 break
         assert str(screen.query_one("#title", Static).render()) == "Өдрийн хаалт"
         assert "2,500 ₮" in str(screen.query_one("#eod-summary", Static).render())

@@ -20,6 +20,7 @@ from qrpos.config import Config, ConfigError, load_config
 from qrpos.errors import CredentialsMissing, InsecureBaseURL
 from qrpos.present.i18n import languages, set_language, t
 from qrpos.present.words import error_words
+from qrpos.redact import terminal_safe
 
 if TYPE_CHECKING:
     from qrpos.service import TerminalClient
@@ -176,7 +177,10 @@ def fail(message: str | BaseException, code: int = EXIT_LOCAL_ERROR) -> int:
     """Print `qrpos: message` to stderr and return the exit code; an error is told in the
     configured language where it was raised with words for one (`qrpos.said`)."""
     text = message if isinstance(message, str) else error_words(message).strip("'\"")
-    print(f"qrpos: {text}", file=sys.stderr)
+    said = f"qrpos: {text}"
+    # a usage error is folded to the console like argparse's own (`usage.fold`)
+    folded = usage.fold(terminal_safe(said), cut=False)  # escaped first: then measured
+    print(folded if code == EXIT_USAGE else said, file=sys.stderr)
     return code
 
 

@@ -1,7 +1,8 @@
 """What every command does with a malformed command line, and with text it prints.
 
 * A usage error (an unknown option, a missing or malformed value) exits 64 (sysexits'
-  EX_USAGE) with one line on stderr: never a traceback, never the code of a business
+  EX_USAGE) with one message on stderr, folded to 80 columns (a Pi's console; the lines
+  after the first indented by two): never a traceback, never the code of a business
   outcome such as 2 "declined". Option values are checked by the `type=` functions
   below while parsing, so a command's own code only ever sees well-formed values.
 * Everything a command prints goes through `redact.terminal_safe` (`safe_output`):
@@ -17,6 +18,7 @@ import contextlib
 import io
 import math
 import sys
+import unicodedata
 from collections.abc import Callable, Iterator
 from typing import NoReturn, TextIO
 from urllib.parse import urlsplit
@@ -28,6 +30,9 @@ from qrpos.present.i18n import t
 from qrpos.redact import terminal_safe
 
 EXIT_USAGE = 64
+#: a usage error is folded to a Pi's console, whatever the terminal it is typed at
+USAGE_WIDTH = 80
+NBSP = "\u00a0"
 _LOW, _HIGH = format_mnt(spec.AMOUNT_MIN_MNT), format_mnt(spec.AMOUNT_MAX_MNT)
 
 
@@ -39,11 +44,49 @@ class UsageParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line and exit 64 (subparsers inherit it)."""
 
     def error(self, message: str) -> NoReturn:
-        """Print `prog: message (see prog --help)` and exit with EX_USAGE."""
-        line = " ".join(message.split())
-        said = t("cli.usage.see_help", prog=self.prog, message=line)
+        """Print `prog: message (see prog --help)`, folded to 80 columns, and exit with
+        EX_USAGE."""
+        # escaped before folding: a control character escaped is six columns wide
+        line = terminal_safe(" ".join(message.split()))
+        # the command's name and the pointer to --help are never broken across lines (no-break
+        # spaces while folding); only the message folds
+        prog = self.prog.replace(" ", NBSP)
+        before, after = t("cli.usage.see_help", prog=prog, message="\x00").split("\x00", 1)
+        gap = after[: len(after) - len(after.lstrip())]
+        said = before + line + gap + after.lstrip().replace(" ", NBSP)
+        said = fold(said).replace(NBSP, " ")
         sys.stderr.write(terminal_safe(said + "\n"))
         sys.exit(EXIT_USAGE)
+
+
+def cells(text: str) -> int:
+    """Columns `text` takes on a console (a wide East Asian character takes two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def fold(text: str, width: int = USAGE_WIDTH, indent: str = "  ", *, cut: bool = True) -> str:
+    """`text` in lines of at most `width` columns, broken at spaces, the lines after the
+    first starting with `indent`. A word wider than a line is cut when `cut` (argparse's
+    errors: their words are the catalogue's, the value they may quote is garbage), else
+    left whole on a line of its own (a path a person copies)."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        joined = f"{line} {word}" if line else (indent if lines else "") + word
+        if cells(joined) <= width:
+            line = joined
+            continue
+        if line:
+            lines.append(line)
+        line = indent + word
+        while cut and cells(line) > width:
+            end = len(line)
+            while cells(line[:end]) > width:
+                end -= 1
+            lines.append(line[:end])
+            line = indent + line[end:]
+    lines.append(line)
+    return "\n".join(lines)
 
 
 #: argparse's own words (its gettext msgids) -> our catalogue's key for each: a usage
