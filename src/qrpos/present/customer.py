@@ -260,3 +260,45 @@ def pole_lines(view: CustomerView) -> tuple[str, str]:
 
 def _fit(line: str) -> str:
     return line[:POLE_WIDTH].ljust(POLE_WIDTH)
+
+
+#: the states `qrpos display preview --state` draws (and the goldens cover), each the
+#: sale's state that shows it
+PREVIEW_STATES: dict[ViewKind, SaleSnapshot] = {
+    "idle": SaleSnapshot("ready"),
+    "pay": SaleSnapshot("presenting"),
+    "checking": SaleSnapshot("charging", elapsed_s=7.0),
+    "paid": SaleSnapshot("result", result_state="approved"),
+    "not_paid": SaleSnapshot("result", result_state="declined"),
+    "check": SaleSnapshot("result", result_state="needs_review"),
+    "offline": SaleSnapshot("offline"),
+}
+#: the not-paid reasons, each the outcome (and decline code) that gives it
+REASON_OUTCOMES: dict[NotPaidReason, tuple[str, str | None]] = {
+    "no_money": ("declined", "insufficient_funds"),
+    "refresh_code": ("token_used", None),
+    "ask_cashier": ("declined", "wallet_suspended"),
+    "refunded": ("reversed_after_abandon", None),
+}
+
+
+def preview_view(
+    kind: ViewKind, amount: int = 12_500, reason: NotPaidReason = "no_money", shop: str = ""
+) -> CustomerView:
+    """The view of `kind` as a sale would show it (`qrpos display preview`, the goldens)."""
+    if kind == "offline":
+        return offline_view()
+    snapshot = PREVIEW_STATES[kind]
+    if kind == "not_paid":
+        state, code = REASON_OUTCOMES[reason]
+        snapshot = SaleSnapshot("result", result_state=state, decline_code=code)
+    return customer_view(
+        SaleSnapshot(
+            snapshot.stage,
+            amount,
+            snapshot.result_state,
+            snapshot.decline_code,
+            snapshot.elapsed_s,
+        ),
+        shop,
+    )
