@@ -108,6 +108,22 @@ def encode_line(text: str, model: PoleModel) -> bytes:
     return bytes(out)
 
 
+def as_shown(text: str, model: PoleModel) -> str:
+    """`text` as the display shows it: a letter it draws (or its user-defined one), else
+    the nearest letter, else "?" (`qrpos display preview --text`)."""
+    codec = CODEPAGES[model.codepage][0]
+    out = []
+    for ch in text:
+        if model.uses_udc and ch in _UDC_CHARS:
+            out.append(ch)
+            continue
+        if model.uses_udc and 0x5B <= ord(ch) <= 0x5F:
+            ch = "-"
+        ch = NEAREST.get(ch, ch)
+        out.append(ch.encode(codec, errors="replace").decode(codec))
+    return "".join(out)
+
+
 def pole_frame(lines: tuple[str, str], model: PoleModel) -> bytes:
     """The whole update for `lines` (two lines of 20): init, code page, clear, both lines."""
     table = CODEPAGES[model.codepage][1][model.protocol]
