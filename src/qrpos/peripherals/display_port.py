@@ -78,8 +78,11 @@ class CustomerDisplay:
         retry_s: float = RETRY_S,
         camera: Callable[[], Image.Image | None] | None = None,
         camera_every_s: float = CAMERA_EVERY_S,
+        shop: str = "",
     ) -> None:
         self.sink = sink
+        #: the shop's name on the idle screen (the catalogue's welcome when empty)
+        self.shop = shop
         self.retry_s = retry_s
         self.camera = camera
         self.camera_every_s = camera_every_s

@@ -35,6 +35,8 @@ class KioskStatus:
     foreign: bool = False
     #: the receipt printer needs attention (off, unplugged, out of paper): slips wait
     printer: bool = False
+    #: the customer display needs attention (unplugged, off): the sale goes on
+    display: bool = False
     #: the cashier whose shift is open (None: none, or the till has no shifts)
     cashier: str | None = None
 
@@ -69,6 +71,9 @@ def status_line(status: KioskStatus, width: int) -> Text:
         line.append(" │ ")
     if status.printer:
         line.append(t("status.printer"), style="bold reverse yellow")
+        line.append(" │ ")
+    if status.display:
+        line.append(t("status.display.missing"), style="bold reverse yellow")
         line.append(" │ ")
     line.append(
         t("status.unresolved", count=status.unresolved),
