@@ -77,6 +77,7 @@ def till_customer_display(
         display_settings,
         open_display,
     )
+    from qrpos.present.customer import offline_view
 
     try:
         settings = display_settings(config.customer_display)
@@ -107,6 +108,7 @@ def till_customer_display(
         camera=camera,
         shop=settings.shop or first_line,
     )
+    display.show(offline_view())  # until the kiosk's first view: "not connected to the till"
     display.start()
     stack.callback(display.stop)
     log.info("customer display on %s", sink.name)

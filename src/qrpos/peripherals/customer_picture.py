@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,15 +71,46 @@ def draw_view(
     view: CustomerView, size: tuple[int, int], camera: Image.Image | None = None
 ) -> Image.Image:
     """`view` as an RGB picture of `size` (width, height). With `camera` (any mode) and a
-    view that asks for it, the camera's view fills the left of the screen."""
+    view that asks for it, the camera's view fills the left of the screen.
+
+    The words are drawn once per view and size (cached): the camera's view, redrawn
+    several times a second while the customer aims, is pasted into a copy."""
+    if not (view.camera and camera is not None):
+        return _base(view, size, None).copy()
+    x, y, w, h = box = _camera_box(size, camera.size)
+    image = _base(view, size, box).copy()
+    image.paste(camera.convert("RGB").resize((w, h), Image.Resampling.BILINEAR), (x, y))
+    ImageDraw.Draw(image).rectangle(
+        [x - 2, y - 2, x + w + 1, y + h + 1], outline=(10, 40, 120), width=3
+    )
+    return image
+
+
+def _camera_box(size: tuple[int, int], camera: tuple[int, int]) -> tuple[int, int, int, int]:
+    """Where the camera's view goes: at the left, as large as the height allows (aspect
+    kept): x, y, width, height."""
+    width, height = size
+    margin = _margin(height)
+    scale = min(int(width * 0.45) / camera[0], (height - 2 * margin) / camera[1])
+    w, h = max(int(camera[0] * scale), 1), max(int(camera[1] * scale), 1)
+    return margin, (height - h) // 2, w, h
+
+
+def _margin(height: int) -> int:
+    return max(height // 20, 4)
+
+
+@lru_cache(maxsize=8)
+def _base(
+    view: CustomerView, size: tuple[int, int], box: tuple[int, int, int, int] | None
+) -> Image.Image:
+    """The view without the camera's pixels (its frame drawn where `box` says)."""
     width, height = size
     background, ink, amount_ink = COLOURS[view.kind]
     image = Image.new("RGB", size, background)
     pen = ImageDraw.Draw(image)
-    margin = max(height // 20, 4)
-    left = margin
-    if view.camera and camera is not None:
-        left = _paste_camera(image, camera, margin) + margin
+    margin = _margin(height)
+    left = margin if box is None else box[0] + box[2] + margin
     room = width - left - margin
     blocks = _layout(view, height, room)
     total = sum(b.height for b in blocks) + margin * (len(blocks) - 1)
@@ -126,26 +157,6 @@ def _layout(view: CustomerView, height: int, room: int) -> list[_Block]:
 
 def _text(kind: str, lines: list[str], font: ImageFont.FreeTypeFont) -> _Block:
     return _Block(kind, font, tuple(lines), int(font.size * 1.2) * len(lines))
-
-
-def _paste_camera(image: Image.Image, camera: Image.Image, margin: int) -> int:
-    """The camera's view at the left, as large as the height allows (aspect kept), in a
-    frame; returns its right edge."""
-    width, height = image.size
-    box_h = height - 2 * margin
-    box_w = int(width * 0.45)
-    scale = min(box_w / camera.width, box_h / camera.height)
-    shown = camera.convert("RGB").resize(
-        (max(int(camera.width * scale), 1), max(int(camera.height * scale), 1)),
-        Image.Resampling.BILINEAR,
-    )
-    x = margin
-    y = (height - shown.height) // 2
-    image.paste(shown, (x, y))
-    ImageDraw.Draw(image).rectangle(
-        [x - 2, y - 2, x + shown.width + 1, y + shown.height + 1], outline=(10, 40, 120), width=3
-    )
-    return x + shown.width
 
 
 def _mark(pen: ImageDraw.ImageDraw, kind: ViewKind, cx: int, cy: int, r: int, ink: RGB) -> None:

@@ -37,8 +37,9 @@ log = logging.getLogger("qrpos.display")
 
 #: a display in trouble is tried again this often
 RETRY_S = 1.0
-#: the camera's view is redrawn this often on a screen (frames per second: 8)
-CAMERA_EVERY_S = 0.125
+#: the camera's view is redrawn this often on a screen (5 frames a second: a full-HD
+#: redraw took ~120 ms on a loaded x86 core, more on a Pi; hardware.md)
+CAMERA_EVERY_S = 0.2
 
 
 class DisplayTrouble(QrposError):

@@ -155,7 +155,8 @@ def customer_view(snapshot: SaleSnapshot, shop: str = "") -> CustomerView:
     sale = snapshot.sale
     if kind == "idle":
         name = shop.strip() or t("customer.welcome")
-        return _view(kind, name, "", (t("customer.idle_line"),), (name, t("customer.pole.idle")))
+        idle = (name, t("customer.pole.idle"))
+        return _view(kind, name, "", (t("customer.idle_line"),), idle, sale=sale)
     if kind == "pay":
         return _view(
             kind,
