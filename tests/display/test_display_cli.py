@@ -98,6 +98,8 @@ def test_test_without_a_display_or_with_a_missing_one_says_so(tmp_path: Path) ->
     done = qrpos(env, "display", "test")
     assert done.returncode == 1 and "cannot be opened" in done.stderr
     assert "Traceback" not in done.stderr
+    done = qrpos(environment(tmp_path, QRPOS_CUSTOMER_DISPLAY="kms:HDMI-A-2"), "display", "test")
+    assert done.returncode == 1 and "python3-picamera2" in done.stderr  # no pykms here
 
 
 def test_the_setting_and_its_variable(tmp_path: Path) -> None:
