@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "fault_campaign": ["--charges", "1000", "--kills"],
     "fuzz_sandbox": ["--examples", "10000"],
     "fleet": [],
+    "customer_display": [],
 }
 
 

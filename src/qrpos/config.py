@@ -15,6 +15,11 @@ Recognised TOML keys (all optional)::
     [scanner]                  # read by qrpos.scanner; every key is listed in
     source = "auto"            # qrpos/scanner/sources.py (picamera | webcam | replay ...)
     decoder = "zxing"          # zxing (default, measured faster) | zbar
+
+    [customer_display]         # read by qrpos.peripherals.display_settings
+    device = "off"             # kms:HDMI-A-2 | vfd:/dev/ttyUSB0@9600 | off (default)
+    protocol = "escpos"        # a pole display's commands: escpos | cd5220
+    codepage = "pc866"         # pc866 | ascii
 """
 
 from __future__ import annotations
@@ -68,6 +73,9 @@ class Config:
     sound: Mapping[str, Any] = field(default_factory=dict)
     #: the `[printer]` table, as read, with `QRPOS_PRINTER` over its `device`
     printer: Mapping[str, Any] = field(default_factory=dict)
+    #: the `[customer_display]` table, as read, with `QRPOS_CUSTOMER_DISPLAY` over its
+    #: `device` (checked by qrpos.peripherals.display_settings)
+    customer_display: Mapping[str, Any] = field(default_factory=dict)
     #: where the values came from, for `qrpos doctor`
     source_path: Path | None = None
     #: where the base URL was set ("--base-url", "QRPOS_BASE_URL" or the file's path), so
@@ -297,6 +305,11 @@ def load_config(
         raise ConfigError(_not_a_table("printer"))
     if env.get("QRPOS_PRINTER"):
         printer = {**printer, "device": env["QRPOS_PRINTER"]}
+    customer_display = toml.get("customer_display", {})
+    if not isinstance(customer_display, dict):
+        raise ConfigError(_not_a_table("customer_display"))
+    if env.get("QRPOS_CUSTOMER_DISPLAY"):
+        customer_display = {**customer_display, "device": env["QRPOS_CUSTOMER_DISPLAY"]}
     pin_screens = _pin_screens(env.get("QRPOS_OWNER_PIN_SCREENS"), toml.get("owner", {}))
     return Config(
         base_url=str(base_url) if base_url else None,
@@ -307,6 +320,7 @@ def load_config(
         scanner=scanner,
         sound=sound,
         printer=printer,
+        customer_display=customer_display,
         owner_pin_screens=pin_screens,
         source_path=path if toml else None,
         base_url_from=base_url_from if base_url else None,

@@ -22,7 +22,7 @@ from qrpos import spec
 from qrpos.config import Config
 from qrpos.credentials import PROVISION_FIX, CredentialsMissing, find_password
 from qrpos.present.i18n import t, t_or
-from qrpos.present.words import words
+from qrpos.present.words import error_words, words
 from qrpos.said import os_reason
 from qrpos.scanner.handheld import keyboards
 from qrpos.service import InsecureBaseURL, TerminalClient
@@ -181,6 +181,53 @@ def check_printer(settings: Mapping[str, Any]) -> Check:
     return Check(
         "printer", Status.OK, t("doctor.printer.ok", device=chosen.device, mm=chosen.paper_mm)
     )
+
+
+def check_customer_display(
+    settings: Mapping[str, Any], sys_drm: Path = Path("/sys/class/drm")
+) -> Check:
+    """The customer display `[customer_display]` / `QRPOS_CUSTOMER_DISPLAY` names: a pole
+    display's port opens (nothing is sent); a screen's connector has a screen plugged in
+    (read from sysfs: the kiosk may hold the screen now) and pykms is there."""
+    from qrpos.peripherals.display_port import DisplayTrouble
+    from qrpos.peripherals.display_settings import DisplaySettingError, display_settings
+    from qrpos.said import say
+
+    name = "customer display"
+    try:
+        chosen = display_settings(settings)
+    except DisplaySettingError as exc:
+        return Check(name, Status.FAIL, error_words(exc), t("doctor.display.fix"))
+    if chosen.kind == "off":
+        return Check(name, Status.SKIP, t("doctor.display.none"))
+    try:
+        if chosen.kind == "vfd":
+            from qrpos.peripherals.pole import PoleSink
+
+            PoleSink(chosen.target, chosen.baud, chosen.model).write(b"")
+        else:
+            statuses = sorted(sys_drm.glob(f"card*-{chosen.target}/status"))
+            plugged = any(p.read_text().strip() == "connected" for p in statuses)
+            if not plugged:
+                raise DisplayTrouble(
+                    say(
+                        "display.connector",
+                        "no connected screen on {connector}",
+                        connector=chosen.target,
+                    )
+                )
+            try:
+                import pykms  # type: ignore[import-not-found]  # noqa: F401
+            except ImportError:
+                raise DisplayTrouble(
+                    say(
+                        "display.no_kms",
+                        "the screen library (pykms) is not installed: install python3-picamera2",
+                    )
+                ) from None
+    except (DisplayTrouble, OSError) as exc:
+        return Check(name, Status.FAIL, error_words(exc), t("doctor.display.fix"))
+    return Check(name, Status.OK, t("doctor.display.ok", device=chosen.device))
 
 
 def check_state_dir(state_dir: Path) -> Check:
@@ -403,6 +450,7 @@ async def run_checks(
         await asyncio.to_thread(check_decoder, str(decoder_name) if decoder_name else None),
         check_handheld(config.scanner),
         await asyncio.to_thread(check_printer, config.printer),
+        await asyncio.to_thread(check_customer_display, config.customer_display),
         check_state_dir(config.state_dir),
     ]
     if checks[-1].status is Status.OK:

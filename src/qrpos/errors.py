@@ -45,6 +45,8 @@ module that raises and catches them and are left off the map.
         ├── qrpos.peripherals.sound.SoundSettingError [ValueError] .. a [sound] setting
         ├── qrpos.peripherals.printer.PrinterSettingError [ValueError] .. a printer setting
         ├── qrpos.peripherals.printer.PrinterTrouble .. a slip not printed (it stays queued)
+        ├── qrpos.peripherals.display_settings.DisplaySettingError [ValueError] .. a display setting
+        ├── qrpos.peripherals.display_port.DisplayTrouble .. a customer view not shown (it waits)
         ├── qrpos.simulator.http.ConnectionDropped [RuntimeError] .. the sandbox's faults
         └── qrpos.simulator.state.SandboxError [ValueError]
             └── UnknownRecord

@@ -31,6 +31,7 @@ BASELINE = {
     "report": ["report"],
     "prices": ["prices", "set", "1", "5"],
     "print": ["print", "receipt", "tx_abc"],
+    "display": ["display", "preview", "--state", "paid", "--text"],
     "cashier": ["cashier", "list"],
     "shift": ["shift", "x"],
     "decode": ["decode", "a.png"],

@@ -17,7 +17,7 @@ from qrpos.service.outcomes import Exchange
 LINES = ("camera", "decoder", "state dir", "outbox", "other install", "credentials", "/health",
          "clock", "/ready", "credentials live")  # fmt: skip
 #: the optional peripherals' lines (skipped when none is set), in the JSON's order
-OPTIONAL = ("handheld", "printer")
+OPTIONAL = ("handheld", "printer", "customer display")
 
 
 def doctor(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -68,9 +68,11 @@ def test_a_busy_status_bar_says_everything_in_80_columns(language: str) -> None:
             replace(status, now=now, online=False, online_since=now, camera_state="no_frames"), 80
         ).plain
         starting = status_line(replace(status, now=now, starting="recovery"), 80).plain
+        display = status_line(replace(status, now=now, display=True), 80).plain
+        both = status_line(replace(status, now=now, display=True, printer=True), 80).plain
     finally:
         set_language(before)
-    for shown in (line, offline, starting):
+    for shown in (line, offline, starting, display, both):
         # nothing cut: the unsettled count, the camera and the clock all made it
         assert len(shown) <= 80 and shown.rstrip().endswith("12:05:06"), shown
         assert "3 │ ca" in shown or "3 │ ка" in shown, shown

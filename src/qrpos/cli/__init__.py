@@ -37,6 +37,7 @@ COMMANDS = {
     "report": "report",
     "prices": "prices",
     "print": "printer",
+    "display": "display",
     "cashier": "shift",
     "shift": "shift",
     "decode": "decode",

@@ -144,13 +144,16 @@ def demo_world(
     on_step: Callable[[str], None] = lambda step: None,
     base: Config | None = None,
     printer: bool = False,
+    peripherals: bool = False,
 ) -> Iterator[DemoWorld]:
     """Start the sandbox and build the kiosk's services; everything stops on exit.
     `on_step` hears each part as it starts (the keys of `qrpos.tui.startup.STEPS`);
     `base` carries the person's settings (where choices and exports go, a pinned
     language) into the demo's own config. With `printer`, slips print on the printer
     the person's settings name, else on a virtual one: a file in the state dir, each slip
-    also shown on screen."""
+    also shown on screen. With `peripherals`, the customer display and the handheld
+    scanner the settings name work as in `qrpos run` (the customer's view is shown on
+    screen whatever the settings: the demo's virtual customer display)."""
     with contextlib.ExitStack() as stack:
         on_step("service")
         if state_dir is None:
@@ -206,4 +209,12 @@ def demo_world(
                 state_dir / "demo-printer.txt", name="virtual", append=False, text=True
             )
             services.printing = till_printing(config, ledger, stack, fallback=virtual)
+        if peripherals:
+            from qrpos.kiosk.peripherals import till_customer_display, till_handheld
+
+            services.customer_display = till_customer_display(config, stack, scanner=scanner)
+            handheld = till_handheld(config, scanner)
+            if handheld is not None:
+                handheld.start()
+                stack.callback(handheld.stop)
         yield DemoWorld(services, sandbox, base_url, wallets)

@@ -69,6 +69,7 @@ def demo_services(config: Config, on_step: Callable[[str], None]) -> Iterator[Ki
         on_step=on_step,
         base=config,
         printer=True,
+        peripherals=True,
     ) as world:
         world.services.sounds = till_sounds(config)
         yield world.services

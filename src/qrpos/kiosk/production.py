@@ -9,11 +9,15 @@ from collections.abc import Callable, Iterator
 
 from qrpos.config import Config, write_pairing
 from qrpos.credentials import CredentialsMissing, load_password, store_password
-from qrpos.kiosk.peripherals import till_printing, till_sounds
+from qrpos.kiosk.peripherals import (
+    till_customer_display,
+    till_handheld,
+    till_printing,
+    till_sounds,
+)
 from qrpos.ledger import ChargeDesk, Ledger
 from qrpos.metrics import KioskFacts, MetricsWriter, gather
 from qrpos.scanner import ChosenAtOpen, ScanLoop, make_decoder
-from qrpos.scanner.handheld import HandheldReader
 from qrpos.service import TerminalClient
 from qrpos.tui.services import KioskServices, ScanEventRelay
 
@@ -59,7 +63,7 @@ def production_services(
             ChosenAtOpen(config.scanner), make_decoder(config.scanner.get("decoder")), relay
         )
         stack.callback(scanner.stop)
-        handheld = _handheld(config, scanner)
+        handheld = till_handheld(config, scanner)
         if handheld is not None:
             handheld.start()
             stack.callback(handheld.stop)
@@ -74,22 +78,10 @@ def production_services(
             open_desk=open_desk,
             sounds=till_sounds(config),
             printing=till_printing(config, ledger, stack),
+            customer_display=till_customer_display(config, stack, scanner=scanner),
         )
         stack.callback(_write_metrics(services, ledger, scanner).stop)
         yield services
-
-
-def _handheld(config: Config, scanner: ScanLoop) -> HandheldReader | None:
-    """The handheld scanner `[scanner] handheld` names, beside the camera; a setting that
-    cannot be used is said in the journal and the camera alone reads codes."""
-    device = config.scanner.get("handheld")
-    if not device:
-        return None
-    try:
-        return HandheldReader(str(device), scanner.handle_scan)
-    except ValueError as exc:
-        log.warning("%s: the camera alone reads codes", exc)
-        return None
 
 
 def _write_metrics(services: KioskServices, ledger: Ledger, scanner: ScanLoop) -> MetricsWriter:

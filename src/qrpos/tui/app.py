@@ -16,7 +16,7 @@ import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.binding import Binding, BindingType
 from textual.worker import Worker, WorkerState
 
@@ -41,6 +41,7 @@ from qrpos.tui.scan_events import scan_message
 from qrpos.tui.screen_keeper import ScreenKeeper
 from qrpos.tui.screens.abandon import AbandonDialog
 from qrpos.tui.screens.amount import AmountScreen
+from qrpos.tui.screens.base import KioskScreen
 from qrpos.tui.services import KioskServices
 from qrpos.tui.startup import ServicesStarter
 from qrpos.tui.widgets.status_bar import KioskStatus
@@ -65,6 +66,7 @@ class KioskApp(ScreenKeeper):
         Binding("L", "language", "language", show=False),
         Binding("p", "demo_phone", "phone", show=False),
         Binding("h", "demo_hold", "hold", show=False),
+        Binding("c", "demo_panel", "demo panel", show=False),
         Binding("d", "demo_fault('drop_after_commit')", "drop", show=False),
         Binding("e", "demo_fault('error_after_commit')", "5xx", show=False),
         Binding("l", "demo_fault('rate_limit')", "429", show=False),
@@ -144,6 +146,8 @@ class KioskApp(ScreenKeeper):
         """Connect the scanner, then pair or recover: the services are in."""
         self.services.scan_events.connect(self._from_scanner)
         self._connect_printer()
+        self._connect_display()
+        self.sale.publish()  # the customer display leaves "not connected" for the idle view
         self.show_cashier()
         if self.services.scanner is not None:
             self._start_scanner()
@@ -183,6 +187,7 @@ class KioskApp(ScreenKeeper):
         self.status = replace(self.status, username=username)
         if isinstance(self.screen, AmountScreen) and services.demo is not None:
             self.screen.show_demo_keys()
+        self.fit_demo_panel(self.size.width)
         self._begin()
 
     def start_background(self) -> None:
@@ -285,6 +290,34 @@ class KioskApp(ScreenKeeper):
         elif was:
             self.notify(t("printer.back"), markup=False)
 
+    # --- the customer display (its worker thread reports here) -------------------------
+
+    def _connect_display(self) -> None:
+        display = self.services.customer_display
+        if display is None:
+            return
+        display.on_state = self._display_state_from_thread
+        self.status = replace(self.status, display=display.state == "attention")
+
+    def _display_state_from_thread(self, state: str, why: Said | None) -> None:
+        try:
+            self.call_from_thread(self._display_state, state, why)
+        except RuntimeError:
+            log.debug("customer display state after the app stopped")
+
+    def _display_state(self, state: str, why: Said | None) -> None:
+        """The status bar says the customer display needs attention while it does; the
+        reason once, as a notice (the sale goes on; the display shows it when it is back)."""
+        from qrpos.present.words import words
+
+        attention = state == "attention"
+        was = self.status.display
+        self.status = replace(self.status, display=attention)
+        if attention and not was:
+            self.notify(t("display.attention", why=words(why)), severity="warning", markup=False)
+        elif was and not attention:
+            self.notify(t("display.back"), markup=False)
+
     def _slip_printed_from_thread(self, slip: Slip) -> None:
         try:
             self.call_from_thread(self._show_slip, slip)
@@ -293,7 +326,11 @@ class KioskApp(ScreenKeeper):
 
     def _show_slip(self, slip: Slip) -> None:
         """The demo's virtual printer: the slip as it printed, in a notice."""
-        self.notify(slip.plain(32), title=t("printer.virtual"), timeout=8, markup=False)
+        self.demo_extras = replace(self.demo_extras, slip=slip.plain(32))
+        if not isinstance(self.screen, KioskScreen):
+            # the owner's screens (a copy, the end of day) have no panel: a notice there
+            # covers no cashier's screen
+            self.notify(slip.plain(32), title=t("printer.virtual"), timeout=8, markup=False)
 
     # --- the scanner (called from its threads) -------------------------------------------
 
@@ -457,20 +494,21 @@ class KioskApp(ScreenKeeper):
         """`L`: the next language, on every screen at once, remembered across restarts."""
         language = switch_language(self, self.services.config.settings_home)
         self.status = replace(self.status, language=language)
+        self.sale.publish()  # the customer's words follow the till's language
 
     def action_demo_phone(self) -> None:
         """Demo: the next customer holds up a phone."""
         if self.services.demo is None or self.sale.state is SaleState.PAIRING:
             return
         who = self.services.demo.present_next_customer()
-        self.notify(t("demo.presented", who=who), timeout=3)
+        self.demo_notice(t("demo.presented", who=who))
 
     def action_demo_hold(self) -> None:
         """Demo: the next customer leaves the phone in view after paying."""
         if self.services.demo is None or self.sale.state is SaleState.PAIRING:
             return
         self.services.demo.keep_phone_in_view()
-        self.notify(t("demo.hold"), timeout=3)
+        self.demo_notice(t("demo.hold"))
 
     def action_demo_fault(self, kind: str) -> None:
         """Demo: make the sandbox fail the next request in this way."""
@@ -478,4 +516,11 @@ class KioskApp(ScreenKeeper):
             return
         self.services.demo.arm_fault(kind)
         fault = t(f"demo.faults.{kind}")  # in the screen's words, not the sandbox's
-        self.notify(t("demo.fault_armed", fault=fault), severity="warning", timeout=4)
+        self.demo_notice(t("demo.fault_armed", fault=fault))
+
+    def action_demo_panel(self) -> None:
+        """Demo: show or hide the panel of the customer's view, the slip and the notices."""
+        self.toggle_demo_panel()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit_demo_panel(event.size.width)

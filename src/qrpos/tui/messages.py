@@ -16,6 +16,7 @@ from qrpos.tui.keypad import KeypadAction
 
 if TYPE_CHECKING:
     from qrpos.ledger import SaleProgress
+    from qrpos.present.customer import CustomerView
     from qrpos.service import Transaction
 
 # --- from the scan loop's threads ------------------------------------------------------
@@ -157,3 +158,14 @@ class ShiftChanged(Message):
     def __init__(self, cashier: str | None) -> None:
         super().__init__()
         self.cashier = cashier
+
+
+@dataclass
+class CustomerViewChanged(Message):
+    """The customer's view of the sale changed (the demo's panel shows it); a burst
+    coalesces to the latest one."""
+
+    view: CustomerView
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, CustomerViewChanged)

@@ -30,6 +30,7 @@ from qrpos.present.words import error_words
 from qrpos.tui.messages import (
     ChargeProgressed,
     ChargeUnclear,
+    CustomerViewChanged,
     PairingAnswered,
     RecoveryLeft,
     SaleCharged,
@@ -86,6 +87,12 @@ class Sale:
         self.intent_id: int | None = None
         #: progress reported before the Charging screen was announced, posted after it
         self._early_progress: list[SaleProgress] | None = None
+        #: the result on screen (RESULT only), for the customer display
+        self.result: SaleResult | None = None
+        #: sales started so far (the customer display tells two apart by it)
+        self.sale_number = 0
+        #: `time.monotonic()` when the code was read (the customer's "wait" counts from it)
+        self.charge_started = 0.0
 
     # --- moves --------------------------------------------------------------------------
 
@@ -100,7 +107,10 @@ class Sale:
     ) -> None:
         """Enter `to` (if legal) and tell the app, which shows that state's screen."""
         self._enter(to)
+        if to is S.RESULT:
+            self.result = result
         self._post(Sale.Moved(to, self.amount, result, notice, dict(fields), error))
+        self.publish()
 
     def _enter(self, to: SaleState) -> None:
         if to not in MOVES[self.state]:
@@ -111,7 +121,30 @@ class Sale:
             self.amount = None
         if to is not S.CHARGING:
             self.intent_id = None
+        if to is not S.RESULT:
+            self.result = None
         self._early_progress = None
+
+    def publish(self) -> None:
+        """Tell the customer display where the sale stands, in the till's language (it
+        never waits: the display's worker takes the newest view when it can)."""
+        from qrpos.present.customer import SaleSnapshot, customer_view
+
+        result = self.result if self.state is S.RESULT else None
+        charging = self.state is S.CHARGING
+        snapshot = SaleSnapshot(
+            self.state.value,
+            self.amount,
+            result.state.value if result is not None else None,
+            result.decline_code if result is not None else None,
+            time.monotonic() - self.charge_started if charging else 0.0,
+            self.sale_number,
+        )
+        display = self._services().customer_display
+        view = customer_view(snapshot, display.shop if display is not None else "")
+        if display is not None:
+            display.show(view)
+        self._post(CustomerViewChanged(view))
 
     @property
     def under_way(self) -> bool:
@@ -156,6 +189,7 @@ class Sale:
             self.next_sale("amount.no_shift", error=True)
             return
         self.amount = self.last_amount = amount
+        self.sale_number += 1
         self.move(S.PRESENTING)
         scanner = self._services().scanner
         if scanner is not None:
@@ -182,6 +216,8 @@ class Sale:
         self._disarm()
         self._enter(S.CHARGING)  # announced by `charge`, once the request is out
         self._early_progress = []
+        self.charge_started = time.monotonic()
+        self.publish()  # the customer sees "checking" at once
         demo = self._services().demo
         if demo is not None:
             demo.token_read()

@@ -24,6 +24,7 @@ from qrpos.tui.messages import (
     CameraStats,
     ChargeProgressed,
     ChargeUnclear,
+    CustomerViewChanged,
     PairingAnswered,
     RecoveryLeft,
     ScanRefusedMessage,
@@ -39,6 +40,7 @@ from qrpos.tui.screens.present import PresentCardScreen
 from qrpos.tui.screens.recovery import RecoveryScreen
 from qrpos.tui.screens.result import ResultScreen
 from qrpos.tui.services import KioskServices
+from qrpos.tui.widgets.demo_panel import NOTICES_KEPT, PANEL_WIDTH, DemoExtras
 from qrpos.tui.widgets.status_bar import KioskStatus
 
 log = logging.getLogger("qrpos.tui")
@@ -53,6 +55,11 @@ class ScreenKeeper(App[None]):
 
     #: what the status bars show; replaced (never mutated) so every bar redraws
     status: var[KioskStatus] = var(KioskStatus)
+    #: what the demo's panels show (the customer's view, the last slip, the notices)
+    demo_extras: var[DemoExtras] = var(DemoExtras)
+    #: the person trying the demo chose to show or hide its panel (`c`): no resize
+    #: overrides that choice
+    demo_panel_chosen = False
 
     services: KioskServices
     sale: Sale
@@ -66,6 +73,8 @@ class ScreenKeeper(App[None]):
 
     def _tick(self) -> None:
         self.status = replace(self.status, now=self.services.clock())
+        if self.sale.state is SaleState.CHARGING and self.services.customer_display is not None:
+            self.sale.publish()  # the customer's "wait" counts the seconds
 
     # --- screens: one per sale state ----------------------------------------------------
 
@@ -130,6 +139,35 @@ class ScreenKeeper(App[None]):
             self.show_screen(PairingScreen(first=first, pin_known=pin_known, username=username))
         elif state is SaleState.RECOVERING:
             self.show_screen(RecoveryScreen())
+
+    # --- the demo's panel ------------------------------------------------------------
+
+    @on(CustomerViewChanged)
+    def _customer_view_changed(self, message: CustomerViewChanged) -> None:
+        if self.services.demo is not None:
+            self.demo_extras = replace(self.demo_extras, customer=message.view)
+
+    def demo_notice(self, text: str) -> None:
+        """A demo notice goes into the demo's panel: never a toast over the cashier's
+        screen (at 80×24 it covered the key hints)."""
+        notices = (*self.demo_extras.notices, text)[-NOTICES_KEPT:]
+        self.demo_extras = replace(self.demo_extras, notices=notices)
+
+    def fit_demo_panel(self, width: int) -> None:
+        """Show the demo's panel by itself when a whole 80-column cashier's screen fits
+        beside it (unless `c` chose otherwise)."""
+        if self.services.demo is None or self.demo_panel_chosen:
+            return
+        shown = width >= 80 + PANEL_WIDTH
+        if shown != self.demo_extras.shown:
+            self.demo_extras = replace(self.demo_extras, shown=shown)
+
+    def toggle_demo_panel(self) -> None:
+        """`c` in the demo: show or hide its panel."""
+        if self.services.demo is None:
+            return
+        self.demo_panel_chosen = True
+        self.demo_extras = replace(self.demo_extras, shown=not self.demo_extras.shown)
 
     @on(ChargeProgressed)
     def _charge_progressed(self, message: ChargeProgressed) -> None:

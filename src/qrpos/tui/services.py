@@ -19,6 +19,7 @@ from qrpos.quick_prices import QuickPriceBook
 
 if TYPE_CHECKING:
     from qrpos.ledger import ChargeDesk
+    from qrpos.peripherals.display_port import CustomerDisplay
     from qrpos.peripherals.printing import Printing
     from qrpos.peripherals.sound import Sounds
     from qrpos.scanner import ScanLoop, VirtualPhone
@@ -110,6 +111,8 @@ class KioskServices:
     sounds: Sounds | None = None
     #: the receipt printer's queue and worker (started); None: no printer set
     printing: Printing | None = None
+    #: the customer display's worker (started); None: no customer display set
+    customer_display: CustomerDisplay | None = None
     #: the owner's quick prices (read from the state dir on first use)
     quick_prices: QuickPriceBook = field(init=False)
 

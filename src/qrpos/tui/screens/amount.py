@@ -92,8 +92,11 @@ class AmountScreen(KioskScreen):
         return "   ".join(entry.replace(" ", "\u00a0") for entry in entries)
 
     def _hint(self) -> str:
-        demo = f"\n{t('demo.keys', pin=manager_pin.DEMO_PIN)}" if self.demo_keys else ""
-        return t("amount.hint") + demo
+        if not self.demo_keys:
+            return t("amount.hint")
+        # the panel's key on the keypad's line: the demo's own line is full at 80 columns
+        keys = f"{t('amount.hint')} · {t('display.panel_hint')}"
+        return f"{keys}\n{t('demo.keys', pin=manager_pin.DEMO_PIN)}"
 
     def on_mount(self) -> None:
         self.after_recompose()

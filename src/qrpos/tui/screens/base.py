@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
 
+from qrpos.tui.widgets.demo_panel import DemoPanel
 from qrpos.tui.widgets.status_bar import StatusBar
 
 #: Tab, Shift+Tab and Enter of a form that takes keys typed ahead (`TypedAhead`): a form
@@ -103,8 +104,9 @@ class KioskScreen(Screen[None]):
 
     def compose_footer(self, hint: str) -> ComposeResult:
         """The key hints and the status bar."""
-        yield Static(hint, id="hint", markup=False)
         yield StatusBar(id="status")
+        yield DemoPanel()
+        yield Static(hint, id="hint", markup=False)
 
     @on(LanguageChanged)
     async def _language_changed(self) -> None:

@@ -35,6 +35,8 @@ class KioskStatus:
     foreign: bool = False
     #: the receipt printer needs attention (off, unplugged, out of paper): slips wait
     printer: bool = False
+    #: the customer display needs attention (unplugged, off): the sale goes on
+    display: bool = False
     #: the cashier whose shift is open (None: none, or the till has no shifts)
     cashier: str | None = None
 
@@ -67,8 +69,12 @@ def status_line(status: KioskStatus, width: int) -> Text:
     if status.foreign:
         line.append(t("status.foreign"), style="bold reverse red")
         line.append(" │ ")
-    if status.printer:
-        line.append(t("status.printer"), style="bold reverse yellow")
+    if status.printer or status.display:
+        # both in trouble: one short item, so the unsettled count and the camera still fit
+        key = "status.printer" if not status.display else "status.display.missing"
+        if status.printer and status.display:
+            key = "status.display.both"
+        line.append(t(key), style="bold reverse yellow")
         line.append(" │ ")
     line.append(
         t("status.unresolved", count=status.unresolved),

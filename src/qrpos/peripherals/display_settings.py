@@ -1,0 +1,107 @@
+"""`[customer_display]`: which customer display, and how to reach it.
+
+    [customer_display]
+    device = "vfd:/dev/ttyUSB0@9600"   # or "kms:HDMI-A-2", or "off" (the default)
+    protocol = "escpos"                # a pole display's command set: escpos | cd5220
+    codepage = "pc866"                 # pc866 (Cyrillic) | ascii
+    udc = true                         # draw Ө, Ү, ₮ as user-defined characters (escpos)
+    shop = "Цайны газар №3"            # the name the idle screen shows
+
+`QRPOS_CUSTOMER_DISPLAY` overrides `device` (config.py merges it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from qrpos.errors import QrposError
+from qrpos.peripherals.display_port import DisplaySink
+from qrpos.peripherals.pole import CODEPAGES, PROTOCOLS, PoleModel
+from qrpos.said import say
+
+
+class DisplaySettingError(QrposError, ValueError):
+    """A `[customer_display]` setting that names no display; the message names it."""
+
+
+@dataclass(frozen=True)
+class DisplaySettings:
+    """The customer display's settings, checked."""
+
+    device: str = "off"
+    #: "off", "kms" or "vfd"
+    kind: str = "off"
+    #: the connector (kms) or the serial device (vfd)
+    target: str = ""
+    baud: int = 9600
+    model: PoleModel = field(default_factory=PoleModel)
+    shop: str = ""
+
+
+def display_settings(table: Mapping[str, Any]) -> DisplaySettings:
+    """`DisplaySettings` from the `[customer_display]` table; `DisplaySettingError` names
+    the setting that cannot be used."""
+    device = str(table.get("device", "off")).strip() or "off"
+    protocol = str(table.get("protocol", "escpos"))
+    if protocol not in PROTOCOLS:
+        raise DisplaySettingError(
+            say(
+                "display.setting_protocol",
+                "[customer_display] protocol is escpos or cd5220, not {value}",
+                value=repr(protocol),
+            )
+        )
+    codepage = str(table.get("codepage", "pc866"))
+    if codepage not in CODEPAGES:
+        raise DisplaySettingError(
+            say(
+                "display.setting_codepage",
+                "[customer_display] codepage is pc866 or ascii, not {value}",
+                value=repr(codepage),
+            )
+        )
+    udc = bool(table.get("udc", protocol == "escpos"))
+    model = PoleModel(protocol, codepage, udc)
+    shop = str(table.get("shop", ""))
+    if device == "off":
+        return DisplaySettings(device, "off", "", model=model, shop=shop)
+    kind, _, rest = device.partition(":")
+    if kind == "kms" and rest:
+        return DisplaySettings(device, "kms", rest, model=model, shop=shop)
+    if kind == "vfd" and rest:
+        path, _, baud_text = rest.partition("@")
+        try:
+            baud = int(baud_text) if baud_text else 9600
+        except ValueError:
+            raise DisplaySettingError(
+                say(
+                    "display.setting_baud",
+                    "[customer_display] the baud rate in {value} is not a number",
+                    value=repr(device),
+                )
+            ) from None
+        if path and baud > 0:
+            return DisplaySettings(device, "vfd", path, baud, model, shop)
+    raise DisplaySettingError(
+        say(
+            "display.setting_device",
+            "[customer_display] device is off, kms:CONNECTOR or vfd:DEVICE[@BAUD], not {value}",
+            value=repr(device),
+        )
+    )
+
+
+def open_display(settings: DisplaySettings) -> DisplaySink | None:
+    """The sink `settings` names (nothing is opened yet: the first view opens it); None
+    when the display is off."""
+    if settings.kind == "vfd":
+        from qrpos.peripherals.pole import PoleSink
+
+        return PoleSink(settings.target, settings.baud, settings.model)
+    if settings.kind == "kms":
+        from qrpos.peripherals.kms import kms_sink
+
+        return kms_sink(settings.target)
+    return None

@@ -1,0 +1,222 @@
+"""The customer display's worker and its screens: views coalesce (the newest wins), a
+slow or failing display holds up no caller, a bug in a sink does not stop the worker, the
+camera's view is redrawn only while the view asks for it, a screen that fails is opened
+again; the settings; and the KMS seam without pykms."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+from PIL import Image, ImageChops
+
+from qrpos.peripherals.customer_picture import draw_view
+from qrpos.peripherals.display_port import CustomerDisplay, DisplayTrouble, MemorySink
+from qrpos.peripherals.display_settings import (
+    DisplaySettingError,
+    display_settings,
+    open_display,
+)
+from qrpos.peripherals.kms import FramebufferSink, KmsFramebuffer
+from qrpos.peripherals.pole import PoleSink
+from qrpos.present.customer import CustomerView, preview_view
+
+
+def until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    give_up = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < give_up, "timed out"
+        time.sleep(0.005)
+
+
+class FakeFramebuffer:
+    """A screen of `size` that keeps every picture put up (and can be unplugged)."""
+
+    def __init__(self, size: tuple[int, int] = (800, 480)) -> None:
+        self.size = size
+        self.pictures: list[Image.Image] = []
+        self.unplugged = False
+        self.closed = 0
+
+    def write(self, picture: Image.Image) -> None:
+        if self.unplugged:
+            raise OSError(19, "No such device")
+        self.pictures.append(picture)
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+class SlowSink(MemorySink):
+    """A display that takes `delay_s` per view (a slow serial line)."""
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__("slow")
+        self.delay_s = delay_s
+
+    def show(self, view: CustomerView, camera: Image.Image | None = None) -> None:
+        time.sleep(self.delay_s)
+        super().show(view, camera)
+
+
+def test_a_screen_shows_the_view_at_its_own_size() -> None:
+    fb = FakeFramebuffer((1024, 600))
+    sink = FramebufferSink("kms:fake", lambda: fb)
+    view = preview_view("paid")
+    sink.show(view)
+    [picture] = fb.pictures
+    assert ImageChops.difference(picture, draw_view(view, (1024, 600))).getbbox() is None
+
+
+def test_a_screen_that_fails_is_opened_again() -> None:
+    screens = [FakeFramebuffer(), FakeFramebuffer()]
+    opened: list[FakeFramebuffer] = []
+
+    def open_next() -> FakeFramebuffer:
+        opened.append(screens[len(opened)])
+        return opened[-1]
+
+    sink = FramebufferSink("kms:fake", open_next)
+    screens[0].unplugged = True
+    with pytest.raises(DisplayTrouble) as trouble:
+        sink.show(preview_view("pay"))
+    assert trouble.value.said.key == "display.write" and screens[0].closed == 1
+    sink.show(preview_view("pay"))
+    assert len(opened) == 2 and len(screens[1].pictures) == 1
+
+
+def test_show_never_waits_and_the_newest_view_wins() -> None:
+    sink = SlowSink(0.05)
+    display = CustomerDisplay(sink)
+    display.start()
+    try:
+        views = [preview_view("pay", amount=100 + i) for i in range(30)]
+        started = time.perf_counter()
+        for view in views:
+            display.show(view)
+        assert time.perf_counter() - started < 0.05  # 30 views queued in less than one show
+        until(lambda: bool(sink.views) and sink.views[-1] == views[-1] and not display.waiting)
+        assert len(sink.views) < len(views) and display.coalesced > 0
+        amounts = [v.amount_mnt or 0 for v in sink.views]
+        assert amounts == sorted(amounts)  # never an older view after a newer one
+    finally:
+        display.stop(farewell=False)
+
+
+def test_a_bug_in_a_display_does_not_stop_the_worker() -> None:
+    class Flaky(MemorySink):
+        calls = 0
+
+        def show(self, view: CustomerView, camera: Image.Image | None = None) -> None:
+            self.calls += 1
+            if self.calls == 1:
+                raise RuntimeError("a bug in the display's driver")
+            super().show(view, camera)
+
+    sink = Flaky()
+    display = CustomerDisplay(sink, retry_s=0.01)
+    display.start()
+    try:
+        display.show(preview_view("pay"))
+        until(lambda: sink.calls == 1)
+        display.show(preview_view("paid"))
+        until(lambda: [v.kind for v in sink.views] == ["paid"])
+    finally:
+        display.stop(farewell=False)
+
+
+def test_a_dead_worker_is_started_again_by_the_next_view() -> None:
+    sink = MemorySink()
+    display = CustomerDisplay(sink)
+    display.start()
+    display._stop.set()  # the thread ends as if it had died
+    display._wake.set()
+    assert display._thread is not None
+    display._thread.join(2)
+    display._stop.clear()
+    display.show(preview_view("paid"))
+    until(lambda: [v.kind for v in sink.views] == ["paid"])
+    display.stop(farewell=False)
+
+
+def test_the_camera_is_redrawn_only_while_the_view_asks_for_it() -> None:
+    fb = FakeFramebuffer((400, 240))
+    frames = iter(range(10**6))
+    lock = threading.Lock()
+
+    def camera() -> Image.Image:
+        with lock:
+            return Image.new("L", (64, 48), next(frames) % 256)
+
+    display = CustomerDisplay(FramebufferSink("kms:fake", lambda: fb), camera=camera)
+    display.camera_every_s = 0.01
+    display.start()
+    try:
+        display.show(preview_view("pay"))
+        until(lambda: len(fb.pictures) >= 5)  # the live view moves on by itself
+        assert fb.pictures[0].getpixel((20, 120)) != fb.pictures[4].getpixel((20, 120))
+        display.show(preview_view("paid"))
+        until(lambda: display.current is not None and display.current.kind == "paid")
+        time.sleep(0.1)
+        settled = len(fb.pictures)
+        time.sleep(0.1)
+        assert len(fb.pictures) == settled  # no camera on "paid": nothing redrawn
+    finally:
+        display.stop(farewell=False)
+
+
+def test_kms_without_pykms_says_how_to_get_it() -> None:
+    pytest.importorskip("PIL")
+    try:
+        import pykms  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        pass
+    else:  # pragma: no cover - a Pi with python3-picamera2
+        pytest.skip("pykms is installed here")
+    with pytest.raises(DisplayTrouble) as trouble:
+        KmsFramebuffer("HDMI-A-2")
+    assert trouble.value.said.key == "display.no_kms"
+
+
+@pytest.mark.parametrize(
+    ("device", "kind", "target", "baud"),
+    [
+        ("off", "off", "", 9600),
+        ("kms:HDMI-A-2", "kms", "HDMI-A-2", 9600),
+        ("vfd:/dev/ttyUSB0@19200", "vfd", "/dev/ttyUSB0", 19200),
+        ("vfd:/dev/serial/by-id/usb-pole", "vfd", "/dev/serial/by-id/usb-pole", 9600),
+    ],
+)
+def test_the_device_setting(device: str, kind: str, target: str, baud: int) -> None:
+    settings = display_settings({"device": device})
+    assert (settings.kind, settings.target, settings.baud) == (kind, target, baud)
+    sink = open_display(settings)
+    if kind == "off":
+        assert sink is None
+    elif kind == "vfd":
+        assert isinstance(sink, PoleSink) and sink.device == target
+    else:
+        assert isinstance(sink, FramebufferSink) and sink.name == device
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [
+        ({"device": "hdmi"}, "display.setting_device"),
+        ({"device": "vfd:"}, "display.setting_device"),
+        ({"device": "vfd:/dev/ttyUSB0@fast"}, "display.setting_baud"),
+        ({"device": "vfd:/dev/ttyUSB0", "protocol": "star"}, "display.setting_protocol"),
+        ({"device": "vfd:/dev/ttyUSB0", "codepage": "cp1251"}, "display.setting_codepage"),
+    ],
+)
+def test_a_setting_that_names_no_display(table: dict[str, str], key: str) -> None:
+    with pytest.raises(DisplaySettingError) as error:
+        display_settings(table)
+    assert error.value.said is not None and error.value.said.key == key
+
+
+def test_cd5220_takes_no_user_defined_characters_by_default() -> None:
+    assert not display_settings({"protocol": "cd5220"}).model.uses_udc
+    assert display_settings({"protocol": "escpos"}).model.uses_udc

@@ -1,0 +1,71 @@
+"""A virtual pole display: a pseudo-terminal whose far end keeps every byte sent to it,
+reached through a link as a USB-serial display is (/dev/serial/by-id/...). Unplugging it
+closes the pseudo-terminal and removes the link; plugging it in again makes a new one."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+import tty
+from pathlib import Path
+
+
+class VirtualPole:
+    """`path` is the display's device; `received` every byte it took, in order."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.received = b""
+        self._lock = threading.Lock()
+        self._master: int | None = None
+        self._slave: int | None = None
+        self.plug()
+
+    def plug(self) -> None:
+        """A new pseudo-terminal behind the link (a different /dev/pts/N, as after a
+        real replug)."""
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        self._master, self._slave = master, slave
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        self.path.symlink_to(os.ttyname(slave))
+        threading.Thread(target=self._read, args=(master,), daemon=True).start()
+
+    def unplug(self) -> None:
+        """The cable pulled: the link and the pseudo-terminal are gone."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        for fd in (self._slave, self._master):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._master = self._slave = None
+
+    def _read(self, master: int) -> None:
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with self._lock:
+                self.received += chunk
+
+    def frames(self) -> list[bytes]:
+        """The updates received, each a whole frame beginning with ESC @."""
+        with self._lock:
+            data = self.received
+        return [b"\x1b@" + part for part in data.split(b"\x1b@")[1:]]
+
+    def until(self, predicate: object, timeout: float = 5.0) -> None:
+        """Wait until `predicate()` holds (fails after `timeout`)."""
+        assert callable(predicate)
+        give_up = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > give_up:
+                raise AssertionError(f"timed out; the display has {self.frames()!r}")
+            time.sleep(0.01)
