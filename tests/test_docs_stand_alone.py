@@ -102,3 +102,16 @@ def test_no_file_of_the_repo_cites_a_document_outside_it() -> None:
         if f != Path(__file__) and OUTSIDE.search(f.read_text(encoding="utf-8", errors="replace"))
     ]
     assert citing == []
+
+
+def test_the_readmes_command_table_names_every_command_and_no_other() -> None:
+    """The README's table of commands is the newcomer's list: a command added to the CLI
+    (or dropped from it) without its row fails here, as `qrpos display` once went missing."""
+    from qrpos.cli import COMMANDS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `qrpos ([a-z]+)", readme, re.MULTILINE))
+    assert listed == set(COMMANDS), (
+        f"missing rows: {sorted(set(COMMANDS) - listed)}, "
+        f"rows of no command: {sorted(listed - set(COMMANDS))}"
+    )
