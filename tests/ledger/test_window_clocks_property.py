@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qrpos.ledger.lookup import measured_for, own_offsets, spanning, window_for
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.states import (
     DATE_RESOLUTION_S,
@@ -34,6 +33,7 @@ from qrpos.ledger.states import (
     Moment,
     next_reading,
 )
+from qrpos.ledger.windows import measured_for, own_offsets, spanning, window_for
 
 POLICY = RetryPolicy()
 HOUR = 3600.0

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         recorded_foreign_activity,
         review_views,
     )
-    from qrpos.ledger.states import CHARGED_STATES, FINAL_STATES, IntentState, ReversalState
+    from qrpos.ledger.states import CHARGED_STATES, IntentState, ReversalState
     from qrpos.ledger.store import Ledger, LedgerError
     from qrpos.ledger.views import (
         AmountOutOfRange,
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHARGED_STATES",
-    "FINAL_STATES",
     "AmountOutOfRange",
     "AttemptView",
     "ChargeDesk",
@@ -87,7 +86,6 @@ _WHERE = {
     "CHARGED_STATES": ".states",
     "ChargeDesk": ".desk",
     "ChargeRefusedLocally": ".views",
-    "FINAL_STATES": ".states",
     "ForeignActivity": ".reviews",
     "IntentState": ".states",
     "IntentView": ".views",

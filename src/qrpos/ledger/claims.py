@@ -18,7 +18,7 @@ Windows
 An intent's **window** is the span of server time in which its charge, if any, was
 committed: from its first request to its last one plus `settle_s` for late commits,
 shifted by the measured server clock offset and widened by a margin
-(`qrpos.ledger.lookup.window_for`). Without a trusted measurement of the server's clock
+(`qrpos.ledger.windows.window_for`). Without a trusted measurement of the server's clock
 (`qrpos.ledger.states.ClockReading`) the window widens by `max_clock_skew_s` and is *unmeasured*.
 
 Who could own a row
@@ -106,21 +106,24 @@ import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Final
 
 from qrpos import spec
+from qrpos.ledger.events import ReviewReason
 from qrpos.ledger.states import IntentRow, IntentState, Proof
 from qrpos.said import Said, say
 from qrpos.service.models import Transaction
 
-#: the stable reason codes of a review (see the module docstring)
-AMBIGUOUS = "ambiguous_history"
-CONTESTED = "contested_row"
-REPLY_MISMATCH = "reply_mismatch"
-REVERSED_ROW = "reversed_row"
-FOREIGN = "foreign_activity"
-UNMEASURED = "unmeasured_clock"
-UNVERIFIED_CONFLICT = "unverified_conflict"
-OTHER_TERMINAL = "other_terminal"
+#: the stable reason codes of a review (see the module docstring; `ReviewReason` holds
+#: them all, and says what each means)
+AMBIGUOUS: Final = ReviewReason.AMBIGUOUS_HISTORY
+CONTESTED: Final = ReviewReason.CONTESTED_ROW
+REPLY_MISMATCH: Final = ReviewReason.REPLY_MISMATCH
+REVERSED_ROW: Final = ReviewReason.REVERSED_ROW
+FOREIGN: Final = ReviewReason.FOREIGN_ACTIVITY
+UNMEASURED: Final = ReviewReason.UNMEASURED_CLOCK
+UNVERIFIED_CONFLICT: Final = ReviewReason.UNVERIFIED_CONFLICT
+OTHER_TERMINAL: Final = ReviewReason.OTHER_TERMINAL
 
 
 @dataclass(frozen=True)
@@ -202,7 +205,7 @@ class Proven:
 class Disputed:
     """No proof either way: a person decides."""
 
-    reason: str
+    reason: ReviewReason
     candidates: tuple[Candidate, ...]
 
 

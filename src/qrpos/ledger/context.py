@@ -4,6 +4,7 @@ the limits and the clock."""
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ class Context:
     clock: Callable[[], datetime]
     #: the step-proof clock: (this boot's id, CLOCK_BOOTTIME seconds); tests hand in a fake
     boot: Callable[[], tuple[str | None, float | None]] = boot_clock.boot_stamp
+    #: the backoff's jitter: a draw from [0, 1] handed to the policy (the core draws none)
+    jitter: Callable[[], float] = random.random
 
     def now(self) -> float:
         """The wall clock as UTC epoch seconds (what the outbox stores)."""

@@ -21,7 +21,9 @@ from qrpos import spec
 from qrpos.ledger import clock as clock_module
 from qrpos.ledger import records, reviews
 from qrpos.ledger.context import Context
+from qrpos.ledger.events import Effect, RefundEvent, SaleEvent
 from qrpos.ledger.listing import ServiceClock, outbox_views
+from qrpos.ledger.moves import charged_value, refund_move, sale_move
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import IntentRow, ReversalRow
 from qrpos.ledger.resolver import ProgressCallback, drive
@@ -233,13 +235,14 @@ class ChargeDesk:
     ) -> IntentRow:
         if row.state is IntentState.CREDENTIALS_REJECTED and row.charged is None:
             # after re-pairing: only the history can tell, the customer has long gone
+            repaired = IntentState(sale_move(row.state, SaleEvent.REPAIRED).next)
             row = await self.ledger.awrite(
-                lambda c: records.update_intent(
-                    c, row.id, state=IntentState.UNRESOLVED, may_resend=0, token=None
-                )
+                lambda c: records.update_intent(c, row.id, state=repaired, may_resend=0, token=None)
             )
         row = await drive(self._ctx, row, deadline=deadline, progress=on_progress)
         if row.state is IntentState.ABANDONED and row.tx_id is not None:
+            # the table's `Effect.REFUND` of an abandoned sale proven charged
+            # (`SALE_MOVES[abandoned][lookup_proven]`), queued once, carried out here
             row = await self._refund_abandoned(row, deadline)
         return row
 
@@ -288,16 +291,18 @@ class ChargeDesk:
                 if not row.is_open:
                     return row  # settled, or in review: nothing to stop waiting for
                 unclear = bool(row.maybe_sent or row.in_flight)
+                event = SaleEvent.ABANDON_UNCLEAR if unclear else SaleEvent.ABANDON_CLEAN
+                move = sale_move(row.state, event)
                 return records.update_intent(
                     conn,
                     intent_id,
-                    state=IntentState.ABANDONED,
+                    state=IntentState(move.next),
                     may_resend=0,
                     token=None,
                     in_flight=0,
                     maybe_sent=1 if unclear else 0,
-                    watching=1 if unclear else 0,
-                    charged=None if unclear else 0,
+                    watching=1 if Effect.WATCH in move.effects else 0,
+                    charged=charged_value(move, row.charged),
                     resolved_at=None if unclear else now,
                     last_detail=say("sale.abandoned", "abandoned by the cashier"),
                 )
@@ -386,8 +391,9 @@ class ChargeDesk:
                 existing = records.reversal_for_tx(conn, tx_id)
                 if existing is not None and existing.state is not ReversalState.REFUSED:
                     if existing.state is ReversalState.CREDENTIALS_REJECTED:
+                        again = refund_move(existing.state, RefundEvent.REPAIRED).next
                         return records.update_reversal(
-                            conn, existing.id, state=ReversalState.PENDING
+                            conn, existing.id, state=ReversalState(again)
                         )
                     return existing
                 rid = records.insert_reversal(
@@ -407,8 +413,9 @@ class ChargeDesk:
 
     async def _reverse_row(self, rev: ReversalRow, deadline: float) -> ReversalRow:
         if rev.state is ReversalState.CREDENTIALS_REJECTED:
+            again = ReversalState(refund_move(rev.state, RefundEvent.REPAIRED).next)
             rev = await self.ledger.awrite(
-                lambda c: records.update_reversal(c, rev.id, state=ReversalState.PENDING)
+                lambda c: records.update_reversal(c, rev.id, state=again)
             )
         return await drive_reversal(self._ctx, rev, deadline=deadline)
 

@@ -16,26 +16,27 @@ from collections.abc import Callable
 from qrpos.ledger import records
 from qrpos.ledger.claims import (
     OTHER_TERMINAL,
-    REPLY_MISMATCH,
     Candidate,
     candidates_json,
     check_reply,
     check_reply_time,
 )
 from qrpos.ledger.context import Context
-from qrpos.ledger.lookup import check_history, measured_for, spanning
+from qrpos.ledger.events import Charged, IntentState, SaleEvent
+from qrpos.ledger.lookup import check_history
+from qrpos.ledger.moves import IF_ABSENT, charged_value, reply_event, sale_move
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import Connection, IntentChanges, IntentRow
 from qrpos.ledger.states import (
     RATE_LIMITED,
     REPAIR_NEEDED,
-    IntentState,
     Moment,
     offset_from,
     plausible,
 )
-from qrpos.ledger.timing import bounded_wait, look_first, may_send, since_first_send
+from qrpos.ledger.timing import bounded_wait, look_first, may_send, retry_wait, since_first_send
 from qrpos.ledger.views import Phase, SaleProgress
+from qrpos.ledger.windows import measured_for, spanning
 from qrpos.said import Said, say
 from qrpos.service import (
     Approved,
@@ -54,103 +55,102 @@ log = logging.getLogger("qrpos.ledger")
 ProgressCallback = Callable[[SaleProgress], None]
 
 
+def _clean_event(outcome: ChargeOutcome) -> SaleEvent:
+    """The reply's event, as it would read with nothing unclear before it."""
+    if isinstance(outcome, Approved):
+        return SaleEvent.REPLY_APPROVED
+    if isinstance(outcome, Unresolved) and outcome.sent:
+        return SaleEvent.REPLY_UNCLEAR
+    if isinstance(outcome, RateLimited | Unresolved):
+        return SaleEvent.REPLY_NOT_DELIVERED
+    if isinstance(outcome, CredentialsRejected):
+        return SaleEvent.REPLY_CREDENTIALS_REJECTED
+    if isinstance(outcome, Declined):
+        return SaleEvent.REPLY_DECLINED
+    if isinstance(outcome, TokenUsed):
+        return SaleEvent.REPLY_TOKEN_USED
+    return SaleEvent.REPLY_REFUSED
+
+
+def _reply_words(outcome: ChargeOutcome) -> Said:
+    """The sale's last word for a clean answer (declined, refused, token used)."""
+    if isinstance(outcome, Declined):
+        return say("sale.declined", "declined ({code})", code=outcome.code or "no code")
+    if isinstance(outcome, TokenUsed):
+        return say("sale.token_used", "QR token already used (409)")
+    return say(
+        "sale.refused",
+        "refused (HTTP {status}): {message}",
+        status=outcome.exchange.status or 0,
+        message=getattr(outcome, "message", ""),
+    )
+
+
 def _outcome_changes(
-    row: IntentRow, outcome: ChargeOutcome, policy: RetryPolicy, moment: Moment
+    row: IntentRow, outcome: ChargeOutcome, policy: RetryPolicy, moment: Moment, jitter: float
 ) -> IntentChanges:
-    """The columns to write after a charge request came back with `outcome`."""
+    """The columns to write after a charge request came back with `outcome`: the table
+    of moves (`qrpos.ledger.moves`) chooses the state; this gathers the facts for it."""
     ex = outcome.exchange
     now = moment.wall
-    changes: IntentChanges = {"in_flight": 0, "last_end_at": now, "last_status": ex.status}
     unclear_before = bool(row.maybe_sent)
+    event = reply_event(_clean_event(outcome), unclear_before)
+    move = sale_move(row.state, event)
+    changes: IntentChanges = {
+        "in_flight": 0,
+        "last_end_at": now,
+        "last_status": ex.status,
+        "state": IntentState(move.next),
+    }
+    if move.charged is not Charged.KEEP:
+        changes["charged"] = charged_value(move, row.charged)
+    if move.charged in (Charged.YES, Charged.NO):
+        changes.update({"token": None, "resolved_at": now})  # the outcome is known
+    if isinstance(outcome, Declined):
+        changes["decline_code"] = outcome.code
     if isinstance(outcome, Approved):
         tx = outcome.transaction
         changes.update(
             {
-                "state": IntentState.APPROVED,
-                "charged": 1,
                 "proof": "reply",
                 "tx_id": tx.id,
-                "token": None,
                 "tx_json": json.dumps(tx.to_json(), sort_keys=True),
-                "resolved_at": now,
                 "last_detail": None,
             }
         )
     elif isinstance(outcome, RateLimited | Unresolved):
-        sent = isinstance(outcome, Unresolved) and outcome.sent
+        sent = event is SaleEvent.REPLY_UNCLEAR
         why = outcome.why if isinstance(outcome, Unresolved) else RATE_LIMITED
         retry_after = outcome.retry_after_s if isinstance(outcome, RateLimited) else None
         changes.update(
             {
-                "state": IntentState.UNRESOLVED,
                 "last_detail": why,
                 "maybe_sent": 1 if (sent or unclear_before) else 0,
-                "next_try_at": now + policy.backoff_s(row.attempts, retry_after),
+                "next_try_at": now + policy.backoff_s(row.attempts, retry_after, jitter=jitter),
             }
         )
         if sent:
             changes["last_unclear_end_at"] = now  # late commits are waited for from here
             changes["unclear_end_boot"], changes["unclear_end_up"] = moment.boot, moment.up
     elif isinstance(outcome, CredentialsRejected):
+        changes.update({"may_resend": 0, "last_detail": REPAIR_NEEDED})
+    elif event in IF_ABSENT:
+        # the service answered this key; the history confirms once late commits settled
+        # a 422 evaluated the key afresh (nothing committed); a 409 may be the duplicate
+        # of a charge that did commit ("verify before recharging"): without a row, review
         changes.update(
             {
-                "state": IntentState.CREDENTIALS_REJECTED,
                 "may_resend": 0,
-                "last_detail": REPAIR_NEEDED,
-                "charged": None if unclear_before else 0,
+                "if_absent": IF_ABSENT[event],
+                "last_detail": say(
+                    "sale.answered_after_unclear",
+                    "{why} after an unclear attempt: checking the history",
+                    why=_reply_words(outcome),
+                ),
             }
         )
-        if not unclear_before:
-            changes.update({"token": None, "resolved_at": now})
     else:
-        said: Said
-        if isinstance(outcome, Declined):
-            final = IntentState.DECLINED
-            said = say("sale.declined", "declined ({code})", code=outcome.code or "no code")
-            changes["decline_code"] = outcome.code
-        elif isinstance(outcome, TokenUsed):
-            final, said = (
-                IntentState.TOKEN_USED,
-                say("sale.token_used", "QR token already used (409)"),
-            )
-        else:
-            final = IntentState.REFUSED
-            said = say(
-                "sale.refused",
-                "refused (HTTP {status}): {message}",
-                status=ex.status or 0,
-                message=getattr(outcome, "message", ""),
-            )
-        if unclear_before:
-            # the service answered this key; the history confirms once late commits settled
-            # a 422 evaluated the key afresh (nothing committed); a 409 may be the duplicate
-            # of a charge that did commit ("verify before recharging"): without a row, review
-            absent = {
-                IntentState.DECLINED: "declined",
-                IntentState.REFUSED: "refused",
-            }.get(final, "review")
-            changes.update(
-                {
-                    "state": IntentState.UNRESOLVED,
-                    "may_resend": 0,
-                    "if_absent": absent,
-                    "last_detail": say(
-                        "sale.answered_after_unclear",
-                        "{why} after an unclear attempt: checking the history",
-                        why=said,
-                    ),
-                }
-            )
-        else:
-            changes.update(
-                {
-                    "state": final,
-                    "charged": 0,
-                    "token": None,
-                    "resolved_at": now,
-                    "last_detail": said,
-                }
-            )
+        changes["last_detail"] = _reply_words(outcome)
     return changes
 
 
@@ -196,13 +196,13 @@ def _checked_approval(
     if why is None:
         records.learn_terminal_id(conn, tx.terminal_id, row.username)
         return
-    records.upsert_review(
-        conn, row.id, REPLY_MISMATCH, candidates_json([Candidate(tx, others)]), now
-    )
+    move = sale_move(row.state, SaleEvent.REPLY_MISMATCH)
+    assert move.review is not None
+    records.upsert_review(conn, row.id, move.review, candidates_json([Candidate(tx, others)]), now)
     changes.update(
         {
-            "state": IntentState.NEEDS_REVIEW,
-            "charged": None,
+            "state": IntentState(move.next),
+            "charged": charged_value(move, row.charged),
             "proof": None,
             "tx_id": None,
             "tx_json": None,
@@ -230,7 +230,7 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
     outcome = await ctx.client.charge(token, row.amount_mnt, row.idem_key)
     moment = ctx.moment()
     now = moment.wall
-    changes = _outcome_changes(row, outcome, ctx.policy, moment)
+    changes = _outcome_changes(row, outcome, ctx.policy, moment, ctx.jitter())
     offset = offset_from(outcome.exchange.server_date, sent_at, now)
     if offset is not None:
         changes["clock_skew_s"] = offset
@@ -282,12 +282,15 @@ async def _paired_elsewhere(ctx: Context, row: IntentRow) -> IntentRow:
         now=ctx.client.username,
     )
 
-    def move(conn: Connection) -> IntentRow:
-        records.upsert_review(conn, row.id, OTHER_TERMINAL, "[]", now)
+    move = sale_move(row.state, SaleEvent.OTHER_PAIRING)
+    assert move.review is not None
+
+    def commit(conn: Connection) -> IntentRow:
+        records.upsert_review(conn, row.id, move.review or OTHER_TERMINAL, "[]", now)
         return records.update_intent(
             conn,
             row.id,
-            state=IntentState.NEEDS_REVIEW,
+            state=IntentState(move.next),
             token=None,
             watching=0,
             may_resend=0,
@@ -296,7 +299,7 @@ async def _paired_elsewhere(ctx: Context, row: IntentRow) -> IntentRow:
         )
 
     log.warning("charge #%d was sent under another pairing; it waits for a review", row.id)
-    return await ctx.ledger.awrite(move)
+    return await ctx.ledger.awrite(commit)
 
 
 def _report(
@@ -319,7 +322,7 @@ async def drive(
     if row.in_flight and not fresh:
         # a previous process died mid-request: the request may have reached the service
         now = ctx.now()
-        state = IntentState.UNRESOLVED if row.state is IntentState.PENDING else row.state
+        state = IntentState(sale_move(row.state, SaleEvent.INTERRUPTED).next)
         boot, up = ctx.boot()
         row = await ctx.ledger.awrite(
             lambda c: records.update_intent(
@@ -347,9 +350,10 @@ async def drive(
         moment = ctx.moment()
         sending = row.state is not IntentState.ABANDONED and may_send(row, ctx.policy, moment)
         if first or (sending and not look_first(row)):
-            # no backoff the policy computes is longer than four times its longest delay
-            longest = ctx.policy.max_delay_s * 4
-            wait = 0.0 if first else bounded_wait(row.next_try_at, moment, longest)
+            wait = 0.0
+            if not first:
+                due = row.next_try_at
+                wait = retry_wait(due, row.last_status, row.attempts, ctx.policy, moment)
             if wait > 0:
                 _report(progress, row, "backing_off", started, f"next try in {wait:.1f} s")
                 if not await ctx.pause(wait, deadline):
@@ -360,12 +364,13 @@ async def drive(
             first = False
         elif not sending and not row.maybe_sent and row.state is not IntentState.ABANDONED:
             # nothing ever reached the service (refused connections, 429s): not charged
+            never = sale_move(row.state, SaleEvent.NEVER_DELIVERED)
             row = await ctx.ledger.awrite(
                 functools.partial(
                     records.update_intent,
                     intent_id=row.id,
-                    state=IntentState.NOT_CHARGED,
-                    charged=0,
+                    state=IntentState(never.next),
+                    charged=charged_value(never, row.charged),
                     token=None,
                     resolved_at=ctx.now(),
                     last_detail=say(

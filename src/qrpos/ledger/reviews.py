@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 
 from qrpos.errors import QrposError
 from qrpos.ledger import records
+from qrpos.ledger.events import Effect, Refusal, ReviewReason, SaleEvent
+from qrpos.ledger.moves import charged_value, sale_cell
 from qrpos.ledger.records import Connection, IntentRow
 from qrpos.ledger.states import IntentState, ReversalState
 from qrpos.ledger.store import DamagedRow, Ledger
@@ -40,8 +42,7 @@ class ReviewView:
     """A sale waiting for a person, why, and the rows that could be its charge."""
 
     intent: IntentView
-    #: stable code: ambiguous_history, contested_row, reply_mismatch, reversed_row,
-    #: foreign_activity, unmeasured_clock
+    #: its stable code: a `ReviewReason` (a value a newer ledger stored stays the text)
     reason: str
     candidates: tuple[ReviewCandidate, ...]
 
@@ -101,8 +102,10 @@ def _candidates(text: str) -> tuple[ReviewCandidate, ...]:
 def _view(conn: Connection, row: IntentRow) -> ReviewView:
     found = records.review_of(conn, row.id)
     if found is None:  # opened before reviews were recorded: the detail says what was seen
-        return ReviewView(intent_view(row), "ambiguous_history", ())
-    return ReviewView(intent_view(row), found[0], _candidates(found[1]))
+        return ReviewView(intent_view(row), ReviewReason.AMBIGUOUS_HISTORY, ())
+    known = found[0] in ReviewReason.__members__.values()
+    reason = ReviewReason(found[0]) if known else found[0]
+    return ReviewView(intent_view(row), reason, _candidates(found[1]))
 
 
 def open_reviews(conn: Connection) -> list[ReviewView]:
@@ -144,18 +147,41 @@ def _checked_candidate(conn: Connection, view: ReviewView, tx_id: str) -> Transa
     return by_id[tx_id]
 
 
+def decision_event(decision: ReviewDecision, proven_charged: bool) -> SaleEvent:
+    """The sale's event for a person's decision (`proven_charged`: the sale's own charge
+    is proven, as when its refund was refused: "not charged" would be untrue)."""
+    if isinstance(decision, MarkCharged):
+        return SaleEvent.DECIDE_CHARGED
+    if isinstance(decision, RefundRow):
+        return SaleEvent.DECIDE_REFUND
+    if proven_charged:
+        return SaleEvent.DECIDE_NOT_CHARGED_WHEN_PROVEN
+    return SaleEvent.DECIDE_NOT_CHARGED
+
+
 def decide(
     conn: Connection, intent_id: int, decision: ReviewDecision, actor: str, now: float
 ) -> tuple[IntentRow, int | None]:
     """Apply a person's decision; returns the intent and the queued reversal's id (if any).
 
     Raises `ReviewRefused` for a sale not in review, a row that is not among its
-    candidates, or one another sale owns. Runs inside one write transaction.
+    candidates, one another sale owns, one refunded (or being refunded) by the queue, or
+    "not charged" for a sale whose charge is proven. The table of moves chooses the state
+    (`qrpos.ledger.moves`). Runs inside one write transaction.
     """
     row = records.get_intent(conn, intent_id)
     if row is None:
         raise ReviewRefused(say("error.no_sale", "no sale #{intent}", intent=intent_id))
-    if row.state is not IntentState.NEEDS_REVIEW:
+    cell = sale_cell(row.state, decision_event(decision, proven_charged=row.charged == 1))
+    if isinstance(cell, Refusal):
+        if row.state is IntentState.NEEDS_REVIEW:
+            raise ReviewRefused(
+                say(
+                    "error.review_proven",
+                    "sale #{intent} is proven charged: keep it as paid or refund it",
+                    intent=intent_id,
+                )
+            )
         raise ReviewRefused(
             say(
                 "error.not_in_review",
@@ -167,12 +193,13 @@ def decide(
     view = _view(conn, row)
     what = _describe(decision)
     reversal_id: int | None = None
+    state, charged = IntentState(cell.next), charged_value(cell, row.charged)
     if isinstance(decision, MarkNotCharged):
         row = records.update_intent(
             conn,
             intent_id,
-            state=IntentState.NOT_CHARGED,
-            charged=0,
+            state=state,
+            charged=charged,
             proof="review",
             token=None,
             resolved_at=now,
@@ -184,10 +211,11 @@ def decide(
         )
     else:
         tx = _checked_candidate(conn, view, decision.tx_id)
-        refund = isinstance(decision, RefundRow)
-        if refund:
-            existing = records.reversal_for_tx(conn, tx.id)
-            if existing is None or existing.state is ReversalState.REFUSED:
+        existing = records.reversal_for_tx(conn, tx.id)
+        # a refund the service refused moved no money: it blocks neither choice
+        live = existing if existing is None or existing.state is not ReversalState.REFUSED else None
+        if Effect.REFUND in cell.effects:
+            if live is None:
                 reversal_id = records.insert_reversal(
                     conn,
                     tx_id=tx.id,
@@ -197,8 +225,8 @@ def decide(
                     amount_mnt=tx.amount_mnt,
                 )
             else:
-                reversal_id = existing.id
-        elif records.reversal_for_tx(conn, tx.id) is not None:
+                reversal_id = live.id
+        elif live is not None:
             raise ReviewRefused(
                 say(
                     "error.review_refunding",
@@ -209,8 +237,8 @@ def decide(
         row = records.update_intent(
             conn,
             intent_id,
-            state=IntentState.REFUNDED_PER_REVIEW if refund else IntentState.CHARGED_PER_REVIEW,
-            charged=1,
+            state=state,
+            charged=charged,
             proof="review",
             tx_id=tx.id,
             tx_json=json.dumps(tx.to_json(), sort_keys=True),

@@ -42,57 +42,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Final, Literal, TypedDict
 
+from qrpos.ledger.events import IntentState as IntentState
+from qrpos.ledger.events import ReversalState as ReversalState
+from qrpos.ledger.moves import refund_successors, successors
 from qrpos.said import Said, say
-
-
-class IntentState(StrEnum):
-    """Where a charge intent stands. Values are stored in the outbox and shown in JSON."""
-
-    #: stored; the first request is about to go out or is in flight
-    PENDING = "pending"
-    #: 201: charged, the transaction is stored
-    APPROVED = "approved"
-    #: 422: the service declined it; nothing was charged
-    DECLINED = "declined"
-    #: another 4xx (400, 403, 404, …): stopped; nothing was charged
-    REFUSED = "refused"
-    #: 409 on a clean first answer: the customer's QR token was already spent
-    TOKEN_USED = "token_used"  # noqa: S105 - a state name, not a secret
-    #: 401: stopped until the terminal is re-paired; the row is kept
-    CREDENTIALS_REJECTED = "credentials_rejected"
-    #: an attempt may have reached the service without an answer; the resolver works on it
-    UNRESOLVED = "unresolved"
-    #: the history shows exactly one matching charge: it is ours
-    CHARGED_PER_HISTORY = "charged_per_history"
-    #: past the horizon the history shows no matching charge
-    NOT_CHARGED = "not_charged"
-    #: the history shows two or more candidates: a person must decide, never a guess
-    NEEDS_REVIEW = "needs_review"
-    #: the cashier gave up; never sent again (the history is still watched)
-    ABANDONED = "abandoned"
-    #: abandoned, later found charged in the history, and refunded automatically
-    REVERSED_AFTER_ABANDON = "reversed_after_abandon"
-    #: a person settled the review: this history row is this sale (the customer paid)
-    CHARGED_PER_REVIEW = "charged_per_review"
-    #: a person settled the review: the row was charged wrongly and is refunded (queued)
-    REFUNDED_PER_REVIEW = "refunded_per_review"
-
-
-class ReversalState(StrEnum):
-    """Where a reversal (refund) stands."""
-
-    #: stored; the request is about to go out, in flight, or to be retried
-    PENDING = "pending"
-    #: 204 or 409: the customer has the money back
-    REFUNDED = "refunded"
-    #: 400/403/404 (or another 4xx): ended with the service's reason
-    REFUSED = "refused"
-    #: 401: kept until the terminal is re-paired
-    CREDENTIALS_REJECTED = "credentials_rejected"
-
 
 #: states that mean the customer was charged
 CHARGED_STATES: Final = frozenset(
@@ -109,72 +64,10 @@ CHARGED_STATES: Final = frozenset(
 SOLD_STATES: Final = frozenset(
     {IntentState.APPROVED, IntentState.CHARGED_PER_HISTORY, IntentState.CHARGED_PER_REVIEW}
 )
-#: states after which nothing more happens automatically
-FINAL_STATES: Final = frozenset(
-    {
-        IntentState.APPROVED,
-        IntentState.DECLINED,
-        IntentState.REFUSED,
-        IntentState.TOKEN_USED,
-        IntentState.CHARGED_PER_HISTORY,
-        IntentState.NOT_CHARGED,
-        IntentState.NEEDS_REVIEW,
-        IntentState.REVERSED_AFTER_ABANDON,
-        IntentState.CHARGED_PER_REVIEW,
-        IntentState.REFUNDED_PER_REVIEW,
-    }
-)
-
-#: every legal move; the store refuses any other (a bug must not corrupt the audit trail)
+#: every legal move, read off the table of moves (`qrpos.ledger.moves`); the store refuses
+#: any other (a bug must not corrupt the audit trail)
 TRANSITIONS: Final[dict[IntentState, frozenset[IntentState]]] = {
-    IntentState.PENDING: frozenset(
-        {
-            IntentState.PENDING,
-            IntentState.APPROVED,
-            IntentState.DECLINED,
-            IntentState.REFUSED,
-            IntentState.TOKEN_USED,
-            IntentState.CREDENTIALS_REJECTED,
-            IntentState.UNRESOLVED,
-            IntentState.ABANDONED,
-            IntentState.NOT_CHARGED,
-            IntentState.NEEDS_REVIEW,
-        }
-    ),
-    IntentState.UNRESOLVED: frozenset(
-        {
-            IntentState.UNRESOLVED,
-            IntentState.APPROVED,
-            IntentState.CHARGED_PER_HISTORY,
-            IntentState.NEEDS_REVIEW,
-            IntentState.NOT_CHARGED,
-            IntentState.DECLINED,
-            IntentState.REFUSED,
-            # after only 429s or refused connections nothing unclear happened: a 409 is stale
-            IntentState.TOKEN_USED,
-            IntentState.CREDENTIALS_REJECTED,
-            IntentState.ABANDONED,
-        }
-    ),
-    IntentState.CREDENTIALS_REJECTED: frozenset(
-        {
-            IntentState.CREDENTIALS_REJECTED,
-            IntentState.UNRESOLVED,
-            IntentState.ABANDONED,
-            IntentState.NEEDS_REVIEW,
-        }
-    ),
-    IntentState.ABANDONED: frozenset(
-        {IntentState.ABANDONED, IntentState.REVERSED_AFTER_ABANDON, IntentState.NEEDS_REVIEW}
-    ),
-    IntentState.NEEDS_REVIEW: frozenset(
-        {
-            IntentState.NEEDS_REVIEW,
-            IntentState.CHARGED_PER_REVIEW,
-            IntentState.REFUNDED_PER_REVIEW,
-            IntentState.NOT_CHARGED,
-        }
-    ),
+    state: successors(state) for state in IntentState
 }
 
 
@@ -183,15 +76,9 @@ def can_move(old: IntentState, new: IntentState) -> bool:
     return new in TRANSITIONS.get(old, frozenset())
 
 
-#: every legal move of a reversal: retried while pending; refunded and refused are final;
-#: one stopped by a 401 goes back to pending once the terminal is re-paired
+#: every legal move of a refund, read off the table of moves
 REVERSAL_TRANSITIONS: Final[dict[ReversalState, frozenset[ReversalState]]] = {
-    ReversalState.PENDING: frozenset(ReversalState),
-    ReversalState.CREDENTIALS_REJECTED: frozenset(
-        {ReversalState.CREDENTIALS_REJECTED, ReversalState.PENDING}
-    ),
-    ReversalState.REFUNDED: frozenset({ReversalState.REFUNDED}),
-    ReversalState.REFUSED: frozenset({ReversalState.REFUSED}),
+    state: refund_successors(state) for state in ReversalState
 }
 
 
@@ -370,7 +257,7 @@ class Moment:
 # measurement of its own gets a window that spans the offsets before and after the jump
 # (the jump may have come before or after its requests); with two jumps since, it is
 # unmeasured. A sale's window also spans every offset its own responses measured (a 409's
-# and a 5xx's `Date` too, and its look-ups'): `qrpos.ledger.lookup.offsets_for`. And since a
+# and a 5xx's `Date` too, and its look-ups'): `qrpos.ledger.windows.offsets_for`. And since a
 # service's commit times never go back when its clock does, the highest offset seen
 # (`high_s`) stays in every window until the service's clock has had time to catch up with it.
 # Without one the look-up window widens by `RetryPolicy.max_clock_skew_s`, and absence is

@@ -190,3 +190,24 @@ def bounded_wait(due: float | None, now: Moment, longest_s: float) -> float:
     if due is None:
         return 0.0
     return min(max(0.0, due - now.wall), longest_s)
+
+
+#: the status of a 429: the one answer whose wait the service names (`Retry-After`)
+RATE_LIMITED_STATUS = 429
+
+
+def retry_wait(
+    due: float | None, last_status: int | None, attempts: int, policy: RetryPolicy, now: Moment
+) -> float:
+    """Seconds until the next try of a sale's key or of a refund, through `bounded_wait`.
+
+    The bound is what the last answer could have asked for: the backoff's ceiling after
+    `attempts` sends, or a 429's bounded `Retry-After`. So a wall clock that NTP stepped
+    back by hours while a request backed off (the due time is stored as a wall time, to be
+    read in the outbox) holds it no longer than its own backoff, whatever the step; a step
+    forward only shortens it (a retry is safe to repeat with the same key)."""
+    if last_status == RATE_LIMITED_STATUS:
+        longest = policy.longest_wait_s
+    else:
+        longest = policy.ceiling_s(attempts)
+    return bounded_wait(due, now, longest)
