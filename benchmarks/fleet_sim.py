@@ -232,7 +232,9 @@ class Kiosk:
                     break
                 met = True
                 self.met_429(retry_after, poll=False)
-                yield self.env.timeout(self.fleet.retry.backoff_s(attempt, retry_after, jitter=random.random()))
+                yield self.env.timeout(
+                    self.fleet.retry.backoff_s(attempt, retry_after, jitter=random.random())
+                )
             else:
                 self.busy = False
                 continue  # left unresolved; the ledger would settle it later
