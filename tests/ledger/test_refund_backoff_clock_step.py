@@ -13,6 +13,7 @@ test rewrites while `qrpos outbox resolve` runs (see test_cli_clock_steps.py).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -104,6 +105,10 @@ def test_a_queued_refund_lands_within_30_s_of_the_service_recovering(
         while time.monotonic() - recovered < DUE_S:
             if status_of(sandbox, tx_id) is spec.TxStatus.REVERSED:
                 landed = time.monotonic() - recovered
+                # the service has applied it; the settler commits its 204 next: let it
+                # (killed now, it would leave the row pending with the refund landed)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    settler.wait(timeout=15)
                 break
             if settler.poll() is not None:
                 # the settler stopped with the refund still queued: the kiosk runs it
