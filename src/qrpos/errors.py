@@ -38,6 +38,8 @@ module that raises and catches them and are left off the map.
         ├── qrpos.ledger.reviews.ReviewRefused .. a review decision the outbox cannot take
         ├── qrpos.ledger.records.IllegalTransition [RuntimeError] .. a bug: a move states.py
         │                                          does not allow
+        ├── qrpos.ledger.events.IllegalMove [RuntimeError] .. a bug: a cell the table of
+        │                                    moves refuses
         ├── qrpos.ledger.shifts.ShiftError [ValueError] .. a cashier or shift request refused
         ├── qrpos.reports.history_cache.CacheError
         ├── qrpos.reports.csv_export.ExportError

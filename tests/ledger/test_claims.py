@@ -20,7 +20,7 @@ import pytest
 
 from qrpos import spec
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, records
-from qrpos.ledger.states import DATE_RESOLUTION_S
+from qrpos.ledger.clockreading import DATE_RESOLUTION_S
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.simulator.testing import asgi_transport

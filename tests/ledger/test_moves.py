@@ -20,15 +20,20 @@ from qrpos.ledger.events import (
     Charged,
     Effect,
     IllegalMove,
-    IntentState,
     Move,
     RefundEvent,
     Refusal,
-    ReversalState,
     ReviewReason,
     SaleEvent,
 )
-from qrpos.ledger.states import CHARGED_STATES, SOLD_STATES, TRANSITIONS
+from qrpos.ledger.states import (
+    CHARGED_STATES,
+    REVERSAL_TRANSITIONS,
+    SOLD_STATES,
+    TRANSITIONS,
+    IntentState,
+    ReversalState,
+)
 
 S, E = IntentState, SaleEvent
 
@@ -92,9 +97,12 @@ def test_a_missing_cell_is_caught_at_import(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_the_store_allows_exactly_the_tables_moves() -> None:
+    """`states.TRANSITIONS` (what the store lets through) is the table's moves, no more."""
     for state in IntentState:
         nexts = {c.next for c in moves.SALE_MOVES[state].values() if isinstance(c, Move)}
-        assert TRANSITIONS[state] == nexts
+        assert TRANSITIONS.get(state, frozenset()) == nexts == moves.successors(state), state
+    for rstate in ReversalState:
+        assert REVERSAL_TRANSITIONS[rstate] == moves.refund_successors(rstate), rstate
 
 
 def test_every_review_reason_is_opened_by_some_move() -> None:
@@ -161,7 +169,11 @@ def test_absence_words_map_to_their_events() -> None:
 # --- random event sequences through the table ------------------------------------------
 
 #: the raw facts a driver may gather; replies go through `reply_event` as a driver does
-RAW = [e for e in SaleEvent if e not in moves._AFTER_UNCLEAR.values()]
+RAW = [
+    e
+    for e in SaleEvent
+    if e not in moves._AFTER_UNCLEAR.values() and e is not E.DECIDE_NOT_CHARGED_WHEN_PROVEN
+]
 
 
 @dataclass
@@ -179,6 +191,8 @@ class Sale:
         if raw in (E.SALE_REFUNDED, E.SALE_REFUND_REFUSED) and not self.refunds_owed:
             return None  # a refund's answer comes only for a refund that was queued
         event = moves.reply_event(raw, self.unclear) if raw in moves._REPLIES else raw
+        if raw is E.DECIDE_NOT_CHARGED and self.charged == 1:
+            event = E.DECIDE_NOT_CHARGED_WHEN_PROVEN  # as `reviews.decision_event` names it
         cell = moves.sale_cell(self.state, event)
         if isinstance(cell, Refusal):
             with pytest.raises(IllegalMove):
@@ -204,6 +218,8 @@ def _check(sale: Sale) -> None:
         assert sale.charged == 1
     if sale.state in NOT_CHARGED_STATES:
         assert sale.charged == 0
+        # a charge once proven is never undone by a word: only a refund returns the money
+        assert not {E.REPLY_APPROVED, E.LOOKUP_PROVEN} & set(sale.seen), sale.seen
         proofs = ABSENCE & set(sale.seen)
         assert proofs, f"not charged without proof of absence: {sale.seen}"
         if sale.unclear:

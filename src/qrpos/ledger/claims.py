@@ -18,8 +18,9 @@ Windows
 An intent's **window** is the span of server time in which its charge, if any, was
 committed: from its first request to its last one plus `settle_s` for late commits,
 shifted by the measured server clock offset and widened by a margin
-(`qrpos.ledger.windows.window_for`). Without a trusted measurement of the server's clock
-(`qrpos.ledger.states.ClockReading`) the window widens by `max_clock_skew_s` and is *unmeasured*.
+(`qrpos.ledger.windows.window_for`). Without a trusted measurement of the server's
+clock (`qrpos.ledger.clockreading.ClockReading`) the window widens by `max_clock_skew_s`
+and is *unmeasured*.
 
 Who could own a row
 -------------------
@@ -109,6 +110,8 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from qrpos import spec
+from qrpos.ledger.clockreading import STAMPS_AHEAD_S as STAMPS_AHEAD_S
+from qrpos.ledger.clockreading import Window as Window
 from qrpos.ledger.events import ReviewReason
 from qrpos.ledger.states import IntentRow, IntentState, Proof
 from qrpos.said import Said, say
@@ -124,28 +127,6 @@ FOREIGN: Final = ReviewReason.FOREIGN_ACTIVITY
 UNMEASURED: Final = ReviewReason.UNMEASURED_CLOCK
 UNVERIFIED_CONFLICT: Final = ReviewReason.UNVERIFIED_CONFLICT
 OTHER_TERMINAL: Final = ReviewReason.OTHER_TERMINAL
-
-
-@dataclass(frozen=True)
-class Window:
-    """A span of server time, and whether a trusted clock measurement placed it."""
-
-    start: datetime
-    end: datetime
-    measured: bool = True
-
-    def contains(self, moment: datetime) -> bool:
-        """True when `moment` lies inside the window (both ends included)."""
-        return self.start <= moment <= self.end
-
-    def widened(self, seconds: float) -> Window:
-        """The same window, `seconds` longer on each side."""
-        pad = timedelta(seconds=seconds)
-        return Window(self.start - pad, self.end + pad, self.measured)
-
-    def covers(self, other: Window) -> bool:
-        """True when `other` lies wholly inside this window."""
-        return self.start <= other.start and other.end <= self.end
 
 
 @dataclass(frozen=True)
@@ -432,12 +413,6 @@ def check_reply(tx: Transaction, amount_mnt: int, terminal_id: str | None) -> Sa
             ours=terminal_id,
         )
     return None
-
-
-#: how far ahead of its own `Date` a service may stamp a commit: its commit times never go
-#: back, so after its clock stepped back it stamps at the old high-water mark until the
-#: clock has caught up (by as much as the step; a day covers any sane correction)
-STAMPS_AHEAD_S = 86_400.0
 
 
 def check_reply_time(

@@ -20,6 +20,7 @@ from typing import Any
 from qrpos import spec
 from qrpos.ledger import clock as clock_module
 from qrpos.ledger import records, reviews
+from qrpos.ledger.clockreading import DATE_RESOLUTION_S
 from qrpos.ledger.context import Context
 from qrpos.ledger.events import Effect, RefundEvent, SaleEvent
 from qrpos.ledger.listing import ServiceClock, outbox_views
@@ -29,7 +30,7 @@ from qrpos.ledger.records import IntentRow, ReversalRow
 from qrpos.ledger.resolver import ProgressCallback, drive
 from qrpos.ledger.reversals import drive_reversal
 from qrpos.ledger.reviews import ForeignActivity, ReviewDecision, ReviewView
-from qrpos.ledger.states import DATE_RESOLUTION_S, IntentState, ReversalState
+from qrpos.ledger.states import IntentState, ReversalState
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
     AmountOutOfRange,

@@ -9,51 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-
-class IntentState(StrEnum):
-    """Where a charge intent stands. Values are stored in the outbox and shown in JSON."""
-
-    #: stored; the first request is about to go out or is in flight
-    PENDING = "pending"
-    #: 201: charged, the transaction is stored
-    APPROVED = "approved"
-    #: 422: the service declined it; nothing was charged
-    DECLINED = "declined"
-    #: another 4xx (400, 403, 404, …): stopped; nothing was charged
-    REFUSED = "refused"
-    #: 409 on a clean first answer: the customer's QR token was already spent
-    TOKEN_USED = "token_used"  # noqa: S105 - a state name, not a secret
-    #: 401: stopped until the terminal is re-paired; the row is kept
-    CREDENTIALS_REJECTED = "credentials_rejected"
-    #: an attempt may have reached the service without an answer; the resolver works on it
-    UNRESOLVED = "unresolved"
-    #: the history shows exactly one matching charge: it is ours
-    CHARGED_PER_HISTORY = "charged_per_history"
-    #: past the horizon the history shows no matching charge
-    NOT_CHARGED = "not_charged"
-    #: the history shows two or more candidates: a person must decide, never a guess
-    NEEDS_REVIEW = "needs_review"
-    #: the cashier gave up; never sent again (the history is still watched)
-    ABANDONED = "abandoned"
-    #: abandoned, later found charged in the history, and refunded automatically
-    REVERSED_AFTER_ABANDON = "reversed_after_abandon"
-    #: a person settled the review: this history row is this sale (the customer paid)
-    CHARGED_PER_REVIEW = "charged_per_review"
-    #: a person settled the review: the row was charged wrongly and is refunded (queued)
-    REFUNDED_PER_REVIEW = "refunded_per_review"
-
-
-class ReversalState(StrEnum):
-    """Where a reversal (refund) stands."""
-
-    #: stored; the request is about to go out, in flight, or to be retried
-    PENDING = "pending"
-    #: 204 or 409: the customer has the money back
-    REFUNDED = "refunded"
-    #: 400/403/404 (or another 4xx): ended with the service's reason
-    REFUSED = "refused"
-    #: 401: kept until the terminal is re-paired
-    CREDENTIALS_REJECTED = "credentials_rejected"
+from qrpos.errors import QrposError
 
 
 class ReviewReason(StrEnum):
@@ -180,7 +136,8 @@ class RefundEvent(StrEnum):
 class Move:
     """A cell's answer: go to `next`, say this of `charged`, carry out `effects`."""
 
-    next: IntentState | ReversalState
+    #: a sale's `IntentState` or a refund's `ReversalState` (the table says which)
+    next: StrEnum
     effects: tuple[Effect, ...] = ()
     charged: Charged = Charged.KEEP
     #: the reason of the review that `Effect.OPEN_REVIEW` opens
@@ -194,7 +151,7 @@ class Refusal:
     reason: str
 
 
-class IllegalMove(Exception):
+class IllegalMove(QrposError, RuntimeError):
     """The driver asked for a cell that is a `Refusal`: a bug, or a stale caller."""
 
 

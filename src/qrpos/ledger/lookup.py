@@ -1,7 +1,7 @@
 """One look at the history for an intent: its window, the rows found in it, judged by the
 claims model and committed.
 
-The window is placed on the server's clock as measured (`qrpos.ledger.states.ClockReading`),
+The window is placed on the server's clock as measured (`qrpos.ledger.clockreading.ClockReading`),
 widened while that clock is unmeasured; every page's `Date` measures the clock again.
 `qrpos.ledger.claims` says what the rows prove, never this module; the conclusion, the
 clock and any foreign rows are committed in one transaction.
@@ -29,12 +29,13 @@ from qrpos.ledger.claims import (
     judge,
     owns_for_good,
 )
+from qrpos.ledger.clockreading import ClockReading, offset_from
 from qrpos.ledger.context import Context
 from qrpos.ledger.events import Charged, Effect, SaleEvent
 from qrpos.ledger.moves import absence_event, charged_value, dispute_event, sale_move
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import Connection, IntentChanges, IntentRow
-from qrpos.ledger.states import ClockReading, IntentState, Moment, offset_from
+from qrpos.ledger.states import IntentState, Moment
 from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
 from qrpos.ledger.windows import measured_for, offsets_for, own_offsets, spanning, window_for
 from qrpos.said import Said, say

@@ -13,16 +13,19 @@ the move up (`sale_move`, `refund_move`) and apply it. None of them chooses a st
 
 Pure: no sqlite3, httpx, clock or random (an import-linter contract holds it so).
 
-Proof from history and the till (design.md, "The charge, end to end", step 6): a look-up
+Proof from history, and the till (design.md, "The charge, end to end", step 6): a look-up
 whose every pairing of rows with sales gives this sale a row is proof, whether or not the
-service ever answered the sale's key; the key keeps its say only by one confirming send
-(`LOOKUP_MATCH_TO_CONFIRM`). That send is owed only while the charge endpoint may answer:
-when the last send of the key did not get through (`CONFIRM_UNREACHABLE`), the match
-decides at once, so the cashier's answer is due a look-up after the history shows the
-charge, not after the charge endpoint recovers. This is safe because the match is proof by
-itself (every pairing gives the sale a row, no other install is active, no row is held
-for a review): the confirming send only guards against an install nobody has seen yet,
-and its rows would still need a pairing that leaves this sale without one.
+service ever answered the sale's key. While the key may still be sent and was never
+answered, the key keeps its say by one confirming send (`lookup_match_to_confirm`: its
+effect is a send, with no wait): a replay of the 201 is proof by reply, a charge made now
+shows the row was another's (an install nobody has seen yet). That send is one request,
+bounded by the client's timeout; whatever comes of it (no answer at all when the charge
+endpoint is unreachable), the next look-up decides on the match (`timing.confirm_by_key`
+asks once). So the cashier's answer is due a request timeout and a look-up after the
+history first showed the charge (30 s + a look-up at the defaults, within 45 s), never
+after the charge endpoint recovers; and a key never answered is judged by the rule of
+proof alone, which needs every pairing, another install's known rows and every held
+review's rows accounted for (`claims.judge`).
 """
 
 from __future__ import annotations
@@ -34,14 +37,13 @@ from qrpos.ledger.events import (
     Charged,
     Effect,
     IllegalMove,
-    IntentState,
     Move,
     RefundEvent,
     Refusal,
-    ReversalState,
     ReviewReason,
     SaleEvent,
 )
+from qrpos.ledger.states import IntentState, ReversalState
 
 S, E, F = IntentState, SaleEvent, Effect
 
@@ -380,3 +382,33 @@ REVIEW_REASONS_IN_TABLE: Final = frozenset(
     for c in row.values()
     if isinstance(c, Move) and c.review is not None
 )
+
+
+def _effects(move: Move) -> str:
+    words = [str(e) for e in move.effects]
+    if move.review is not None:
+        words = [f"open_review({move.review})" if w == Effect.OPEN_REVIEW else w for w in words]
+    return ", ".join(words) or "-"
+
+
+def moves_markdown() -> str:
+    """The table's moves as docs/ledger.md shows them (a test holds the two together): one
+    line per move, the states that share it together ("stays" keeps the state);
+    refusals are left out, as is a wait for nothing."""
+    shared: dict[tuple[str, str], list[str]] = {}
+    for state, row in SALE_MOVES.items():
+        for event, cell in row.items():
+            if isinstance(cell, Refusal) or (cell.next is state and not cell.effects):
+                continue
+            nxt = "stays" if cell.next is state else f"`{cell.next}`"
+            shared.setdefault((event, f"{nxt} | {cell.charged} | {_effects(cell)}"), []).append(
+                f"`{state}`"
+            )
+    lines = ["| state | event | next state | charged | effects |", "|---|---|---|---|---|"]
+    lines += [f"| {', '.join(states)} | `{ev}` | {rest} |" for (ev, rest), states in shared.items()]
+    lines += ["", "| refund state | event | next state | effects |", "|---|---|---|---|"]
+    for rstate, rrow in REFUND_MOVES.items():
+        for revent, rcell in rrow.items():
+            if isinstance(rcell, Move):
+                lines.append(f"| `{rstate}` | `{revent}` | `{rcell.next}` | {_effects(rcell)} |")
+    return "\n".join(lines) + "\n"

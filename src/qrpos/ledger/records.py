@@ -17,17 +17,10 @@ from sqlite3 import Row
 from typing import Any, Final, Unpack
 
 from qrpos.errors import QrposError
-from qrpos.ledger.states import (
-    DATE_RESOLUTION_S,
-    ClockReading,
-    IntentState,
-    ReversalState,
-    can_move,
-    can_move_reversal,
-    next_reading,
-)
+from qrpos.ledger.clockreading import DATE_RESOLUTION_S, ClockReading, next_reading
 from qrpos.ledger.states import IntentChanges as IntentChanges
 from qrpos.ledger.states import IntentRow as IntentRow
+from qrpos.ledger.states import IntentState, ReversalState, can_move, can_move_reversal
 from qrpos.ledger.states import Proof as Proof
 from qrpos.ledger.states import ReversalChanges as ReversalChanges
 from qrpos.ledger.states import ReversalRow as ReversalRow
@@ -445,7 +438,7 @@ def observe(
     up: float | None = None,
 ) -> None:
     """Store a measurement of the service's clock taken at wall time `at` (boot clock `up`
-    on `boot`, when known): `qrpos.ledger.states.next_reading`."""
+    on `boot`, when known): `qrpos.ledger.clockreading.next_reading`."""
     new = next_reading(read_clock(conn), offset_s, at, tolerance_s, boot, up)
     conn.execute(
         "INSERT INTO server_clock (id, offset_s, measured_at, stable_since, jumped, previous_s,"

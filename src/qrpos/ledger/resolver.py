@@ -21,20 +21,22 @@ from qrpos.ledger.claims import (
     check_reply,
     check_reply_time,
 )
+from qrpos.ledger.clockreading import offset_from, plausible
 from qrpos.ledger.context import Context
-from qrpos.ledger.events import Charged, IntentState, SaleEvent
+from qrpos.ledger.events import Charged, SaleEvent
 from qrpos.ledger.lookup import check_history
 from qrpos.ledger.moves import IF_ABSENT, charged_value, reply_event, sale_move
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import Connection, IntentChanges, IntentRow
-from qrpos.ledger.states import (
-    RATE_LIMITED,
-    REPAIR_NEEDED,
-    Moment,
-    offset_from,
-    plausible,
+from qrpos.ledger.states import RATE_LIMITED, REPAIR_NEEDED, IntentState, Moment
+from qrpos.ledger.timing import (
+    bounded_wait,
+    look_first,
+    may_send,
+    retry_wait,
+    since_first_send,
+    waits_for_key,
 )
-from qrpos.ledger.timing import bounded_wait, look_first, may_send, retry_wait, since_first_send
 from qrpos.ledger.views import Phase, SaleProgress
 from qrpos.ledger.windows import measured_for, spanning
 from qrpos.said import Said, say
@@ -351,7 +353,10 @@ async def drive(
         sending = row.state is not IntentState.ABANDONED and may_send(row, ctx.policy, moment)
         if first or (sending and not look_first(row)):
             wait = 0.0
-            if not first:
+            # the send that confirms a history match goes at once: the table's
+            # `lookup_match_to_confirm` asks for a send, no wait (the cashier's answer is
+            # due a send's timeout and one look-up after the history showed the charge)
+            if not first and not waits_for_key(row):
                 due = row.next_try_at
                 wait = retry_wait(due, row.last_status, row.attempts, ctx.policy, moment)
             if wait > 0:

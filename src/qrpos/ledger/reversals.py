@@ -14,18 +14,12 @@ import time
 from qrpos import spec
 from qrpos.ledger import records
 from qrpos.ledger.claims import Candidate, candidates_json
+from qrpos.ledger.clockreading import offset_from
 from qrpos.ledger.context import Context
 from qrpos.ledger.events import Charged, Effect, RefundEvent, Refusal
 from qrpos.ledger.moves import charged_value, refund_event, refund_move, sale_cell
 from qrpos.ledger.records import Connection, IntentChanges, ReversalChanges, ReversalRow
-from qrpos.ledger.states import (
-    RATE_LIMITED,
-    REPAIR_NEEDED,
-    IntentState,
-    Moment,
-    ReversalState,
-    offset_from,
-)
+from qrpos.ledger.states import RATE_LIMITED, REPAIR_NEEDED, IntentState, Moment, ReversalState
 from qrpos.ledger.timing import retry_wait
 from qrpos.said import Said, say
 from qrpos.service import (

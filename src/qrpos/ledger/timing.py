@@ -8,7 +8,7 @@ the wall clock, often by hours, in either direction. So every duration that deci
 money is counted in *real seconds*: `CLOCK_BOOTTIME` on the boot that stamped it (a clock
 NTP never steps, that counts a suspend). The wall clock is only for what a person reads,
 the local day, and the history's windows (compared with the service's clock through the
-measured offset, `qrpos.ledger.states.ClockReading`).
+measured offset, `qrpos.ledger.clockreading.ClockReading`).
 
 Across a reboot the real time since a stamp is not known: it is *at least* the new boot's
 uptime, and no more is assumed. So after a reboot the key is never sent again (its

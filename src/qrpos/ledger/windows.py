@@ -2,7 +2,7 @@
 trusted for it.
 
 Part of the ledger's sans-I/O decision core, beside `timing`: pure functions of the sale's
-row, the kiosk's measured reading of the service's clock (`states.ClockReading`) and the
+row, the kiosk's measured reading of the service's clock (`clockreading.ClockReading`) and the
 limits. The window is placed on the measured clock; without a trusted measurement it
 widens by `max_clock_skew_s` and is unmeasured (absence is never final on it).
 """
@@ -12,16 +12,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from qrpos.ledger.claims import STAMPS_AHEAD_S, Window
-from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.states import (
+from qrpos.ledger.clockreading import (
     DATE_RESOLUTION_S,
+    STAMPS_AHEAD_S,
     ClockReading,
-    IntentRow,
-    Moment,
+    Window,
     frame_of,
     in_frame,
 )
+from qrpos.ledger.policy import RetryPolicy
+from qrpos.ledger.states import IntentRow, Moment
 
 
 def offsets_for(
@@ -65,7 +65,7 @@ def spanning(
 
 
 def sale_frame(row: IntentRow) -> tuple[str, float] | None:
-    """The wall-clock frame the sale's first send was stamped in (`states.frame_of`)."""
+    """The wall-clock frame the sale's first send was stamped in (`clockreading.frame_of`)."""
     first = row.first_sent_at if row.first_sent_at is not None else row.created_at
     return frame_of(first, row.first_sent_boot, row.first_sent_up)
 
