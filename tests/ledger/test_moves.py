@@ -8,7 +8,9 @@ charged is refunded or reviewed (never silence), a refused refund opens a review
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -176,6 +178,10 @@ RAW = [
 ]
 
 
+#: the facts the drive gathers: for an abandoned sale, only while its history is watched
+DRIVEN = moves._LOOKUPS | {E.OTHER_PAIRING, E.LOOKUP_DUE, E.SEND_DUE, E.DEADLINE}
+
+
 @dataclass
 class Sale:
     """A sale as the table moves it, with the history of what it was told."""
@@ -186,10 +192,13 @@ class Sale:
     seen: list[SaleEvent] = field(default_factory=list)
     reviews: list[ReviewReason] = field(default_factory=list)
     refunds_owed: int = 0
+    watching: bool = False
 
     def feed(self, raw: SaleEvent) -> Move | None:
         if raw in (E.SALE_REFUNDED, E.SALE_REFUND_REFUSED) and not self.refunds_owed:
             return None  # a refund's answer comes only for a refund that was queued
+        if raw in DRIVEN and self.state is S.ABANDONED and not self.watching:
+            return None  # the drive works on an abandoned sale only while it is watched
         event = moves.reply_event(raw, self.unclear) if raw in moves._REPLIES else raw
         if raw is E.DECIDE_NOT_CHARGED and self.charged == 1:
             event = E.DECIDE_NOT_CHARGED_WHEN_PROVEN  # as `reviews.decision_event` names it
@@ -207,6 +216,10 @@ class Sale:
             self.reviews.append(cell.review)
         if Effect.REFUND in cell.effects:
             self.refunds_owed += 1
+        if Effect.WATCH in cell.effects:
+            self.watching = True
+        if Effect.STOP_WATCHING in cell.effects:
+            self.watching = False
         if event in (E.SALE_REFUNDED, E.SALE_REFUND_REFUSED):
             self.refunds_owed = max(0, self.refunds_owed - 1)
         return cell
@@ -286,3 +299,48 @@ AbandonedAndRefunded.TestCase.settings = settings(
     max_examples=150, stateful_step_count=40, deadline=None
 )
 TestAbandonedAndRefunded = AbandonedAndRefunded.TestCase
+
+
+# --- the drawing and the docs are the table's ------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "ledger.md"
+
+
+def test_docs_ledger_lists_exactly_the_tables_moves() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    shown = text.split("<!-- moves:begin -->\n", 1)[1].split("<!-- moves:end -->", 1)[0]
+    assert shown == moves.moves_markdown(), (
+        "docs/ledger.md's table of moves is not the table's: paste in "
+        "`python -c 'from qrpos.ledger.moves import moves_markdown; print(moves_markdown())'`"
+    )
+
+
+def _drawn_edges() -> set[tuple[IntentState, IntentState]]:
+    """The arrows of the diagram in `states.py`'s docstring, as (from, to) pairs."""
+    from qrpos.ledger import states
+
+    doc = states.__doc__ or ""
+    drawing = doc.split("::\n", 1)[1].split("\n\n", 1)[0]
+    names = {s.value: s for s in IntentState}
+    edges: set[tuple[IntentState, IntentState]] = set()
+    source: IntentState | None = None
+    for line in drawing.splitlines():
+        first = re.match(r"^ {4}([a-z_]+)", line)
+        if first and first.group(1) in names:
+            source = names[first.group(1)]
+        if "▶" in line and source is not None:
+            after = line.split("▶", 1)[1]
+            edges |= {(source, names[w]) for w in re.findall(r"[a-z_]+", after) if w in names}
+    return edges
+
+
+def test_the_state_diagram_draws_exactly_the_tables_moves() -> None:
+    drawn = _drawn_edges()
+    table = {
+        (state, IntentState(cell.next))
+        for state, row in moves.SALE_MOVES.items()
+        for cell in row.values()
+        if isinstance(cell, Move) and cell.next is not state
+    }
+    assert drawn - table == set(), f"drawn, not in the table: {sorted(drawn - table)}"
+    assert table - drawn == set(), f"in the table, not drawn: {sorted(table - drawn)}"

@@ -195,7 +195,7 @@ class ChargeDesk:
         deadline = time.monotonic() + deadline_s
         async with self._exclusive():
             row = await self._load(intent_id)
-            row = await self._settle(row, deadline, on_progress)
+            row = await self._drive_one(row, deadline, on_progress)
             return sale_result(row)
 
     async def recover(
@@ -221,7 +221,7 @@ class ChargeDesk:
                     lambda c: records.open_intents(c) + records.watched_intents(c)
                 )
                 for row in rows:
-                    row = await self._settle(row, deadline, on_progress)
+                    row = await self._drive_one(row, deadline, on_progress)
                     results[row.id] = sale_result(row)
                 for rev in await self.ledger.aread(records.open_reversals):
                     await self._reverse_row(rev, deadline)
@@ -231,7 +231,7 @@ class ChargeDesk:
                 await asyncio.sleep(min(1.0, left))
         return list(results.values())
 
-    async def _settle(
+    async def _drive_one(
         self, row: IntentRow, deadline: float, on_progress: ProgressCallback | None
     ) -> IntentRow:
         if row.state is IntentState.CREDENTIALS_REJECTED and row.charged is None:

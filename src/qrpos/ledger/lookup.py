@@ -230,6 +230,19 @@ def _judged(
         changes["may_resend"] = 0
         shown = verdict.candidates if isinstance(verdict, Disputed) else ()
         records.upsert_review(conn, row.id, move.review, candidates_json(shown), now)
+    if isinstance(verdict, Proven) and Effect.REFUND in move.effects:
+        # queued in the commit that proves it: a crash before the refund goes out leaves
+        # it in the queue, never a charged sale nobody refunds (`ChargeDesk` sends it)
+        tx = verdict.transaction
+        if records.reversal_for_tx(conn, tx.id) is None:
+            records.insert_reversal(
+                conn,
+                tx_id=tx.id,
+                reason="abandoned",
+                now=now,
+                intent_id=row.id,
+                amount_mnt=row.amount_mnt,
+            )
     if isinstance(verdict, Proven) and event is not SaleEvent.LOOKUP_MATCH_TO_CONFIRM:
         tx = verdict.transaction
         changes.update(

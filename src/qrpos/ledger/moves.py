@@ -138,7 +138,8 @@ def _rejected_row() -> dict[SaleEvent, Cell]:
 def _abandoned_row() -> dict[SaleEvent, Cell]:
     """`abandoned`: never sent again; the history is watched while the outcome is open."""
     state, watched = S.ABANDONED, "an abandoned sale is never sent again"
-    refund = (F.REFUND,)
+    # proven: the history has spoken; the refund's answer is all that is left to hear
+    refund = (F.REFUND, F.STOP_WATCHING)
     return {
         **_refuse(_REPLIES, watched),
         # a refund goes to one customer's wallet: only on the row that is this sale's in

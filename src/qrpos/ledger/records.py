@@ -18,6 +18,7 @@ from typing import Any, Final, Unpack
 
 from qrpos.errors import QrposError
 from qrpos.ledger.clockreading import DATE_RESOLUTION_S, ClockReading, next_reading
+from qrpos.ledger.states import OPEN_SQL as _OPEN_SQL
 from qrpos.ledger.states import IntentChanges as IntentChanges
 from qrpos.ledger.states import IntentRow as IntentRow
 from qrpos.ledger.states import IntentState, ReversalState, can_move, can_move_reversal
@@ -31,9 +32,8 @@ from qrpos.redact import token_tail
 from qrpos.said import Said
 from qrpos.service import Transaction
 
-OPEN_SQL = (
-    "(state IN ('pending', 'unresolved') OR (state = 'credentials_rejected' AND charged IS NULL))"
-)
+#: "open" as SQL, written from its one definition (`states.is_open`)
+OPEN_SQL: Final = _OPEN_SQL
 
 
 class IllegalTransition(QrposError, RuntimeError):

@@ -103,6 +103,29 @@ class ReversalState(StrEnum):
     CREDENTIALS_REJECTED = "credentials_rejected"
 
 
+#: states of a sale that block a new one: the resolver still has to settle it
+OPEN_STATES: Final = frozenset({IntentState.PENDING, IntentState.UNRESOLVED})
+#: states that block a new sale only while `charged` is unknown (a 401 after an unclear
+#: attempt: the charge may have landed)
+OPEN_WHILE_UNKNOWN: Final = frozenset({IntentState.CREDENTIALS_REJECTED})
+
+
+def is_open(state: IntentState, charged: int | bool | None) -> bool:
+    """Does a sale in `state` block a new one? The one definition of "open"."""
+    return state in OPEN_STATES or (state in OPEN_WHILE_UNKNOWN and charged is None)
+
+
+def _sql_list(states: frozenset[IntentState]) -> str:
+    return ", ".join(f"'{s.value}'" for s in sorted(states))
+
+
+#: `is_open` as a SQL condition on `charge_intent` (the states are our own constants)
+OPEN_SQL: Final = (
+    f"(state IN ({_sql_list(OPEN_STATES)}) OR "
+    f"(state IN ({_sql_list(OPEN_WHILE_UNKNOWN)}) AND charged IS NULL))"
+)
+
+
 #: states that mean the customer was charged
 CHARGED_STATES: Final = frozenset(
     {
@@ -302,10 +325,8 @@ class IntentRow:
 
     @property
     def is_open(self) -> bool:
-        """Blocks a new sale: the resolver still has to settle it."""
-        return self.state in (IntentState.PENDING, IntentState.UNRESOLVED) or (
-            self.state is IntentState.CREDENTIALS_REJECTED and self.charged is None
-        )
+        """Blocks a new sale: the resolver still has to settle it (`is_open`)."""
+        return is_open(self.state, self.charged)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from qrpos.errors import QrposError
-from qrpos.ledger.states import IntentRow, IntentState, ReversalRow, ReversalState
+from qrpos.ledger.states import IntentRow, IntentState, ReversalRow, ReversalState, is_open
 from qrpos.ledger.store import DamagedRow
 from qrpos.said import Said, say
 from qrpos.service import Transaction, format_rfc3339
@@ -112,11 +112,7 @@ class SaleResult:
     @property
     def is_open(self) -> bool:
         """True while the resolver still has work on this sale (it blocks a new one)."""
-        return self.charged is None and self.state in (
-            IntentState.PENDING,
-            IntentState.UNRESOLVED,
-            IntentState.CREDENTIALS_REJECTED,
-        )
+        return is_open(self.state, self.charged)
 
 
 Phase = Literal["sending", "retrying", "backing_off", "checking_history"]
