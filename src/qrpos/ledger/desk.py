@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import json
 import os
+import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -70,11 +71,12 @@ class ChargeDesk:
         policy: RetryPolicy | None = None,
         clock: Callable[[], datetime] = _utcnow,
         boot_clock: Callable[[], tuple[str | None, float | None]] = clock_module.boot_stamp,
+        jitter: Callable[[], float] = random.random,
     ) -> None:
         self.ledger = ledger
         # a request given up on may still commit until the client's timeout has passed
         chosen = policy or RetryPolicy(settle_s=client.timeout_s + 5.0)
-        self._ctx = Context(ledger, client, chosen, clock, boot_clock)
+        self._ctx = Context(ledger, client, chosen, clock, boot_clock, jitter)
         self._lock = asyncio.Lock()
         self._lock_path = ledger.path.with_name(ledger.path.name + ".lock")
         self._service_clock = ServiceClock(ledger, self._ctx.clock)
