@@ -382,12 +382,13 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
                     seen.up,
                 )
             outcome = type(seen.failure).__name__
-            if isinstance(seen.failure, CredentialsRejected) and current.state is not (
-                IntentState.ABANDONED
-            ):
+            rejected = isinstance(seen.failure, CredentialsRejected)
+            event = SaleEvent.LOOKUP_CREDENTIALS_REJECTED if rejected else SaleEvent.LOOKUP_FAILED
+            move = sale_move(current.state, event)
+            if move.next is not current.state:
                 changes.update(
                     {
-                        "state": IntentState.CREDENTIALS_REJECTED,
+                        "state": IntentState(move.next),
                         "last_detail": say(
                             "sale.credentials_rejected_lookup",
                             "credentials rejected (401) while checking the history",

@@ -23,16 +23,16 @@ from qrpos.ledger.claims import (
 )
 from qrpos.ledger.clockreading import offset_from, plausible
 from qrpos.ledger.context import Context
-from qrpos.ledger.events import Charged, SaleEvent
+from qrpos.ledger.events import Charged, Effect, Refusal, SaleEvent
 from qrpos.ledger.lookup import check_history
-from qrpos.ledger.moves import IF_ABSENT, charged_value, reply_event, sale_move
+from qrpos.ledger.moves import IF_ABSENT, charged_value, reply_event, sale_cell, sale_move
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.records import Connection, IntentChanges, IntentRow
 from qrpos.ledger.states import RATE_LIMITED, REPAIR_NEEDED, IntentState, Moment
 from qrpos.ledger.timing import (
     bounded_wait,
-    look_first,
     may_send,
+    next_step,
     retry_wait,
     since_first_send,
     waits_for_key,
@@ -345,13 +345,13 @@ async def drive(
         log.warning("charge #%d was interrupted mid-request; resolving", row.id)
     first = fresh
     while row.is_open or (row.state is IntentState.ABANDONED and row.watching):
-        if row.state is IntentState.CREDENTIALS_REJECTED:
-            return row
+        moment = ctx.moment()
+        step = sale_cell(row.state, next_step(row, ctx.policy, moment, first=first))
+        if isinstance(step, Refusal):
+            return row  # nothing to do for it now (a 401 waits for re-pairing, …)
         if row.maybe_sent and row.username not in (None, ctx.client.username):
             return await _paired_elsewhere(ctx, row)
-        moment = ctx.moment()
-        sending = row.state is not IntentState.ABANDONED and may_send(row, ctx.policy, moment)
-        if first or (sending and not look_first(row)):
+        if Effect.SEND in step.effects:
             wait = 0.0
             # the send that confirms a history match goes at once: the table's
             # `lookup_match_to_confirm` asks for a send, no wait (the cashier's answer is
@@ -367,15 +367,14 @@ async def drive(
             _report(progress, row, phase, started, row.last_detail or "")
             row = await send_once(ctx, row, first=first)
             first = False
-        elif not sending and not row.maybe_sent and row.state is not IntentState.ABANDONED:
+        elif Effect.LOOK_UP not in step.effects:
             # nothing ever reached the service (refused connections, 429s): not charged
-            never = sale_move(row.state, SaleEvent.NEVER_DELIVERED)
             row = await ctx.ledger.awrite(
                 functools.partial(
                     records.update_intent,
                     intent_id=row.id,
-                    state=IntentState(never.next),
-                    charged=charged_value(never, row.charged),
+                    state=IntentState(step.next),
+                    charged=charged_value(step, row.charged),
                     token=None,
                     resolved_at=ctx.now(),
                     last_detail=say(

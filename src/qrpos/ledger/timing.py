@@ -24,6 +24,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
+from qrpos.ledger.events import SaleEvent
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.states import IntentRow, IntentState, Moment
 
@@ -211,3 +212,17 @@ def retry_wait(
     else:
         longest = policy.ceiling_s(attempts)
     return bounded_wait(due, now, longest)
+
+
+def next_step(row: IntentRow, policy: RetryPolicy, now: Moment, *, first: bool) -> SaleEvent:
+    """What time passing asks of a sale the drive holds: a send of its key, a look at the
+    history, or, when the key may no longer go out and nothing ever reached the service,
+    the fact that it never was delivered. The table of moves says what follows."""
+    if first:
+        return SaleEvent.SEND_DUE
+    sending = may_send(row, policy, now)
+    if sending and not look_first(row):
+        return SaleEvent.SEND_DUE
+    if not sending and not row.maybe_sent:
+        return SaleEvent.NEVER_DELIVERED
+    return SaleEvent.LOOKUP_DUE
