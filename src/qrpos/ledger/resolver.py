@@ -31,6 +31,7 @@ from qrpos.ledger.records import Connection, IntentChanges, IntentRow
 from qrpos.ledger.states import RATE_LIMITED, REPAIR_NEEDED, IntentState, Moment
 from qrpos.ledger.timing import (
     bounded_wait,
+    due_on_boot,
     may_send,
     next_step,
     retry_wait,
@@ -216,6 +217,15 @@ def _checked_approval(
     )
 
 
+def _keep_due(ctx: Context, key: tuple[str, int], due: float | None, at: Moment) -> None:
+    """Keep a next try's due time on the boot clock, for this process's waits."""
+    stamp = None if due is None else due_on_boot(due - at.wall, at)
+    if stamp is None:
+        ctx.due_up.pop(key, None)
+    else:
+        ctx.due_up[key] = stamp
+
+
 async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
     """One charge request with the intent's key; both sides committed."""
     assert row.token is not None
@@ -233,6 +243,7 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
     moment = ctx.moment()
     now = moment.wall
     changes = _outcome_changes(row, outcome, ctx.policy, moment, ctx.jitter())
+    _keep_due(ctx, ("sale", row.id), changes.get("next_try_at"), moment)
     offset = offset_from(outcome.exchange.server_date, sent_at, now)
     if offset is not None:
         changes["clock_skew_s"] = offset
@@ -358,7 +369,8 @@ async def drive(
             # due a send's timeout and one look-up after the history showed the charge)
             if not first and not waits_for_key(row):
                 due = row.next_try_at
-                wait = retry_wait(due, row.last_status, row.attempts, ctx.policy, moment)
+                on_boot = ctx.due_up.get(("sale", row.id))
+                wait = retry_wait(due, row.last_status, row.attempts, ctx.policy, moment, on_boot)
             if wait > 0:
                 _report(progress, row, "backing_off", started, f"next try in {wait:.1f} s")
                 if not await ctx.pause(wait, deadline):

@@ -20,7 +20,7 @@ from qrpos.ledger.events import Charged, Effect, RefundEvent, Refusal
 from qrpos.ledger.moves import charged_value, refund_event, refund_move, sale_cell
 from qrpos.ledger.records import Connection, IntentChanges, ReversalChanges, ReversalRow
 from qrpos.ledger.states import RATE_LIMITED, REPAIR_NEEDED, IntentState, Moment, ReversalState
-from qrpos.ledger.timing import retry_wait
+from qrpos.ledger.timing import due_on_boot, retry_wait
 from qrpos.said import Said, say
 from qrpos.service import (
     AlreadyReversed,
@@ -163,10 +163,14 @@ def _commit(
 async def drive_reversal(ctx: Context, row: ReversalRow, *, deadline: float) -> ReversalRow:
     """Send the reversal until it is settled or the deadline passes.
 
-    Its waits go through the one bounded wait (`timing.retry_wait`): a wall clock stepped
-    back while a refund backs off cannot hold it longer than its backoff asked for."""
+    Its waits go through the one bounded wait (`timing.retry_wait`): in boot-clock
+    seconds when this process scheduled the try, and never longer than its backoff asked
+    for, so a wall clock stepped back while a refund backs off cannot hold it."""
     while row.state is ReversalState.PENDING:
-        wait = retry_wait(row.next_try_at, row.last_status, row.attempts, ctx.policy, ctx.moment())
+        up = ctx.due_up.get(("refund", row.id))
+        wait = retry_wait(
+            row.next_try_at, row.last_status, row.attempts, ctx.policy, ctx.moment(), up
+        )
         if not await ctx.pause(wait, deadline):
             return row
         sent_at = ctx.now()
@@ -179,6 +183,12 @@ async def drive_reversal(ctx: Context, row: ReversalRow, *, deadline: float) -> 
         moment = ctx.moment()
         now = moment.wall
         changes = _changes(ctx, row, outcome, now, ctx.jitter())
+        due = changes.get("next_try_at")
+        stamp = None if due is None else due_on_boot(due - now, moment)
+        if stamp is None:
+            ctx.due_up.pop(("refund", row.id), None)
+        else:
+            ctx.due_up[("refund", row.id)] = stamp
         row = await ctx.ledger.awrite(
             functools.partial(
                 _commit,

@@ -198,20 +198,37 @@ RATE_LIMITED_STATUS = 429
 
 
 def retry_wait(
-    due: float | None, last_status: int | None, attempts: int, policy: RetryPolicy, now: Moment
+    due: float | None,
+    last_status: int | None,
+    attempts: int,
+    policy: RetryPolicy,
+    now: Moment,
+    due_up: tuple[str, float] | None = None,
 ) -> float:
-    """Seconds until the next try of a sale's key or of a refund, through `bounded_wait`.
+    """Seconds until the next try of a sale's key or of a refund: the ledger's one bounded
+    wait for retries.
 
-    The bound is what the last answer could have asked for: the backoff's ceiling after
-    `attempts` sends, or a 429's bounded `Retry-After`. So a wall clock that NTP stepped
-    back by hours while a request backed off (the due time is stored as a wall time, to be
-    read in the outbox) holds it no longer than its own backoff, whatever the step; a step
-    forward only shortens it (a retry is safe to repeat with the same key)."""
+    `due_up` is the same instant on the boot clock (boot id, CLOCK_BOOTTIME), when the
+    process that scheduled it kept it: on that boot the wait is counted in real seconds,
+    which NTP never steps. Otherwise (another process, a reboot) the stored wall time is
+    read through `bounded_wait`, bounded by what the last answer could have asked for: the
+    backoff's ceiling after `attempts` sends, or a 429's bounded `Retry-After`. So a wall
+    clock stepped back by hours holds a retry no longer than its own backoff; a step
+    forward only shortens it (a retry is safe to repeat)."""
     if last_status == RATE_LIMITED_STATUS:
         longest = policy.longest_wait_s
     else:
         longest = policy.ceiling_s(attempts)
+    if due_up is not None and now.up is not None and due_up[0] == now.boot:
+        return min(max(0.0, due_up[1] - now.up), longest)
     return bounded_wait(due, now, longest)
+
+
+def due_on_boot(delay_s: float, now: Moment) -> tuple[str, float] | None:
+    """`delay_s` from `now` on the boot clock (None without a boot id)."""
+    if now.boot is None or now.up is None:
+        return None
+    return now.boot, now.up + delay_s
 
 
 def next_step(row: IntentRow, policy: RetryPolicy, now: Moment, *, first: bool) -> SaleEvent:
