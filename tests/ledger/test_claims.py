@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, records
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, refunds_sql
 from qrpos.ledger.states import DATE_RESOLUTION_S
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
@@ -66,7 +66,7 @@ async def test_abandoned_sale_does_not_refund_the_charge_of_a_later_same_amount_
     # the abandoned sale could own B's row only as much as B could: a person decides
     assert sandbox.transaction(b_tx).status is spec.TxStatus.COMPLETED
     assert sandbox.wallet(b_wallet.wallet_id).balance_mnt == 10_000 - 700
-    assert ledger.read(records.open_reversals) == []
+    assert ledger.read(refunds_sql.open_reversals) == []
     reviews = {int(r.intent.id): r for r in desk.reviews()}
     assert set(reviews) == {a.intent_id, b.intent_id}
     assert reviews[a.intent_id].reason == "contested_row"

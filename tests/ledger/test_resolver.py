@@ -6,7 +6,7 @@ import sqlite3
 from datetime import UTC, datetime
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, records
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, sales_sql, states
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.simulator.testing import asgi_transport
@@ -20,22 +20,22 @@ def charges(sandbox: Sandbox, wallet: WalletInfo) -> list[str]:
     ]
 
 
-def stored_before_a_crash(ledger: Ledger, token: str, amount: int) -> records.IntentRow:
+def stored_before_a_crash(ledger: Ledger, token: str, amount: int) -> states.IntentRow:
     """The row a process leaves when it dies right after committing the intent."""
 
-    def insert(conn: sqlite3.Connection) -> records.IntentRow:
-        new_id = records.insert_intent(
+    def insert(conn: sqlite3.Connection) -> states.IntentRow:
+        new_id = sales_sql.insert_intent(
             conn,
             idem_key="qrpos-crash-test",
             token=token,
             amount_mnt=amount,
             now=datetime.now(UTC).timestamp(),
         )
-        row = records.get_intent(conn, new_id)
+        row = sales_sql.get_intent(conn, new_id)
         assert row is not None
         return row
 
-    row: records.IntentRow = ledger.write(insert)
+    row: states.IntentRow = ledger.write(insert)
     return row
 
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, records
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, service_sql
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport
@@ -75,5 +75,5 @@ async def test_the_sales_own_row_stays_a_candidate_after_the_warning(
     [review] = desk.reviews()
     assert review.reason == "foreign_activity"
     assert own in [c.transaction.id for c in review.candidates]
-    assert ledger.read(lambda c: records.foreign_ids(c, [own])) == set()
+    assert ledger.read(lambda c: service_sql.foreign_ids(c, [own])) == set()
     assert desk.foreign_activity() is not None

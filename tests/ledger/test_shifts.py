@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from qrpos import spec
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
-from qrpos.ledger.records import IllegalTransition
+from qrpos.ledger.failures import IllegalTransition
 from qrpos.ledger.shifts import (
     ShiftError,
     ShiftFigures,

@@ -182,7 +182,7 @@ class Candidate:
 
 def candidates_json(candidates: Sequence[Candidate]) -> str:
     """The candidates as a review stores them: each row with the other sales that could own
-    it (`qrpos.ledger.records.upsert_review`)."""
+    it (`qrpos.ledger.reviews_sql.upsert_review`)."""
     payload = [
         {"transaction": c.transaction.to_json(), "others": list(c.others)} for c in candidates
     ]

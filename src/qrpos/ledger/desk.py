@@ -19,15 +19,20 @@ from typing import Any
 
 from qrpos import spec
 from qrpos.ledger import clock as clock_module
-from qrpos.ledger import records, reviews
+from qrpos.ledger import refunds_sql, reviews, sales_sql, service_sql
 from qrpos.ledger.context import Context
 from qrpos.ledger.listing import ServiceClock, outbox_views
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.records import IntentRow, ReversalRow
 from qrpos.ledger.resolver import ProgressCallback, drive
 from qrpos.ledger.reversals import drive_reversal
 from qrpos.ledger.reviews import ForeignActivity, ReviewDecision, ReviewView
-from qrpos.ledger.states import DATE_RESOLUTION_S, IntentState, ReversalState
+from qrpos.ledger.states import (
+    DATE_RESOLUTION_S,
+    IntentRow,
+    IntentState,
+    ReversalRow,
+    ReversalState,
+)
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
     AmountOutOfRange,
@@ -152,23 +157,23 @@ class ChargeDesk:
             raise LedgerUnhealthy(self.ledger.integrity_message)
         deadline = time.monotonic() + deadline_s
         async with self._exclusive():
-            digest = records.token_digest(token)
+            digest = sales_sql.token_digest(token)
             key = f"qrpos-{uuid.uuid4().hex}"
             moment = self._ctx.moment()
             username = self._ctx.client.username
 
             def store(conn: Any) -> tuple[IntentRow, bool]:
-                for row in records.open_intents(conn):
+                for row in sales_sql.open_intents(conn):
                     if row.token_sha256 == digest and row.amount_mnt == amount_mnt:
                         return row, False
                     raise UnresolvedChargeExists(row.id, row.amount_mnt)
-                paid = records.paid_with_token(conn, digest)
+                paid = sales_sql.paid_with_token(conn, digest)
                 if paid is not None and paid.tx_id is not None:
                     raise TokenAlreadyPaid(paid.id, paid.amount_mnt, paid.tx_id)
-                held = records.in_review_with_token(conn, digest)
+                held = sales_sql.in_review_with_token(conn, digest)
                 if held is not None:
                     raise TokenInReview(held.id, held.amount_mnt)
-                new_id = records.insert_intent(
+                new_id = sales_sql.insert_intent(
                     conn,
                     idem_key=key,
                     token=token,
@@ -177,7 +182,7 @@ class ChargeDesk:
                     boot=(moment.boot, moment.up),
                     username=username,
                 )
-                created = records.get_intent(conn, new_id)
+                created = sales_sql.get_intent(conn, new_id)
                 assert created is not None
                 return created, True
 
@@ -215,12 +220,12 @@ class ChargeDesk:
         async with self._exclusive():
             while True:
                 rows = await self.ledger.aread(
-                    lambda c: records.open_intents(c) + records.watched_intents(c)
+                    lambda c: sales_sql.open_intents(c) + sales_sql.watched_intents(c)
                 )
                 for row in rows:
                     row = await self._settle(row, deadline, on_progress)
                     results[row.id] = sale_result(row)
-                for rev in await self.ledger.aread(records.open_reversals):
+                for rev in await self.ledger.aread(refunds_sql.open_reversals):
                     await self._reverse_row(rev, deadline)
                 left = deadline - time.monotonic()
                 if not patient or not rows or left <= 0:
@@ -234,7 +239,7 @@ class ChargeDesk:
         if row.state is IntentState.CREDENTIALS_REJECTED and row.charged is None:
             # after re-pairing: only the history can tell, the customer has long gone
             row = await self.ledger.awrite(
-                lambda c: records.update_intent(
+                lambda c: sales_sql.update_intent(
                     c, row.id, state=IntentState.UNRESOLVED, may_resend=0, token=None
                 )
             )
@@ -248,10 +253,10 @@ class ChargeDesk:
         assert tx_id is not None
 
         def queue(conn: Any) -> ReversalRow:
-            existing = records.reversal_for_tx(conn, tx_id)
+            existing = refunds_sql.reversal_for_tx(conn, tx_id)
             if existing is not None:
                 return existing
-            rid = records.insert_reversal(
+            rid = refunds_sql.insert_reversal(
                 conn,
                 tx_id=tx_id,
                 reason="abandoned",
@@ -259,7 +264,7 @@ class ChargeDesk:
                 intent_id=row.id,
                 amount_mnt=row.amount_mnt,
             )
-            rev = records.get_reversal(conn, rid)
+            rev = refunds_sql.get_reversal(conn, rid)
             assert rev is not None
             return rev
 
@@ -280,7 +285,7 @@ class ChargeDesk:
             now = self._ctx.now()
 
             def give_up(conn: Any) -> IntentRow:
-                row = records.get_intent(conn, intent_id)
+                row = sales_sql.get_intent(conn, intent_id)
                 if row is None:
                     raise UnknownIntent(
                         say("error.no_charge", "no charge #{intent}", intent=intent_id)
@@ -288,7 +293,7 @@ class ChargeDesk:
                 if not row.is_open:
                     return row  # settled, or in review: nothing to stop waiting for
                 unclear = bool(row.maybe_sent or row.in_flight)
-                return records.update_intent(
+                return sales_sql.update_intent(
                     conn,
                     intent_id,
                     state=IntentState.ABANDONED,
@@ -305,7 +310,7 @@ class ChargeDesk:
             return sale_result(await self.ledger.awrite(give_up))
 
     async def _load(self, intent_id: int) -> IntentRow:
-        row = await self.ledger.aread(lambda c: records.get_intent(c, intent_id))
+        row = await self.ledger.aread(lambda c: sales_sql.get_intent(c, intent_id))
         if row is None:
             raise UnknownIntent(say("error.no_charge", "no charge #{intent}", intent=intent_id))
         return row
@@ -339,14 +344,14 @@ class ChargeDesk:
                 lambda c: reviews.decide(c, intent_id, decision, actor, now)
             )
             if reversal_id is not None:
-                rev = await self.ledger.aread(lambda c: records.get_reversal(c, reversal_id))
+                rev = await self.ledger.aread(lambda c: refunds_sql.get_reversal(c, reversal_id))
                 if rev is not None:
                     await self._reverse_row(rev, deadline)
             return sale_result(await self._load(intent_id))
 
     def refund_of(self, tx_id: str) -> ReversalResult | None:
         """Where the latest refund of `tx_id` through the queue stands, or None."""
-        rev = self.ledger.read(lambda c: records.reversal_for_tx(c, tx_id))
+        rev = self.ledger.read(lambda c: refunds_sql.reversal_for_tx(c, tx_id))
         if rev is None:
             return None
         return ReversalResult.from_row(rev)
@@ -357,15 +362,15 @@ class ChargeDesk:
 
     def clear_foreign_activity(self) -> None:
         """An owner clears the warning: history matching resumes for rows committed after
-        the clear (`records.clear_foreign`)."""
+        the clear (`service_sql.clear_foreign`)."""
         now, policy = self._ctx.now(), self._ctx.policy
 
         def clear(conn: Any) -> None:
-            until = records.latest_service_time(
+            until = service_sql.latest_service_time(
                 conn, now, policy.window_margin_s, policy.max_clock_skew_s
             )
             margin = policy.window_margin_s + DATE_RESOLUTION_S
-            records.clear_foreign(conn, now, until, margin)
+            service_sql.clear_foreign(conn, now, until, margin)
 
         self.ledger.write(clear)
 
@@ -383,21 +388,21 @@ class ChargeDesk:
         async with self._exclusive():
 
             def queue(conn: Any) -> ReversalRow:
-                existing = records.reversal_for_tx(conn, tx_id)
+                existing = refunds_sql.reversal_for_tx(conn, tx_id)
                 if existing is not None and existing.state is not ReversalState.REFUSED:
                     if existing.state is ReversalState.CREDENTIALS_REJECTED:
-                        return records.update_reversal(
+                        return refunds_sql.update_reversal(
                             conn, existing.id, state=ReversalState.PENDING
                         )
                     return existing
-                rid = records.insert_reversal(
+                rid = refunds_sql.insert_reversal(
                     conn,
                     tx_id=tx_id,
                     reason="manual",
                     now=self._ctx.now(),
-                    amount_mnt=records.amount_of_tx(conn, tx_id),
+                    amount_mnt=sales_sql.amount_of_tx(conn, tx_id),
                 )
-                rev = records.get_reversal(conn, rid)
+                rev = refunds_sql.get_reversal(conn, rid)
                 assert rev is not None
                 return rev
 
@@ -408,7 +413,7 @@ class ChargeDesk:
     async def _reverse_row(self, rev: ReversalRow, deadline: float) -> ReversalRow:
         if rev.state is ReversalState.CREDENTIALS_REJECTED:
             rev = await self.ledger.awrite(
-                lambda c: records.update_reversal(c, rev.id, state=ReversalState.PENDING)
+                lambda c: refunds_sql.update_reversal(c, rev.id, state=ReversalState.PENDING)
             )
         return await drive_reversal(self._ctx, rev, deadline=deadline)
 
@@ -431,7 +436,7 @@ class ChargeDesk:
     def charges_between(self, from_utc: datetime, to_utc: datetime) -> list[IntentView]:
         """Sales created in [from_utc, to_utc), all states, for reconciliation."""
         rows = self.ledger.read(
-            lambda c: records.list_intents(
+            lambda c: sales_sql.list_intents(
                 c,
                 include_final=True,
                 created_from=from_utc.timestamp(),
@@ -442,5 +447,5 @@ class ChargeDesk:
 
     def audit(self, intent_id: int) -> list[dict[str, Any]]:
         """Every attempt and lookup recorded for one sale, oldest first."""
-        rows = self.ledger.read(lambda c: records.attempts_of(c, intent_id))
+        rows = self.ledger.read(lambda c: service_sql.attempts_of(c, intent_id))
         return [json.loads(json.dumps(r)) for r in rows]

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from qrpos.ledger import records
-from qrpos.ledger.store import Ledger, LedgerError
+from qrpos.ledger import refunds_sql, sales_sql, service_sql
+from qrpos.ledger.failures import LedgerError
+from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
     AttemptView,
     IntentView,
@@ -24,9 +25,9 @@ def outbox_views(ledger: Ledger, *, include_final: bool) -> list[IntentView]:
     """Sales and refunds in the outbox, oldest first; needs no client or password."""
 
     def read(conn: Any) -> list[IntentView]:
-        views = [intent_view(r) for r in records.list_intents(conn, include_final=include_final)]
+        views = [intent_view(r) for r in sales_sql.list_intents(conn, include_final=include_final)]
         views += [
-            reversal_view(r) for r in records.list_reversals(conn, include_final=include_final)
+            reversal_view(r) for r in refunds_sql.list_reversals(conn, include_final=include_final)
         ]
         return sorted(views, key=lambda v: v.created_at)
 
@@ -56,15 +57,15 @@ def outbox_audit(ledger: Ledger, item: str) -> tuple[IntentView, list[AttemptVie
 
     def read(conn: Any) -> tuple[IntentView, list[AttemptView]] | None:
         if refund:
-            reversal = records.get_reversal(conn, key)
+            reversal = refunds_sql.get_reversal(conn, key)
             if reversal is None:
                 return None
-            view, rows = reversal_view(reversal), records.attempts_of(conn, reversal_id=key)
+            view, rows = reversal_view(reversal), service_sql.attempts_of(conn, reversal_id=key)
         else:
-            intent = records.get_intent(conn, key)
+            intent = sales_sql.get_intent(conn, key)
             if intent is None:
                 return None
-            view, rows = intent_view(intent), records.attempts_of(conn, key)
+            view, rows = intent_view(intent), service_sql.attempts_of(conn, key)
         return view, [AttemptView.from_row(r) for r in rows]
 
     found = ledger.read(read)
@@ -92,7 +93,7 @@ class ServiceClock:
         """The service's "now" (aware UTC)."""
         if self._checked_at is None or time.monotonic() - self._checked_at > SERVICE_CLOCK_REREAD_S:
             try:
-                reading = self._ledger.read(records.read_clock)
+                reading = self._ledger.read(service_sql.read_clock)
             except LedgerError:
                 reading = None  # a closed or broken outbox: the kiosk's own clock
             self._offset_s = reading.offset_s if reading is not None else 0.0

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from qrpos.ledger import records
+from qrpos.ledger import reviews_sql, sales_sql, service_sql
 from qrpos.ledger.claims import (
     STAMPS_AHEAD_S,
     UNMEASURED,
@@ -34,10 +34,11 @@ from qrpos.ledger.claims import (
 )
 from qrpos.ledger.context import Context
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.records import Connection, IntentChanges, IntentRow
 from qrpos.ledger.states import (
     DATE_RESOLUTION_S,
     ClockReading,
+    IntentChanges,
+    IntentRow,
     IntentState,
     Moment,
     frame_of,
@@ -45,6 +46,7 @@ from qrpos.ledger.states import (
     offset_from,
 )
 from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
+from qrpos.ledger.typed_rows import Connection
 from qrpos.said import Said, say
 from qrpos.service import CredentialsRejected, Page, TerminalClient, Transaction, Unresolved
 from qrpos.service.limits import CursorTrail
@@ -294,7 +296,7 @@ def _neighbours(
     slack = 3600.0  # local times of intents near the span, whatever their own offset was
     lo = span.start.timestamp() - offset - slack
     hi = span.end.timestamp() - offset + slack
-    return records.neighbours(conn, lo, hi, tx_ids)
+    return sales_sql.neighbours(conn, lo, hi, tx_ids)
 
 
 def _conclude(
@@ -302,7 +304,7 @@ def _conclude(
 ) -> tuple[IntentChanges, str]:
     """Judge the sighting for `row` inside the commit; returns the changes and an audit word."""
     policy = ctx.policy
-    before = records.read_clock(conn)
+    before = service_sql.read_clock(conn)
     agreed = True
     skew: IntentChanges = {}
     if seen.offset_s is not None:
@@ -318,10 +320,10 @@ def _conclude(
             lo, hi = spanning(row, before, policy, offset)
             skew = {"skew_lo_s": lo, "skew_hi_s": hi}
             row = dataclasses.replace(row, skew_lo_s=lo, skew_hi_s=hi)
-        records.observe(
+        service_sql.observe(
             conn, seen.offset_s, seen.measured_at, policy.window_margin_s, seen.boot, seen.up
         )
-    reading = records.read_clock(conn)
+    reading = service_sql.read_clock(conn)
     window = window_for(row, policy, reading)
     if not seen.span.covers(window):
         # the clock moved since the span was placed: part of the window went unseen, so
@@ -344,11 +346,11 @@ def _judged(
     """What the rows of a look-up that saw the whole window prove for `row`."""
     policy, now = ctx.policy, ctx.now()
     if seen.rows:
-        records.learn_terminal_id(conn, seen.rows[0].terminal_id, ctx.client.username)
+        service_sql.learn_terminal_id(conn, seen.rows[0].terminal_id, ctx.client.username)
     offset = reading.offset_s if reading else 0.0
     neighbours = _neighbours(conn, seen.span, offset, [tx.id for tx in seen.rows])
     # a sale in review holds the rows its review offers (and may own any of its amount)
-    offered = records.offered_rows(conn)
+    offered = reviews_sql.offered_rows(conn)
     claimants = [
         Claimant(
             n.id,
@@ -362,23 +364,23 @@ def _judged(
     ]
     owned = {n.tx_id for n in neighbours if n.tx_id and owns_for_good(n) and n.id != row.id}
     # another install's rows stay its own after the owner cleared the warning
-    owned |= records.foreign_ids(conn, [tx.id for tx in seen.rows])
+    owned |= service_sql.foreign_ids(conn, [tx.id for tx in seen.rows])
     me = Claimant(row.id, row.amount_mnt, window)
     if window.measured:
         in_window = [tx for tx in seen.rows if window.contains(tx.created_at)]
-        known = records.known_tx(conn, [tx.id for tx in in_window])
+        known = sales_sql.known_tx(conn, [tx.id for tx in in_window])
         strangers = foreign_rows(in_window, [me, *claimants], known)
         surplus = {tx.id for tx in strangers if any(c.could_own(tx) for c in [me, *claimants])}
-        records.record_foreign(conn, strangers, row.id, now, surplus)
+        service_sql.record_foreign(conn, strangers, row.id, now, surplus)
     watching = row.state is IntentState.ABANDONED
     verdict = judge(
         me,
         seen.rows,
         claimants,
         owned,
-        foreign_active=bool(records.uncleared_foreign(conn)),
+        foreign_active=bool(service_sql.uncleared_foreign(conn)),
         abandoned=watching,
-        foreign_until=records.foreign_suspect_until(conn),
+        foreign_until=service_sql.foreign_suspect_until(conn),
     )
     if isinstance(verdict, Proven) and confirm_by_key(row, policy, looked_at):
         return {
@@ -420,7 +422,7 @@ def _judged(
         # the sale's own; a person decides once late commits had their time
         return {}, "disputed_unsettled"
     if isinstance(verdict, Disputed):
-        records.upsert_review(
+        reviews_sql.upsert_review(
             conn, row.id, verdict.reason, candidates_json(verdict.candidates), now
         )
         ids = ", ".join(c.transaction.id for c in verdict.candidates[:5])
@@ -444,7 +446,7 @@ def _judged(
     assert isinstance(verdict, NoCandidate)
     verdict_on_absence = absence(policy, row, looked_at, measured=window.measured, agreed=agreed)
     if verdict_on_absence == "final" and row.if_absent in _VERIFY:
-        records.upsert_review(conn, row.id, UNVERIFIED_CONFLICT, "[]", now)
+        reviews_sql.upsert_review(conn, row.id, UNVERIFIED_CONFLICT, "[]", now)
         return {
             "state": IntentState.NEEDS_REVIEW,
             "token": None,
@@ -458,7 +460,7 @@ def _judged(
             ),
         }, UNVERIFIED_CONFLICT
     if verdict_on_absence == "unmeasured":
-        records.upsert_review(conn, row.id, UNMEASURED, "[]", now)
+        reviews_sql.upsert_review(conn, row.id, UNMEASURED, "[]", now)
         return {
             "state": IntentState.NEEDS_REVIEW,
             "token": None,
@@ -493,19 +495,19 @@ def _judged(
 
 async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
     """One look at the history for `row`; commits what the claims model concluded."""
-    reading = await ctx.ledger.aread(records.read_clock)
+    reading = await ctx.ledger.aread(service_sql.read_clock)
     # a little wider than the window: a fresh measurement's jitter must not uncover it
     span = window_for(row, ctx.policy, reading).widened(ctx.policy.window_margin_s)
     looked_at = ctx.moment()
     seen = await look_up(ctx.client, span, ctx.moment)
 
     def commit(conn: Connection) -> IntentRow:
-        current = records.get_intent(conn, row.id)
+        current = sales_sql.get_intent(conn, row.id)
         assert current is not None
         changes: IntentChanges = {"lookups": current.lookups + 1, "last_lookup_at": ctx.now()}
         if seen.failure is not None:
             if seen.offset_s is not None:
-                records.observe(
+                service_sql.observe(
                     conn,
                     seen.offset_s,
                     seen.measured_at,
@@ -531,7 +533,7 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
                 changes["answered_lookups"] = current.answered_lookups + 1
             concluded, outcome = _conclude(ctx, conn, current, seen, looked_at)
             changes.update(concluded)
-        records.log_attempt(
+        service_sql.log_attempt(
             conn,
             kind="lookup",
             n=current.lookups + 1,
@@ -542,7 +544,7 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
             detail=_audit_detail(changes.get("last_detail"), seen, current.amount_mnt),
             server_date=None if seen.offset_s is None else seen.measured_at + seen.offset_s,
         )
-        return records.update_intent(conn, row.id, **changes)
+        return sales_sql.update_intent(conn, row.id, **changes)
 
     return await ctx.ledger.awrite(commit)
 

@@ -12,17 +12,19 @@ import functools
 import time
 
 from qrpos import spec
-from qrpos.ledger import records
+from qrpos.ledger import refunds_sql, sales_sql, service_sql
 from qrpos.ledger.context import Context
-from qrpos.ledger.records import Connection, ReversalChanges, ReversalRow
 from qrpos.ledger.states import (
     RATE_LIMITED,
     REPAIR_NEEDED,
     IntentState,
     Moment,
+    ReversalChanges,
+    ReversalRow,
     ReversalState,
     offset_from,
 )
+from qrpos.ledger.typed_rows import Connection
 from qrpos.said import say
 from qrpos.service import (
     AlreadyReversed,
@@ -96,8 +98,8 @@ def _commit(
     moment: Moment,
 ) -> ReversalRow:
     if offset is not None:
-        records.observe(conn, offset, now, tolerance_s, moment.boot, moment.up)
-    records.log_exchange(
+        service_sql.observe(conn, offset, now, tolerance_s, moment.boot, moment.up)
+    service_sql.log_exchange(
         conn,
         kind="reverse",
         n=row.attempts,
@@ -106,10 +108,10 @@ def _commit(
         reversal_id=row.id,
         detail=changes.get("message"),
     )
-    updated = records.update_reversal(conn, row.id, **changes)
+    updated = refunds_sql.update_reversal(conn, row.id, **changes)
     refunded = updated.state is ReversalState.REFUNDED
     if refunded and row.intent_id is not None and row.reason == "abandoned":
-        records.update_intent(
+        sales_sql.update_intent(
             conn,
             row.intent_id,
             state=IntentState.REVERSED_AFTER_ABANDON,
@@ -134,7 +136,7 @@ async def drive_reversal(ctx: Context, row: ReversalRow, *, deadline: float) -> 
         sent_at = ctx.now()
         row = await ctx.ledger.awrite(
             functools.partial(
-                records.update_reversal, reversal_id=row.id, attempts=row.attempts + 1
+                refunds_sql.update_reversal, reversal_id=row.id, attempts=row.attempts + 1
             )
         )
         outcome = await ctx.client.reverse(row.tx_id)
