@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
-from qrpos.ledger.claims import STAMPS_AHEAD_S
+from qrpos.ledger.reply_checks import STAMPS_AHEAD_S
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport

@@ -18,7 +18,6 @@ from typing import Literal
 
 from qrpos.ledger import reviews_sql, sales_sql, service_sql
 from qrpos.ledger.claims import (
-    STAMPS_AHEAD_S,
     UNMEASURED,
     UNVERIFIED_CONFLICT,
     Claimant,
@@ -34,6 +33,7 @@ from qrpos.ledger.claims import (
 )
 from qrpos.ledger.context import Context
 from qrpos.ledger.policy import RetryPolicy
+from qrpos.ledger.reply_checks import STAMPS_AHEAD_S
 from qrpos.ledger.states import (
     DATE_RESOLUTION_S,
     ClockReading,

@@ -19,12 +19,11 @@ from qrpos.ledger.claims import (
     REPLY_MISMATCH,
     Candidate,
     candidates_json,
-    check_reply,
-    check_reply_time,
 )
 from qrpos.ledger.context import Context
 from qrpos.ledger.lookup import check_history, measured_for, spanning
 from qrpos.ledger.policy import RetryPolicy
+from qrpos.ledger.reply_checks import check_reply, check_reply_time
 from qrpos.ledger.states import (
     RATE_LIMITED,
     REPAIR_NEEDED,
