@@ -253,7 +253,7 @@ async def scenario_second_install(run: Run) -> None:
     stop.set()
     await task
     for desk in (run.desk, run.desk2):
-        if desk.foreign_activity() is not None:
+        if desk.listing.foreign_activity() is not None:
             run.figures.foreign_noticed = True
             desk.clear_foreign_activity()  # the owner has re-paired the other till
 
@@ -332,7 +332,7 @@ async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
         if tx.wallet_id in truth and tx.username == run.username:
             truth[tx.wallet_id].append(tx.id)
     for install, desk in ((1, run.desk), (2, run.desk2)):
-        for review in desk.reviews():
+        for review in desk.listing.reviews():
             intent_id = int(review.intent.id)
             row = ledgers[install].read(lambda c, i=intent_id: sales_sql.get_intent(c, i))
             sale = sale_of.get(row.token_sha256) if row else None

@@ -71,12 +71,12 @@ async def test_two_candidates_in_history_go_to_review_never_a_guess(
     result = await desk.charge(800, wallet.qr_token, deadline_s=5)
     assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
     assert "2 matching charges" in (result.message or "")
-    [review] = desk.reviews()
+    [review] = desk.listing.reviews()
     assert len(review.candidates) == 2
     # the seeded row was never sent by this outbox: another install holds the credentials
     assert review.reason == "foreign_activity"
     # it does not block the next sale, but it stays listed for a person
-    assert [v.state for v in desk.unresolved()] == ["needs_review"]
+    assert [v.state for v in desk.listing.unresolved()] == ["needs_review"]
     other = sandbox.create_wallet(1000)
     assert (await desk.charge(5, other.qr_token, deadline_s=5)).charged is True
 
@@ -110,7 +110,7 @@ async def test_abandoned_sale_found_charged_is_reversed_automatically(
     assert sandbox.transaction(tx_id).status is spec.TxStatus.REVERSED
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
     # after the abandon nothing was sent again: one charge request in all
-    assert [a["kind"] for a in desk.audit(sale.intent_id)].count("charge") == 1
+    assert [a["kind"] for a in desk.listing.audit(sale.intent_id)].count("charge") == 1
 
 
 async def test_abandoned_sale_that_never_reached_the_service_is_not_charged(
@@ -159,4 +159,4 @@ async def test_reversal_held_on_401_resumes_after_repairing(
     )
     await desk.recover()
     assert sandbox.transaction(sale.transaction.id).status is spec.TxStatus.REVERSED
-    assert desk.unresolved() == []
+    assert desk.listing.unresolved() == []

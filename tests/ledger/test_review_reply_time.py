@@ -99,7 +99,7 @@ async def test_a_201_committed_far_from_the_sale_is_not_approved(
         await client.aclose()
     assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
     assert "outside this sale's time" in (result.message or "")
-    [review] = desk.reviews()
+    [review] = desk.listing.reviews()
     assert review.reason == "reply_mismatch"
 
 

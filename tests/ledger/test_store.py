@@ -90,12 +90,12 @@ async def test_disk_full_refuses_the_sale_before_sending_and_loses_nothing(
                 )
 
             ledger.write(fill)
-    before = desk.intents(include_final=True)
+    before = desk.listing.intents(include_final=True)
     other = sandbox.create_wallet(100)
     with pytest.raises(LedgerError, match="full"):
         await desk.charge(20, other.qr_token, deadline_s=2)
     assert len(sandbox.transactions()) == 1  # nothing was sent for the refused sale
-    assert desk.intents(include_final=True) == before
+    assert desk.listing.intents(include_final=True) == before
 
 
 async def test_read_only_outbox_is_reported_clearly_and_rows_kept(
@@ -108,7 +108,7 @@ async def test_read_only_outbox_is_reported_clearly_and_rows_kept(
     other = sandbox.create_wallet(100)
     with pytest.raises(LedgerError, match="read-only"):
         await desk.charge(20, other.qr_token, deadline_s=2)
-    assert len(desk.intents(include_final=True)) == 1
+    assert len(desk.listing.intents(include_final=True)) == 1
     assert len(sandbox.transactions()) == 1
 
 

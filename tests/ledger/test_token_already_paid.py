@@ -137,7 +137,7 @@ async def test_a_code_whose_sale_waits_for_review_is_not_charged_again(
         assert [r.id for r in rows] == [held]  # nothing stored
         assert len(sandbox.transactions()) == sent_before  # nothing sent
         # once the owner decides the sale was not charged, the code may pay again
-        [review] = desk.reviews()
+        [review] = desk.listing.reviews()
         [own] = _charges(sandbox, wallet)
         await desk.settle_review(held, MarkCharged(own))
         with pytest.raises(TokenAlreadyPaid):

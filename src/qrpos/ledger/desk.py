@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import json
 import os
 import time
 import uuid
@@ -21,11 +20,11 @@ from qrpos import spec
 from qrpos.ledger import clock as clock_module
 from qrpos.ledger import refunds_sql, reviews, sales_sql, service_sql
 from qrpos.ledger.context import Context
-from qrpos.ledger.listing import ServiceClock, outbox_views
+from qrpos.ledger.listing import OutboxListing
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.resolver import ProgressCallback, drive
 from qrpos.ledger.reversals import drive_reversal
-from qrpos.ledger.reviews import ForeignActivity, ReviewDecision, ReviewView
+from qrpos.ledger.reviews import ReviewDecision
 from qrpos.ledger.states import (
     DATE_RESOLUTION_S,
     IntentRow,
@@ -36,7 +35,6 @@ from qrpos.ledger.states import (
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
     AmountOutOfRange,
-    IntentView,
     InvalidToken,
     LedgerUnhealthy,
     OutboxBusy,
@@ -46,7 +44,6 @@ from qrpos.ledger.views import (
     TokenInReview,
     UnknownIntent,
     UnresolvedChargeExists,
-    intent_view,
     sale_result,
 )
 from qrpos.redact import escape_text
@@ -79,7 +76,9 @@ class ChargeDesk:
         self._ctx = Context(ledger, client, chosen, clock, boot_clock)
         self._lock = asyncio.Lock()
         self._lock_path = ledger.path.with_name(ledger.path.name + ".lock")
-        self._service_clock = ServiceClock(ledger, self._ctx.clock)
+        #: the outbox as a reader sees it: lists, reviews, refunds, the audit trail and
+        #: the service's clock (`qrpos.ledger.listing.OutboxListing`)
+        self.listing = OutboxListing(ledger, self._ctx.clock)
 
     @property
     def policy(self) -> RetryPolicy:
@@ -317,10 +316,6 @@ class ChargeDesk:
 
     # --- reviews -----------------------------------------------------------------------
 
-    def reviews(self) -> list[ReviewView]:
-        """Sales waiting for a person, with the history rows that could be their charge."""
-        return self.ledger.read(reviews.open_reviews)
-
     async def settle_review(
         self,
         intent_id: int,
@@ -348,17 +343,6 @@ class ChargeDesk:
                 if rev is not None:
                     await self._reverse_row(rev, deadline)
             return sale_result(await self._load(intent_id))
-
-    def refund_of(self, tx_id: str) -> ReversalResult | None:
-        """Where the latest refund of `tx_id` through the queue stands, or None."""
-        rev = self.ledger.read(lambda c: refunds_sql.reversal_for_tx(c, tx_id))
-        if rev is None:
-            return None
-        return ReversalResult.from_row(rev)
-
-    def foreign_activity(self) -> ForeignActivity | None:
-        """Another install charging with these credentials (until an owner clears it)."""
-        return self.ledger.read(reviews.foreign_activity)
 
     def clear_foreign_activity(self) -> None:
         """An owner clears the warning: history matching resumes for rows committed after
@@ -416,36 +400,3 @@ class ChargeDesk:
                 lambda c: refunds_sql.update_reversal(c, rev.id, state=ReversalState.PENDING)
             )
         return await drive_reversal(self._ctx, rev, deadline=deadline)
-
-    # --- reading -----------------------------------------------------------------------
-
-    def service_now(self) -> datetime:
-        """The service's clock, as this kiosk last measured it from the `Date` of its
-        replies (this kiosk's own clock until it has been measured): see
-        `ServiceClock`. History windows and the VAT follow-up's schedule use it."""
-        return self._service_clock.now()
-
-    def unresolved(self) -> list[IntentView]:
-        """Sales and refunds that need attention (open, needs_review, watched, queued)."""
-        return self.intents(include_final=False)
-
-    def intents(self, include_final: bool) -> list[IntentView]:
-        """Every sale and refund in the outbox (or only those needing attention)."""
-        return outbox_views(self.ledger, include_final=include_final)
-
-    def charges_between(self, from_utc: datetime, to_utc: datetime) -> list[IntentView]:
-        """Sales created in [from_utc, to_utc), all states, for reconciliation."""
-        rows = self.ledger.read(
-            lambda c: sales_sql.list_intents(
-                c,
-                include_final=True,
-                created_from=from_utc.timestamp(),
-                created_to=to_utc.timestamp(),
-            )
-        )
-        return [intent_view(r) for r in rows]
-
-    def audit(self, intent_id: int) -> list[dict[str, Any]]:
-        """Every attempt and lookup recorded for one sale, oldest first."""
-        rows = self.ledger.read(lambda c: service_sql.attempts_of(c, intent_id))
-        return [json.loads(json.dumps(r)) for r in rows]
