@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from qrpos import spec
-from qrpos.ledger import IntentState, Ledger, records
+from qrpos.ledger import IntentState, Ledger, sales_sql, states
 from qrpos.simulator import Sandbox
 from qrpos.simulator.model import SimTransaction
 
@@ -89,7 +89,7 @@ class Figures:
     #: a few of the sales behind each damage counter, for whoever reads the report
     examples: dict[str, list[str]] = field(default_factory=lambda: collections.defaultdict(list))
 
-    def count(self, counter: str, sale: Sale, row: records.IntentRow | None, n: int = 1) -> None:
+    def count(self, counter: str, sale: Sale, row: states.IntentRow | None, n: int = 1) -> None:
         """Add `n` to a damage counter and keep the sale as an example."""
         setattr(self, counter, getattr(self, counter) + n)
         if len(self.examples[counter]) < 5:
@@ -178,9 +178,9 @@ def charges_by_wallet(sandbox: Sandbox, username: str) -> dict[str, list[SimTran
     return found
 
 
-def rows_by_digest(ledger: Ledger) -> dict[str, records.IntentRow]:
+def rows_by_digest(ledger: Ledger) -> dict[str, states.IntentRow]:
     """Every charge intent of one outbox, by its token's digest."""
-    rows = ledger.read(lambda c: records.list_intents(c, include_final=True))
+    rows = ledger.read(lambda c: sales_sql.list_intents(c, include_final=True))
     return {row.token_sha256: row for row in rows}
 
 
@@ -188,7 +188,7 @@ def _owner_of(
     tx_id: str,
     sandbox: Sandbox,
     sales: list[Sale],
-    rows: dict[int, dict[str, records.IntentRow]],
+    rows: dict[int, dict[str, states.IntentRow]],
 ) -> str:
     """Whose charge `tx_id` is, as the campaign knows it (to read a misattribution)."""
     tx = next((t for t in sandbox.transactions() if t.id == tx_id), None)
@@ -197,7 +197,7 @@ def _owner_of(
     sale = next((s for s in sales if s.wallet_id == tx.wallet_id), None)
     if sale is None:
         return f"a charge of wallet {tx.wallet_id} no sale of the campaign made"
-    row = rows[sale.install].get(records.token_digest(sale.token))
+    row = rows[sale.install].get(sales_sql.token_digest(sale.token))
     state = f"#{row.id} {row.state} tx {row.tx_id}" if row else "no outbox row"
     kinds = ",".join(sorted(sale.kinds)) or "none"
     return (
@@ -207,12 +207,12 @@ def _owner_of(
 
 
 def _swapped(
-    row: records.IntentRow,
+    row: states.IntentRow,
     sale: Sale,
     charges: list[SimTransaction],
     sandbox: Sandbox,
     sales: list[Sale],
-    rows: dict[int, dict[str, records.IntentRow]],
+    rows: dict[int, dict[str, states.IntentRow]],
 ) -> bool:
     """Does `row` hold the charge of another sale of the same price of this kiosk that was
     charged too, while this sale's own charge is held by a sale of this kiosk?"""
@@ -240,7 +240,7 @@ def judge(
         charges = truth.get(sale.wallet_id, [])
         live = [tx for tx in charges if tx.status is spec.TxStatus.COMPLETED]
         refunded = [tx for tx in charges if tx.status is spec.TxStatus.REVERSED]
-        row = rows[sale.install].get(records.token_digest(sale.token))
+        row = rows[sale.install].get(sales_sql.token_digest(sale.token))
         if len(charges) > 1:
             fig.count("duplicates", sale, row, len(charges) - 1)
         if sale.install == 1 and (latency := sale.latency_s) is not None:
@@ -280,6 +280,6 @@ def judge(
             continue
         for tx in truth.get(sale.wallet_id, []):
             if tx.status is spec.TxStatus.COMPLETED and tx.id not in held:
-                row = rows[1].get(records.token_digest(sale.token))
+                row = rows[1].get(sales_sql.token_digest(sale.token))
                 if row is None or row.state is not IntentState.NEEDS_REVIEW:
                     fig.count("unowned", sale, row)  # charged, and nothing owns the charge

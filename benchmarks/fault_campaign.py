@@ -59,7 +59,7 @@ from qrpos.ledger import (
     MarkNotCharged,
     RefundRow,
     RetryPolicy,
-    records,
+    sales_sql,
 )
 from qrpos.service import TerminalClient
 from qrpos.simulator import SimulatorOptions, create_app, serve_in_thread
@@ -256,7 +256,7 @@ async def scenario_second_install(run: Run) -> None:
     stop.set()
     await task
     for desk in (run.desk, run.desk2):
-        if desk.foreign_activity() is not None:
+        if desk.listing.foreign_activity() is not None:
             run.figures.foreign_noticed = True
             desk.clear_foreign_activity()  # the owner has re-paired the other till
 
@@ -305,7 +305,7 @@ async def scenario_kill(run: Run) -> None:
     # the resumed command may run out of time with the sale still open (a fault is still
     # armed): the till shows it, and the cashier waits for its answer or abandons it
     # before the next sale can start, as `sell` does
-    for row in run.desk.ledger.read(records.open_intents):
+    for row in run.desk.ledger.read(sales_sql.open_intents):
         result = await run.desk.resolve(row.id, deadline_s=2.0)
         while result.is_open and time.monotonic() - sale.started < run.patience_s:
             result = await run.desk.resolve(row.id, deadline_s=2.0)
@@ -329,15 +329,15 @@ SCENARIO_RUNS = {
 
 async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
     """The owner decides each review from the truth (the sandbox's wallets)."""
-    sale_of = {records.token_digest(s.token): s for s in run.sales}
+    sale_of = {sales_sql.token_digest(s.token): s for s in run.sales}
     truth = {s.wallet_id: [] for s in run.sales}  # type: dict[str, list[str]]
     for tx in run.sandbox.transactions():
         if tx.wallet_id in truth and tx.username == run.username:
             truth[tx.wallet_id].append(tx.id)
     for install, desk in ((1, run.desk), (2, run.desk2)):
-        for review in desk.reviews():
+        for review in desk.listing.reviews():
             intent_id = int(review.intent.id)
-            row = ledgers[install].read(lambda c, i=intent_id: records.get_intent(c, i))
+            row = ledgers[install].read(lambda c, i=intent_id: sales_sql.get_intent(c, i))
             sale = sale_of.get(row.token_sha256) if row else None
             run.figures.reviews += 1
             if sale is not None:

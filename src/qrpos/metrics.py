@@ -87,7 +87,7 @@ def gather(
     now: datetime | None = None,
 ) -> KioskFacts:
     """Read the outbox (today's sales, what is open) and the contact log."""
-    from qrpos.ledger import records
+    from qrpos.ledger import prints_sql, sales_sql
     from qrpos.ledger.listing import outbox_views
     from qrpos.ledger.states import SOLD_STATES
     from qrpos.ledger.views import intent_view
@@ -102,7 +102,7 @@ def gather(
     if ledger is not None:
         outbox_ok = ledger.integrity_ok
         rows = ledger.read(
-            lambda c: records.list_intents(
+            lambda c: sales_sql.list_intents(
                 c,
                 include_final=True,
                 created_from=local_midnight.timestamp(),
@@ -135,7 +135,7 @@ def gather(
     if ledger is not None:
         from qrpos.ledger.shifts import by_cashier, current_shift, shifts
 
-        slips_waiting = ledger.read(records.print_counts).get("queued", 0)
+        slips_waiting = ledger.read(prints_sql.print_counts).get("queued", 0)
         shift = current_shift(ledger)
         on_shift = shift.cashier if shift is not None else None
         today = [s for s in shifts(ledger) if s.opened_at >= local_midnight]

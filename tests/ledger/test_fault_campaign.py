@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from qrpos.ledger import IntentState, Ledger, records
+from qrpos.ledger import IntentState, Ledger, sales_sql
 from qrpos.service import Approved, TerminalClient
 from qrpos.simulator import Sandbox, SimulatorOptions, create_app
 from qrpos.simulator.testing import asgi_transport
@@ -134,10 +134,10 @@ async def _stage(
         changes = row(tx_ids)
 
         def store(conn: Any) -> None:
-            new = records.insert_intent(
+            new = sales_sql.insert_intent(
                 conn, idem_key="k" + uuid.uuid4().hex, token=token, amount_mnt=700, now=0.0
             )
-            records.update_intent(conn, new, **changes)
+            sales_sql.update_intent(conn, new, **changes)
 
         ledger.write(store)
     sale = judge_module.Sale(1, wallet.wallet_id, token, 700, "faults", abandoned=abandoned)

@@ -10,6 +10,7 @@ from qrpos.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from qrpos.ledger.desk import ChargeDesk
+    from qrpos.ledger.failures import LedgerError
     from qrpos.ledger.listing import outbox_audit, outbox_views
     from qrpos.ledger.policy import RetryPolicy
     from qrpos.ledger.reviews import (
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
         review_views,
     )
     from qrpos.ledger.states import CHARGED_STATES, IntentState, ReversalState
-    from qrpos.ledger.store import Ledger, LedgerError
+    from qrpos.ledger.store import Ledger
     from qrpos.ledger.views import (
         AmountOutOfRange,
         AttemptView,
@@ -91,7 +92,7 @@ _WHERE = {
     "IntentView": ".views",
     "InvalidToken": ".views",
     "Ledger": ".store",
-    "LedgerError": ".store",
+    "LedgerError": ".failures",
     "LedgerUnhealthy": ".views",
     "MarkCharged": ".reviews",
     "MarkNotCharged": ".reviews",

@@ -34,8 +34,9 @@ Proof (money moves automatically only on proof)
 -----------------------------------------------
 1. **Reply**: a 201 (or its replay) to this intent's key, checked against the request:
    same amount, type CHARGE, status COMPLETED, a `tx_` id, and this terminal's id when
-   known (`check_reply`), committed within the sale's time on the service's own clock
-   (`check_reply_time`). A reply that does not match is never approved: a person decides.
+   known (`reply_checks.check_reply`), committed within the sale's time on the service's
+   own clock (`reply_checks.check_reply_time`). A reply that does not match is never
+   approved: a person decides.
 2. **History**: review the outcome, not the pairing. Every row that a sale of this outbox
    could own was charged by one of them (rows none could own are another install's). A
    sale is charged when *every* way of giving the rows linked to it distinct sales that
@@ -106,15 +107,13 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Final
 
-from qrpos import spec
 from qrpos.ledger.clockreading import STAMPS_AHEAD_S as STAMPS_AHEAD_S
 from qrpos.ledger.clockreading import Window as Window
 from qrpos.ledger.events import ReviewReason
 from qrpos.ledger.states import IntentRow, IntentState, Proof
-from qrpos.said import Said, say
 from qrpos.service.models import Transaction
 
 #: the stable reason codes of a review (see the module docstring; `ReviewReason` holds
@@ -166,7 +165,7 @@ class Candidate:
 
 def candidates_json(candidates: Sequence[Candidate]) -> str:
     """The candidates as a review stores them: each row with the other sales that could own
-    it (`qrpos.ledger.records.upsert_review`)."""
+    it (`qrpos.ledger.reviews_sql.upsert_review`)."""
     payload = [
         {"transaction": c.transaction.to_json(), "others": list(c.others)} for c in candidates
     ]
@@ -382,73 +381,6 @@ def judge(
     if not given.canonical.is_completed:
         return Disputed(REVERSED_ROW, candidates)
     return Proven(given.canonical)
-
-
-def check_reply(tx: Transaction, amount_mnt: int, terminal_id: str | None) -> Said | None:
-    """Why a 201 does not fit the request, or None when it does."""
-    if not tx.id.startswith(spec.TX_PREFIX):
-        return say(
-            "reply.not_an_id", "the reply's id {id} is not a transaction id", id=repr(tx.id[:40])
-        )
-    if tx.amount_mnt != amount_mnt:
-        return say(
-            "reply.other_amount",
-            "the reply charged {amount_reply} MNT, the sale asked {amount} MNT",
-            amount_reply=tx.amount_mnt,
-            amount=amount_mnt,
-        )
-    if not tx.is_charge:
-        return say("reply.not_a_charge", "the reply is a {type}, not a CHARGE", type=tx.type.value)
-    if not tx.is_completed:
-        return say(
-            "reply.not_completed",
-            "the reply's status is {status}, not COMPLETED",
-            status=tx.status.value,
-        )
-    if terminal_id is not None and tx.terminal_id is not None and tx.terminal_id != terminal_id:
-        return say(
-            "reply.other_terminal",
-            "the reply names terminal {theirs}, this terminal is {ours}",
-            theirs=tx.terminal_id,
-            ours=terminal_id,
-        )
-    return None
-
-
-def check_reply_time(
-    tx: Transaction, server_date: datetime | None, elapsed_s: float | None, slack_s: float
-) -> Said | None:
-    """Why a 201's `createdAt` cannot be this intent's commit, or None when it can.
-
-    Clock-free: both ends are the service's own clock. The commit happened after the
-    intent's first request reached the service, at most `elapsed_s` (local seconds since
-    that request) before the reply's `Date`: `slack_s` (`max_clock_skew_s`) allows for a
-    service clock that stepped forward between the commit and a replay. It may be stamped
-    ahead of the `Date` by up to `STAMPS_AHEAD_S` (a high-water mark after a step back).
-    So an honest reply passes, and a row committed long before the sale (a cache replaying
-    an old answer) or years ahead does not. No `Date`: nothing to place it against.
-    `elapsed_s` is in real seconds (`qrpos.ledger.timing`); None after a reboot, when it is
-    not known: then there is no earliest time, only the latest.
-    """
-    if server_date is None:
-        return None
-    latest = server_date + timedelta(seconds=STAMPS_AHEAD_S)
-    earliest = (
-        None
-        if elapsed_s is None
-        else server_date - timedelta(seconds=max(elapsed_s, 0.0) + slack_s)
-    )
-    if (earliest is None or earliest <= tx.created_at) and tx.created_at <= latest:
-        return None
-    return say(
-        "reply.outside_time",
-        "the reply's {id} was committed at {at}, outside this sale's time on the service's "
-        "clock ({earliest} .. {latest})",
-        id=tx.id,
-        at=tx.created_at.isoformat(),
-        earliest="…" if earliest is None else earliest.isoformat(),
-        latest=latest.isoformat(),
-    )
 
 
 def foreign_rows(

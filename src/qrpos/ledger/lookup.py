@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from qrpos.ledger import records
+from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
 from qrpos.ledger.claims import (
     UNMEASURED,
     UNVERIFIED_CONFLICT,
@@ -34,9 +34,9 @@ from qrpos.ledger.context import Context
 from qrpos.ledger.events import Charged, Effect, SaleEvent
 from qrpos.ledger.moves import absence_event, charged_value, dispute_event, sale_move
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.records import Connection, IntentChanges, IntentRow
-from qrpos.ledger.states import IntentState, Moment
+from qrpos.ledger.states import IntentChanges, IntentRow, IntentState, Moment
 from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
+from qrpos.ledger.typed_rows import Connection
 from qrpos.ledger.windows import measured_for, offsets_for, own_offsets, spanning, window_for
 from qrpos.said import Said, say
 from qrpos.service import CredentialsRejected, Page, TerminalClient, Transaction, Unresolved
@@ -127,7 +127,7 @@ def _neighbours(
     slack = 3600.0  # local times of intents near the span, whatever their own offset was
     lo = span.start.timestamp() - offset - slack
     hi = span.end.timestamp() - offset + slack
-    return records.neighbours(conn, lo, hi, tx_ids)
+    return sales_sql.neighbours(conn, lo, hi, tx_ids)
 
 
 def _conclude(
@@ -135,7 +135,7 @@ def _conclude(
 ) -> tuple[IntentChanges, str]:
     """Judge the sighting for `row` inside the commit; returns the changes and an audit word."""
     policy = ctx.policy
-    before = records.read_clock(conn)
+    before = service_sql.read_clock(conn)
     agreed = True
     skew: IntentChanges = {}
     if seen.offset_s is not None:
@@ -151,10 +151,10 @@ def _conclude(
             lo, hi = spanning(row, before, policy, offset)
             skew = {"skew_lo_s": lo, "skew_hi_s": hi}
             row = dataclasses.replace(row, skew_lo_s=lo, skew_hi_s=hi)
-        records.observe(
+        service_sql.observe(
             conn, seen.offset_s, seen.measured_at, policy.window_margin_s, seen.boot, seen.up
         )
-    reading = records.read_clock(conn)
+    reading = service_sql.read_clock(conn)
     window = window_for(row, policy, reading)
     if not seen.span.covers(window):
         # the clock moved since the span was placed: part of the window went unseen, so
@@ -177,11 +177,11 @@ def _judged(
     """What the rows of a look-up that saw the whole window prove for `row`."""
     policy, now = ctx.policy, ctx.now()
     if seen.rows:
-        records.learn_terminal_id(conn, seen.rows[0].terminal_id, ctx.client.username)
+        service_sql.learn_terminal_id(conn, seen.rows[0].terminal_id, ctx.client.username)
     offset = reading.offset_s if reading else 0.0
     neighbours = _neighbours(conn, seen.span, offset, [tx.id for tx in seen.rows])
     # a sale in review holds the rows its review offers (and may own any of its amount)
-    offered = records.offered_rows(conn)
+    offered = reviews_sql.offered_rows(conn)
     claimants = [
         Claimant(
             n.id,
@@ -195,23 +195,23 @@ def _judged(
     ]
     owned = {n.tx_id for n in neighbours if n.tx_id and owns_for_good(n) and n.id != row.id}
     # another install's rows stay its own after the owner cleared the warning
-    owned |= records.foreign_ids(conn, [tx.id for tx in seen.rows])
+    owned |= service_sql.foreign_ids(conn, [tx.id for tx in seen.rows])
     me = Claimant(row.id, row.amount_mnt, window)
     if window.measured:
         in_window = [tx for tx in seen.rows if window.contains(tx.created_at)]
-        known = records.known_tx(conn, [tx.id for tx in in_window])
+        known = sales_sql.known_tx(conn, [tx.id for tx in in_window])
         strangers = foreign_rows(in_window, [me, *claimants], known)
         surplus = {tx.id for tx in strangers if any(c.could_own(tx) for c in [me, *claimants])}
-        records.record_foreign(conn, strangers, row.id, now, surplus)
+        service_sql.record_foreign(conn, strangers, row.id, now, surplus)
     watching = row.state is IntentState.ABANDONED
     verdict = judge(
         me,
         seen.rows,
         claimants,
         owned,
-        foreign_active=bool(records.uncleared_foreign(conn)),
+        foreign_active=bool(service_sql.uncleared_foreign(conn)),
         abandoned=watching,
-        foreign_until=records.foreign_suspect_until(conn),
+        foreign_until=service_sql.foreign_suspect_until(conn),
     )
     event = verdict_event(verdict, row, policy, looked_at, window, agreed)
     move = sale_move(row.state, event)
@@ -229,13 +229,13 @@ def _judged(
     if move.review is not None:
         changes["may_resend"] = 0
         shown = verdict.candidates if isinstance(verdict, Disputed) else ()
-        records.upsert_review(conn, row.id, move.review, candidates_json(shown), now)
+        reviews_sql.upsert_review(conn, row.id, move.review, candidates_json(shown), now)
     if isinstance(verdict, Proven) and Effect.REFUND in move.effects:
         # queued in the commit that proves it: a crash before the refund goes out leaves
         # it in the queue, never a charged sale nobody refunds (`ChargeDesk` sends it)
         tx = verdict.transaction
-        if records.reversal_for_tx(conn, tx.id) is None:
-            records.insert_reversal(
+        if refunds_sql.reversal_for_tx(conn, tx.id) is None:
+            refunds_sql.insert_reversal(
                 conn,
                 tx_id=tx.id,
                 reason="abandoned",
@@ -361,19 +361,19 @@ _ABSENT_EVENTS = frozenset(
 
 async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
     """One look at the history for `row`; commits what the claims model concluded."""
-    reading = await ctx.ledger.aread(records.read_clock)
+    reading = await ctx.ledger.aread(service_sql.read_clock)
     # a little wider than the window: a fresh measurement's jitter must not uncover it
     span = window_for(row, ctx.policy, reading).widened(ctx.policy.window_margin_s)
     looked_at = ctx.moment()
     seen = await look_up(ctx.client, span, ctx.moment)
 
     def commit(conn: Connection) -> IntentRow:
-        current = records.get_intent(conn, row.id)
+        current = sales_sql.get_intent(conn, row.id)
         assert current is not None
         changes: IntentChanges = {"lookups": current.lookups + 1, "last_lookup_at": ctx.now()}
         if seen.failure is not None:
             if seen.offset_s is not None:
-                records.observe(
+                service_sql.observe(
                     conn,
                     seen.offset_s,
                     seen.measured_at,
@@ -400,7 +400,7 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
                 changes["answered_lookups"] = current.answered_lookups + 1
             concluded, outcome = _conclude(ctx, conn, current, seen, looked_at)
             changes.update(concluded)
-        records.log_attempt(
+        service_sql.log_attempt(
             conn,
             kind="lookup",
             n=current.lookups + 1,
@@ -411,7 +411,7 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
             detail=_audit_detail(changes.get("last_detail"), seen, current.amount_mnt),
             server_date=None if seen.offset_s is None else seen.measured_at + seen.offset_s,
         )
-        return records.update_intent(conn, row.id, **changes)
+        return sales_sql.update_intent(conn, row.id, **changes)
 
     return await ctx.ledger.awrite(commit)
 

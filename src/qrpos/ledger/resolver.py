@@ -13,13 +13,11 @@ import logging
 import time
 from collections.abc import Callable
 
-from qrpos.ledger import records
+from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
 from qrpos.ledger.claims import (
     OTHER_TERMINAL,
     Candidate,
     candidates_json,
-    check_reply,
-    check_reply_time,
 )
 from qrpos.ledger.clockreading import offset_from, plausible
 from qrpos.ledger.context import Context
@@ -27,8 +25,15 @@ from qrpos.ledger.events import Charged, Effect, Refusal, SaleEvent
 from qrpos.ledger.lookup import check_history
 from qrpos.ledger.moves import IF_ABSENT, charged_value, reply_event, sale_cell, sale_move
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.records import Connection, IntentChanges, IntentRow
-from qrpos.ledger.states import RATE_LIMITED, REPAIR_NEEDED, IntentState, Moment
+from qrpos.ledger.reply_checks import check_reply, check_reply_time
+from qrpos.ledger.states import (
+    RATE_LIMITED,
+    REPAIR_NEEDED,
+    IntentChanges,
+    IntentRow,
+    IntentState,
+    Moment,
+)
 from qrpos.ledger.timing import (
     bounded_wait,
     due_on_boot,
@@ -38,6 +43,7 @@ from qrpos.ledger.timing import (
     since_first_send,
     waits_for_key,
 )
+from qrpos.ledger.typed_rows import Connection
 from qrpos.ledger.views import Phase, SaleProgress
 from qrpos.ledger.windows import measured_for, spanning
 from qrpos.said import Said, say
@@ -172,12 +178,12 @@ def _checked_approval(
     now = moment.wall
     # real seconds since the first send (None after a reboot: not known, no lower limit)
     elapsed = since_first_send(row, moment).exactly
-    why = check_reply(tx, row.amount_mnt, records.terminal_id(conn, row.username)) or (
+    why = check_reply(tx, row.amount_mnt, service_sql.terminal_id(conn, row.username)) or (
         check_reply_time(
             tx, plausible(outcome.exchange.server_date, now), elapsed, policy.max_clock_skew_s
         )
     )
-    holder = records.holder_of(conn, tx.id, besides=row.id)
+    holder = reviews_sql.holder_of(conn, tx.id, besides=row.id)
     others: tuple[int, ...] = () if holder is None else (holder,)
     if why is None and others:
         why = say(
@@ -186,22 +192,24 @@ def _checked_approval(
             id=tx.id,
             sale=others[0],
         )
-    if why is None and records.reversal_for_tx(conn, tx.id) is not None:
+    if why is None and refunds_sql.reversal_for_tx(conn, tx.id) is not None:
         why = say(
             "reply.refunded",
             "the reply's {id} is a charge this kiosk refunds (or refunded)",
             id=tx.id,
         )
-    if why is None and records.foreign_ids(conn, [tx.id]):
+    if why is None and service_sql.foreign_ids(conn, [tx.id]):
         why = say(
             "reply.foreign", "the reply's {id} was seen as another install's charge", id=tx.id
         )
     if why is None:
-        records.learn_terminal_id(conn, tx.terminal_id, row.username)
+        service_sql.learn_terminal_id(conn, tx.terminal_id, row.username)
         return
     move = sale_move(row.state, SaleEvent.REPLY_MISMATCH)
     assert move.review is not None
-    records.upsert_review(conn, row.id, move.review, candidates_json([Candidate(tx, others)]), now)
+    reviews_sql.upsert_review(
+        conn, row.id, move.review, candidates_json([Candidate(tx, others)]), now
+    )
     changes.update(
         {
             "state": IntentState(move.next),
@@ -232,7 +240,7 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
     if not first:
         now = ctx.now()
         row = await ctx.ledger.awrite(
-            lambda c: records.update_intent(
+            lambda c: sales_sql.update_intent(
                 c, row.id, attempts=row.attempts + 1, in_flight=1, last_sent_at=now
             )
         )
@@ -253,12 +261,14 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
             # the window spans this measurement (in the sale's own wall-clock frame) and
             # every earlier one trusted for the sale
             framed = measured_for(row, offset, moment)
-            lo, hi = spanning(row, records.read_clock(conn), ctx.policy, framed)
+            lo, hi = spanning(row, service_sql.read_clock(conn), ctx.policy, framed)
             changes.update({"skew_lo_s": lo, "skew_hi_s": hi})
-            records.observe(conn, offset, now, ctx.policy.window_margin_s, moment.boot, moment.up)
+            service_sql.observe(
+                conn, offset, now, ctx.policy.window_margin_s, moment.boot, moment.up
+            )
         if isinstance(outcome, Approved):
             _checked_approval(conn, row, outcome, changes, ctx.policy, moment)
-        records.log_exchange(
+        service_sql.log_exchange(
             conn,
             kind="charge",
             n=row.attempts,
@@ -267,7 +277,7 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
             intent_id=row.id,
             detail=changes.get("last_detail"),
         )
-        return records.update_intent(conn, row.id, **changes)
+        return sales_sql.update_intent(conn, row.id, **changes)
 
     return await ctx.ledger.awrite(commit)
 
@@ -299,8 +309,8 @@ async def _paired_elsewhere(ctx: Context, row: IntentRow) -> IntentRow:
     assert move.review is not None
 
     def commit(conn: Connection) -> IntentRow:
-        records.upsert_review(conn, row.id, move.review or OTHER_TERMINAL, "[]", now)
-        return records.update_intent(
+        reviews_sql.upsert_review(conn, row.id, move.review or OTHER_TERMINAL, "[]", now)
+        return sales_sql.update_intent(
             conn,
             row.id,
             state=IntentState(move.next),
@@ -338,7 +348,7 @@ async def drive(
         state = IntentState(sale_move(row.state, SaleEvent.INTERRUPTED).next)
         boot, up = ctx.boot()
         row = await ctx.ledger.awrite(
-            lambda c: records.update_intent(
+            lambda c: sales_sql.update_intent(
                 c,
                 row.id,
                 in_flight=0,
@@ -383,7 +393,7 @@ async def drive(
             # nothing ever reached the service (refused connections, 429s): not charged
             row = await ctx.ledger.awrite(
                 functools.partial(
-                    records.update_intent,
+                    sales_sql.update_intent,
                     intent_id=row.id,
                     state=IntentState(step.next),
                     charged=charged_value(step, row.charged),

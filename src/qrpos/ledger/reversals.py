@@ -12,15 +12,24 @@ import functools
 import time
 
 from qrpos import spec
-from qrpos.ledger import records
+from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
 from qrpos.ledger.claims import Candidate, candidates_json
 from qrpos.ledger.clockreading import offset_from
 from qrpos.ledger.context import Context
 from qrpos.ledger.events import Charged, Effect, RefundEvent, Refusal
 from qrpos.ledger.moves import charged_value, refund_event, refund_move, sale_cell
-from qrpos.ledger.records import Connection, IntentChanges, ReversalChanges, ReversalRow
-from qrpos.ledger.states import RATE_LIMITED, REPAIR_NEEDED, IntentState, Moment, ReversalState
+from qrpos.ledger.states import (
+    RATE_LIMITED,
+    REPAIR_NEEDED,
+    IntentChanges,
+    IntentState,
+    Moment,
+    ReversalChanges,
+    ReversalRow,
+    ReversalState,
+)
 from qrpos.ledger.timing import due_on_boot, retry_wait
+from qrpos.ledger.typed_rows import Connection
 from qrpos.said import Said, say
 from qrpos.service import (
     AlreadyReversed,
@@ -99,7 +108,7 @@ def _answer_sale(conn: Connection, refund: ReversalRow, now: float) -> None:
     customer was charged, and silence would keep the money)."""
     if refund.intent_id is None:
         return
-    sale = records.get_intent(conn, refund.intent_id)
+    sale = sales_sql.get_intent(conn, refund.intent_id)
     if sale is None:
         return
     event = refund_event(refunded=refund.state is ReversalState.REFUNDED)
@@ -115,7 +124,7 @@ def _answer_sale(conn: Connection, refund: ReversalRow, now: float) -> None:
         rows = []
         if sale.tx_json:
             rows = [Candidate(transaction_from_json_text(sale.tx_json), ())]
-        records.upsert_review(conn, sale.id, cell.review, candidates_json(rows), now)
+        reviews_sql.upsert_review(conn, sale.id, cell.review, candidates_json(rows), now)
         changes["last_detail"] = say(
             "sale.refund_refused",
             "charged as {id}; the refund was refused ({message}): a person must decide",
@@ -128,7 +137,7 @@ def _answer_sale(conn: Connection, refund: ReversalRow, now: float) -> None:
             "charged as {id} after abandon; refunded",
             id=refund.tx_id,
         )
-    records.update_intent(conn, sale.id, **changes)
+    sales_sql.update_intent(conn, sale.id, **changes)
 
 
 def _commit(
@@ -144,8 +153,8 @@ def _commit(
     moment: Moment,
 ) -> ReversalRow:
     if offset is not None:
-        records.observe(conn, offset, now, tolerance_s, moment.boot, moment.up)
-    records.log_exchange(
+        service_sql.observe(conn, offset, now, tolerance_s, moment.boot, moment.up)
+    service_sql.log_exchange(
         conn,
         kind="reverse",
         n=row.attempts,
@@ -154,7 +163,7 @@ def _commit(
         reversal_id=row.id,
         detail=changes.get("message"),
     )
-    updated = records.update_reversal(conn, row.id, **changes)
+    updated = refunds_sql.update_reversal(conn, row.id, **changes)
     if updated.state is not row.state:
         _answer_sale(conn, updated, now)
     return updated
@@ -176,7 +185,7 @@ async def drive_reversal(ctx: Context, row: ReversalRow, *, deadline: float) -> 
         sent_at = ctx.now()
         row = await ctx.ledger.awrite(
             functools.partial(
-                records.update_reversal, reversal_id=row.id, attempts=row.attempts + 1
+                refunds_sql.update_reversal, reversal_id=row.id, attempts=row.attempts + 1
             )
         )
         outcome = await ctx.client.reverse(row.tx_id)

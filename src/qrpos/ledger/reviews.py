@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from qrpos.errors import QrposError
-from qrpos.ledger import records
+from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
 from qrpos.ledger.events import Effect, Refusal, ReviewReason, SaleEvent
+from qrpos.ledger.failures import DamagedRow
 from qrpos.ledger.moves import charged_value, sale_cell
-from qrpos.ledger.records import Connection, IntentRow
-from qrpos.ledger.states import IntentState, ReversalState
-from qrpos.ledger.store import DamagedRow, Ledger
+from qrpos.ledger.states import IntentRow, IntentState, ReversalState
+from qrpos.ledger.store import Ledger
+from qrpos.ledger.typed_rows import Connection, stored_json
 from qrpos.ledger.views import IntentView, intent_view
 from qrpos.said import Said, say
 from qrpos.service import Transaction, parse_transaction
@@ -93,14 +94,14 @@ def _candidates(text: str) -> tuple[ReviewCandidate, ...]:
     try:
         return tuple(
             ReviewCandidate(parse_transaction(item["transaction"]), tuple(item["others"]))
-            for item in records.stored_json(text, "a review's rows")
+            for item in stored_json(text, "a review's rows")
         )
     except (KeyError, TypeError, MalformedResponse) as exc:
         raise DamagedRow(f"a review's rows cannot be read ({exc})") from None
 
 
 def _view(conn: Connection, row: IntentRow) -> ReviewView:
-    found = records.review_of(conn, row.id)
+    found = reviews_sql.review_of(conn, row.id)
     if found is None:  # opened before reviews were recorded: the detail says what was seen
         return ReviewView(intent_view(row), ReviewReason.AMBIGUOUS_HISTORY, ())
     known = found[0] in ReviewReason.__members__.values()
@@ -110,7 +111,7 @@ def _view(conn: Connection, row: IntentRow) -> ReviewView:
 
 def open_reviews(conn: Connection) -> list[ReviewView]:
     """Every sale in needs_review, oldest first."""
-    return [_view(conn, row) for row in records.in_review(conn)]
+    return [_view(conn, row) for row in reviews_sql.in_review(conn)]
 
 
 def _describe(decision: ReviewDecision) -> Said:
@@ -134,7 +135,7 @@ def _checked_candidate(conn: Connection, view: ReviewView, tx_id: str) -> Transa
                 offered=offered,
             )
         )
-    holder = records.holder_of(conn, tx_id, besides=int(view.intent.id))
+    holder = reviews_sql.holder_of(conn, tx_id, besides=int(view.intent.id))
     if holder is not None:
         raise ReviewRefused(
             say(
@@ -169,7 +170,7 @@ def decide(
     "not charged" for a sale whose charge is proven. The table of moves chooses the state
     (`qrpos.ledger.moves`). Runs inside one write transaction.
     """
-    row = records.get_intent(conn, intent_id)
+    row = sales_sql.get_intent(conn, intent_id)
     if row is None:
         raise ReviewRefused(say("error.no_sale", "no sale #{intent}", intent=intent_id))
     cell = sale_cell(row.state, decision_event(decision, proven_charged=row.charged == 1))
@@ -195,7 +196,7 @@ def decide(
     reversal_id: int | None = None
     state, charged = IntentState(cell.next), charged_value(cell, row.charged)
     if isinstance(decision, MarkNotCharged):
-        row = records.update_intent(
+        row = sales_sql.update_intent(
             conn,
             intent_id,
             state=state,
@@ -211,12 +212,12 @@ def decide(
         )
     else:
         tx = _checked_candidate(conn, view, decision.tx_id)
-        existing = records.reversal_for_tx(conn, tx.id)
+        existing = refunds_sql.reversal_for_tx(conn, tx.id)
         # a refund the service refused moved no money: it blocks neither choice
         live = existing if existing is None or existing.state is not ReversalState.REFUSED else None
         if Effect.REFUND in cell.effects:
             if live is None:
-                reversal_id = records.insert_reversal(
+                reversal_id = refunds_sql.insert_reversal(
                     conn,
                     tx_id=tx.id,
                     reason="review",
@@ -234,7 +235,7 @@ def decide(
                     tx=tx.id,
                 )
             )
-        row = records.update_intent(
+        row = sales_sql.update_intent(
             conn,
             intent_id,
             state=state,
@@ -248,7 +249,7 @@ def decide(
                 "sale.decided", "a person decided: {what} ({actor})", what=what, actor=actor
             ),
         )
-    records.mark_decided(
+    reviews_sql.mark_decided(
         conn,
         intent_id,
         now=now,
@@ -256,7 +257,7 @@ def decide(
         tx_id=getattr(decision, "tx_id", None),
         actor=actor,
     )
-    records.log_attempt(
+    service_sql.log_attempt(
         conn,
         kind="review",
         n=1,
@@ -273,7 +274,7 @@ def decide(
 
 def foreign_activity(conn: Connection) -> ForeignActivity | None:
     """The warning while it is not cleared, or None."""
-    rows = records.uncleared_foreign(conn)
+    rows = service_sql.uncleared_foreign(conn)
     if not rows:
         return None
     return ForeignActivity(

@@ -225,7 +225,7 @@ def can_move_reversal(old: ReversalState, new: ReversalState) -> bool:
     return new in REVERSAL_TRANSITIONS.get(old, frozenset())
 
 
-# --- the facts the decisions take (`qrpos.ledger.records` reads and writes them) ------
+# --- the facts the decisions take (the `*_sql` modules read and write them) ------------
 
 #: how an intent's transaction was proven (`qrpos.ledger.claims`)
 Proof = Literal["reply", "history", "review"]
@@ -248,7 +248,7 @@ class IntentChanges(TypedDict, total=False):
     clock_skew_s: float | None
     last_status: int | None
     #: the sale's last word for a person: kept as English (`last_detail`) and as the
-    #: `Said` (`detail_said`) by `records.update_intent`
+    #: `Said` (`detail_said`) by `sales_sql.update_intent`
     last_detail: Said | None
     decline_code: str | None
     if_absent: str | None
@@ -357,7 +357,7 @@ class ReversalChanges(TypedDict, total=False):
     next_try_at: float | None
     last_status: int | None
     #: the refund's last word: kept as English (`message`) and as the `Said`
-    #: (`message_said`) by `records.update_reversal`
+    #: (`message_said`) by `refunds_sql.update_reversal`
     message: Said | None
     resolved_at: float | None
 
