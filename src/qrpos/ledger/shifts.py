@@ -20,7 +20,6 @@ correction on the next Z, never by rewriting the closed one.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -30,7 +29,7 @@ from qrpos.errors import QrposError
 from qrpos.ledger import shifts_sql
 from qrpos.ledger.states import CHARGED_STATES, IntentRow, IntentState
 from qrpos.ledger.store import Ledger
-from qrpos.ledger.typed_rows import stored_json
+from qrpos.ledger.typed_rows import Connection, stored_json
 from qrpos.said import say
 from qrpos.service.models import format_rfc3339 as _iso
 
@@ -192,7 +191,7 @@ def remove_cashier(ledger: Ledger, cashier: Cashier) -> None:
 
 
 def _shifts(ledger: Ledger, **where: Any) -> list[Shift]:
-    def read(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], dict[int, str]]:
+    def read(conn: Connection) -> tuple[list[tuple[Any, ...]], dict[int, str]]:
         names = {int(r[0]): str(r[1]) for r in shifts_sql.cashier_rows(conn, include_removed=True)}
         return shifts_sql.shift_rows(conn, **where), names
 
@@ -237,7 +236,7 @@ def open_shift(ledger: Ledger, cashier: Cashier, *, at: datetime) -> Shift:
     if not cashier.active:
         raise ShiftError(say("shift.no_cashier", "no cashier called {name}", name=cashier.name))
 
-    def insert(conn: sqlite3.Connection) -> int | None:
+    def insert(conn: Connection) -> int | None:
         if shifts_sql.shift_rows(conn, open_only=True):
             return None
         return shifts_sql.insert_shift(conn, cashier.id, at.timestamp())
@@ -269,7 +268,7 @@ def _is_unsettled(row: IntentRow) -> bool:
     return row.state is IntentState.ABANDONED and bool(row.watching)
 
 
-def _figures(conn: sqlite3.Connection, shift_id: int | None) -> ShiftFigures:
+def _figures(conn: Connection, shift_id: int | None) -> ShiftFigures:
     rows = shifts_sql.shift_sales(conn, shift_id)
     charged = [r for r in rows if r.state in CHARGED_STATES and r.tx_id]
     refunded = shifts_sql.refunded_tx_ids(conn, [r.tx_id for r in charged if r.tx_id])
@@ -299,7 +298,7 @@ def figures(ledger: Ledger, shift_id: int | None) -> ShiftFigures:
     return ledger.read(lambda c: _figures(c, shift_id))
 
 
-def _corrections(conn: sqlite3.Connection, earlier: Sequence[Shift]) -> list[dict[str, Any]]:
+def _corrections(conn: Connection, earlier: Sequence[Shift]) -> list[dict[str, Any]]:
     """The sales an earlier Z named open that have settled since, each reported once: on
     the first Z taken after it settled."""
     named: dict[int, int] = {}
@@ -344,7 +343,7 @@ def take_z(
         raise ValueError(by)
     earlier = [s for s in shifts(ledger) if s.z_report is not None]
 
-    def close(conn: sqlite3.Connection) -> dict[str, Any]:
+    def close(conn: Connection) -> dict[str, Any]:
         number = shifts_sql.next_z_number(conn)
         shown = _figures(conn, shift.id)
         report: dict[str, Any] = {
