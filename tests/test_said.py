@@ -238,6 +238,8 @@ TECHNICAL = (
 TECHNICAL_CALLS = {
     "ledger/reviews.py": {"DamagedRow"},
     "ledger/store.py": {"LedgerError"},  # "closed": a bug's message, never a person's
+    # a cell the table refuses, asked for by a driver: a bug's message (as IllegalTransition)
+    "ledger/moves.py": {"IllegalMove"},
     "service/status.py": {"MalformedResponse"},  # the contract's words, kept in the row
 }
 
