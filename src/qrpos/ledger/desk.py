@@ -29,7 +29,7 @@ from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.resolver import ProgressCallback, drive
 from qrpos.ledger.reversals import drive_reversal
 from qrpos.ledger.reviews import ReviewDecision
-from qrpos.ledger.states import IntentRow, IntentState, ReversalRow, ReversalState
+from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalRow, ReversalState
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
     AmountOutOfRange,
@@ -260,7 +260,7 @@ class ChargeDesk:
             rid = refunds_sql.insert_reversal(
                 conn,
                 tx_id=tx_id,
-                reason="abandoned",
+                reason=RefundReason.ABANDONED,
                 now=self._ctx.now(),
                 intent_id=row.id,
                 amount_mnt=row.amount_mnt,
@@ -387,7 +387,7 @@ class ChargeDesk:
                 rid = refunds_sql.insert_reversal(
                     conn,
                     tx_id=tx_id,
-                    reason="manual",
+                    reason=RefundReason.MANUAL,
                     now=self._ctx.now(),
                     amount_mnt=sales_sql.amount_of_tx(conn, tx_id),
                 )

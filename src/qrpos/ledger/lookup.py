@@ -34,7 +34,7 @@ from qrpos.ledger.context import Context
 from qrpos.ledger.events import Charged, Effect, SaleEvent
 from qrpos.ledger.moves import absence_event, charged_value, dispute_event, sale_move
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.states import IntentChanges, IntentRow, IntentState, Moment
+from qrpos.ledger.states import IntentChanges, IntentRow, IntentState, Moment, RefundReason
 from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
 from qrpos.ledger.typed_rows import Connection
 from qrpos.ledger.windows import measured_for, offsets_for, own_offsets, spanning, window_for
@@ -238,7 +238,7 @@ def _judged(
             refunds_sql.insert_reversal(
                 conn,
                 tx_id=tx.id,
-                reason="abandoned",
+                reason=RefundReason.ABANDONED,
                 now=now,
                 intent_id=row.id,
                 amount_mnt=row.amount_mnt,

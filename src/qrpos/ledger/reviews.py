@@ -17,7 +17,7 @@ from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
 from qrpos.ledger.events import Effect, Refusal, ReviewReason, SaleEvent
 from qrpos.ledger.failures import DamagedRow
 from qrpos.ledger.moves import charged_value, sale_cell
-from qrpos.ledger.states import IntentRow, IntentState, ReversalState
+from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalState
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.typed_rows import Connection, stored_json
 from qrpos.ledger.views import IntentView, intent_view
@@ -220,7 +220,7 @@ def decide(
                 reversal_id = refunds_sql.insert_reversal(
                     conn,
                     tx_id=tx.id,
-                    reason="review",
+                    reason=RefundReason.REVIEW,
                     now=now,
                     intent_id=intent_id,
                     amount_mnt=tx.amount_mnt,

@@ -103,6 +103,17 @@ class ReversalState(StrEnum):
     CREDENTIALS_REJECTED = "credentials_rejected"
 
 
+class RefundReason(StrEnum):
+    """Why a refund was queued (stored in `reversal.reason` as the value)."""
+
+    #: an abandoned sale proven charged (the table's `Effect.REFUND` after `lookup_proven`)
+    ABANDONED = "abandoned"
+    #: `qrpos reverse` or the owner's refund of a charge by its id
+    MANUAL = "manual"
+    #: a person's decision on a review: "refund this row"
+    REVIEW = "review"
+
+
 #: states of a sale that block a new one: the resolver still has to settle it
 OPEN_STATES: Final = frozenset({IntentState.PENDING, IntentState.UNRESOLVED})
 #: states that block a new sale only while `charged` is unknown (a 401 after an unclear
