@@ -62,7 +62,7 @@ class IntentState(StrEnum):
 
     #: stored; the first request is about to go out or is in flight
     PENDING = "pending"
-    #: 201: charged, the transaction is stored
+    #: a 201 that matches the request (proof by reply): charged, the transaction is stored
     APPROVED = "approved"
     #: 422: the service declined it; nothing was charged
     DECLINED = "declined"
@@ -72,21 +72,26 @@ class IntentState(StrEnum):
     TOKEN_USED = "token_used"  # noqa: S105 - a state name, not a secret
     #: 401: stopped until the terminal is re-paired; the row is kept
     CREDENTIALS_REJECTED = "credentials_rejected"
-    #: an attempt may have reached the service without an answer; the resolver works on it
+    #: a request may have reached the service without a clear answer (or a clean answer
+    #: came after an unclear one and the history must confirm it); the resolver works on it
     UNRESOLVED = "unresolved"
-    #: the history shows exactly one matching charge: it is ours
+    #: the history proves it: every pairing of the rows with the sales that could own them
+    #: gives this sale one (`claims.judge`)
     CHARGED_PER_HISTORY = "charged_per_history"
-    #: past the horizon the history shows no matching charge
+    #: proven absent (no request can still land, the history on a measured clock shows no
+    #: row), nothing ever reached the service, or a person decided so
     NOT_CHARGED = "not_charged"
-    #: the history shows two or more candidates: a person must decide, never a guess
+    #: no proof either way, or a charged sale whose refund was refused: a person decides,
+    #: for the review's stated reason (`events.ReviewReason`), never a guess
     NEEDS_REVIEW = "needs_review"
     #: the cashier gave up; never sent again (the history is still watched)
     ABANDONED = "abandoned"
-    #: abandoned, later found charged in the history, and refunded automatically
+    #: abandoned, later proven charged by the history, and refunded automatically (204/409)
     REVERSED_AFTER_ABANDON = "reversed_after_abandon"
     #: a person settled the review: this history row is this sale (the customer paid)
     CHARGED_PER_REVIEW = "charged_per_review"
-    #: a person settled the review: the row was charged wrongly and is refunded (queued)
+    #: a person settled the review: the row was charged wrongly and is refunded (queued;
+    #: refused by the service, the sale goes back to review as `refund_refused`)
     REFUNDED_PER_REVIEW = "refunded_per_review"
 
 
