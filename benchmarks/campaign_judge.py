@@ -107,6 +107,8 @@ class Figures:
     refunds_stuck: int = 0
     #: a review whose reason is missing, or has no words in every catalogue
     reviews_without_reason: int = 0
+    #: the ledger raised in the middle of a sale (the campaign abandons it and goes on)
+    crashes: int = 0
     #: every refund of the outbox by where it ended ("refunded", "in review: REASON",
     #: "refused, no review", "pending, no review")
     refunds: collections.Counter[str] = field(default_factory=collections.Counter)
@@ -170,6 +172,7 @@ class Figures:
             and self.unresolved_left == 0
             and self.reviews_without_truth == 0
             and self.reviews_without_reason == 0
+            and self.crashes == 0
             and self.integrity == "ok"
             and not self.slow_kinds()
             and not self.held_too_long()
@@ -210,6 +213,7 @@ class Figures:
             f"to the cashier's answer; due within {HELD_TARGET_S:g} s)",
             f"swapped rows     {self.swapped_rows} (same price, both charged: not damage)",
             f"left unresolved  {self.unresolved_left}",
+            f"crashes          {self.crashes} (the ledger raised mid-sale)",
             f"integrity        {self.integrity}",
             "time from the last fault to a definite answer (s): kind  n  median  p95  max",
         ]

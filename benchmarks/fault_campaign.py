@@ -464,6 +464,27 @@ SCENARIO_RUNS = {
 }
 
 
+async def crashed(run: Run, scenario: str, exc: Exception) -> None:
+    """The ledger raised in the middle of a sale: count it (the run fails), and do what a
+    cashier does with a till that crashed on a sale, so that the campaign goes on and
+    judges the money: the clock is synced, the service answers again, the sale is
+    abandoned (never sent again, its history watched)."""
+    sale = run.sales[-1] if run.sales else None
+    run.figures.crashes += 1
+    if len(run.figures.examples["crashes"]) < 5:
+        where = f"{scenario} sale of {sale.amount} MNT" if sale else scenario
+        text = f"{where}: {type(exc).__name__}: {exc}"
+        run.figures.examples["crashes"].append(text[:300])
+    run.kiosk_offset_s = 0.0
+    run.sandbox.clear_faults()
+    run.sandbox.end_outage()
+    if sale is not None and sale.answered is None:
+        sale.gave_up = sale.abandoned = True
+        run.figures.abandoned += 1
+    for row in run.desk.ledger.read(records.open_intents):
+        await run.desk.abandon(row.id)
+
+
 async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
     """The owner decides each review from the truth (the sandbox's wallets)."""
     sale_of = {records.token_digest(s.token): s for s in run.sales}
@@ -583,7 +604,10 @@ async def campaign(
             for scenario in plan(charges, kills, rng, held_every):
                 if sum(1 for s in run.sales if s.install == 1) >= last:
                     break
-                await SCENARIO_RUNS[scenario](run)
+                try:
+                    await SCENARIO_RUNS[scenario](run)
+                except Exception as exc:  # the kiosk's own code raised: damage, counted
+                    await crashed(run, scenario, exc)
                 sandbox.current = None
                 sandbox.clear_faults()
                 sandbox.end_outage()
