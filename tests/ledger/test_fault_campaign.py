@@ -85,6 +85,7 @@ def test_bounded_campaign_never_charges_twice_nor_refunds_or_claims_wrongly(
     assert figures.unowned == 0
     assert figures.unresolved_left == 0
     assert figures.reviews_without_truth == 0
+    assert figures.crashes == 0, figures.report()
     assert figures.integrity == "ok"
     assert sum(figures.states.values()) >= figures.charges
 
@@ -386,3 +387,6 @@ def test_a_held_sale_or_a_late_refund_past_its_target_fails_the_run(
     figures.held.pop()
     figures.refund_after_step.append(float("inf"))
     assert not figures.ok and figures.refunds_late() == [float("inf")]
+    figures.refund_after_step.pop()
+    figures.crashes = 1  # the ledger raised mid-sale
+    assert not figures.ok
