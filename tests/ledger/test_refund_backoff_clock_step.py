@@ -135,3 +135,48 @@ def test_a_queued_refund_lands_within_30_s_of_the_service_recovering(
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000
     [done] = refunds(env)
     assert done["state"] == "refunded", (done, story.stdout)
+
+
+@pytest.mark.parametrize("ahead", ["+0", "+2h"], ids=["clock_kept", "clock_stepped_back_2h"])
+def test_a_watched_abandoned_sale_is_looked_up_again_after_the_clock_steps_back(
+    tmp_path: Path, cli_env: dict[str, str], sandbox: Sandbox, ahead: str
+) -> None:
+    """Found by the fault campaign (issue 41's clock steps): the same wall-clock wait on
+    the other side of an abandon. A sale committed with its replies lost is abandoned;
+    while the kiosk's clock is 2 h ahead the settler looks its history up (unreadable:
+    500s), and that look-up's time is stored; NTP steps the clock back; the history
+    answers again. The sale must be looked up again, found charged and refunded within
+    30 s, not when the wall clock reaches the stored time two hours later (the "+0"
+    case is the control: the same path without the step)."""
+    env, clock = stepped(cli_env, tmp_path)
+    warm = sandbox.create_wallet(10_000)
+    assert qrpos(env, "charge", "--amount", "100", "--token", warm.qr_token).returncode == 0
+    wallet = sandbox.create_wallet(10_000)
+    sandbox.arm_fault("error_after_commit", count=100_000, operation="charge")
+    sandbox.arm_fault("error_before_commit", count=100_000, operation="list")
+    sale = qrpos(env, "charge", "--amount", "4500", "--token", wallet.qr_token, "--deadline", "2")
+    assert sale.returncode == 3, sale.stdout + sale.stderr
+    rows: list[dict[str, Any]] = json.loads(qrpos(env, "outbox", "list", "--json").stdout)
+    [row] = [r for r in rows if r["amountMNT"] == 4500]
+    assert qrpos(env, "outbox", "abandon", str(row["id"])).returncode == 0
+    [tx_id] = [tx.id for tx in sandbox.transactions() if tx.wallet_id == wallet.wallet_id]
+    clock.write_text(ahead + "\n")  # the Pi booted on a clock 2 h ahead (or right)
+    looked = qrpos(env, "outbox", "resolve", "--deadline", "8")  # the history still fails
+    assert looked.returncode == 3, looked.stdout + looked.stderr
+    clock.write_text("+0\n")  # NTP's step back
+    sandbox.clear_faults()
+    recovered = time.monotonic()
+    runs = 0
+    while time.monotonic() - recovered < DUE_S:
+        if status_of(sandbox, tx_id) is spec.TxStatus.REVERSED:
+            break
+        left = DUE_S - (time.monotonic() - recovered)
+        qrpos(env, "outbox", "resolve", "--deadline", f"{max(1.0, min(left, 10.0)):.0f}")
+        runs += 1
+    story = qrpos(env, "outbox", "show", str(row["id"]))
+    assert status_of(sandbox, tx_id) is spec.TxStatus.REVERSED, (
+        f"the abandoned sale's charge was not refunded within {DUE_S:g} s of the history "
+        f"answering after the clock stepped from {ahead} to +0 ({runs} runs of `qrpos outbox "
+        f"resolve`):\n{story.stdout}"
+    )
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000
