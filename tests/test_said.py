@@ -228,6 +228,7 @@ TECHNICAL = (
     "simulator/",
     "present/i18n.py",
     "ledger/typed_rows.py",
+    "ledger/prints_sql.py",
     "ledger/sales_sql.py",
     "ledger/refunds_sql.py",
     "ledger/reviews_sql.py",

@@ -135,7 +135,7 @@ def gather(
     if ledger is not None:
         from qrpos.ledger.shifts import by_cashier, current_shift, shifts
 
-        slips_waiting = ledger.read(prints_sql.print_counts).get("queued", 0)
+        slips_waiting = ledger.read(prints_sql.print_counts).get(prints_sql.PrintState.QUEUED, 0)
         shift = current_shift(ledger)
         on_shift = shift.cashier if shift is not None else None
         today = [s for s in shifts(ledger) if s.opened_at >= local_midnight]

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from qrpos.ledger import prints_sql
+
+# the queue's states, for the worker and the commands that read the queue
+from qrpos.ledger.prints_sql import PrintState as PrintState
 from qrpos.ledger.store import Ledger
 
 
@@ -52,8 +55,8 @@ def slip_dropped(ledger: Ledger, job_id: int, error: str) -> None:
     ledger.write(lambda conn: prints_sql.mark_print_dropped(conn, job_id, error))
 
 
-def slip_counts(ledger: Ledger) -> dict[str, int]:
-    """Slips by state: queued, printed, dropped."""
+def slip_counts(ledger: Ledger) -> dict[PrintState, int]:
+    """Slips by state (`PrintState`): queued, printed, dropped."""
     return ledger.read(prints_sql.print_counts)
 
 
