@@ -185,12 +185,16 @@ def bounded_wait(due: float | None, now: Moment, longest_s: float) -> float:
     """Seconds until the wall time `due`, never more than `longest_s` nor less than 0.
 
     Schedules are stored as wall times (readable in the outbox), but a wall clock stepped
-    back must not stretch a 15-second backoff into half an hour: no wait the policy can
-    ask for is longer than `longest_s`. A step forward only makes the wait shorter.
+    back must not stretch a 15-second backoff into half an hour, nor hold a look-up until
+    the clock has caught up with a stamp taken while it ran ahead: a due time further off
+    than any wait could be (`longest_s`) was stamped on a clock that has since stepped
+    back, and is due now (every wait here is before a request safe to repeat: a send of
+    the same key, a refund, a read of the history). A step forward only shortens a wait.
     """
     if due is None:
         return 0.0
-    return min(max(0.0, due - now.wall), longest_s)
+    left = due - now.wall
+    return 0.0 if left > longest_s else max(0.0, left)
 
 
 #: the status of a 429: the one answer whose wait the service names (`Retry-After`)
