@@ -224,7 +224,10 @@ class ChargeDesk:
                     row = await self._drive_one(row, deadline, on_progress)
                     results[row.id] = sale_result(row)
                 for rev in await self.ledger.aread(refunds_sql.open_reversals):
-                    await self._reverse_row(rev, deadline)
+                    rev = await self._reverse_row(rev, deadline)
+                    if rev.intent_id is not None:
+                        # its sale (an abandon proven charged) is worked on through it
+                        results[rev.intent_id] = sale_result(await self._load(rev.intent_id))
                 left = deadline - time.monotonic()
                 if not patient or not rows or left <= 0:
                     break
