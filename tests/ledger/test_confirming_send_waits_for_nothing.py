@@ -44,7 +44,7 @@ async def test_the_confirming_send_goes_out_without_a_backoff(
     # backing off between them
     found = looked[0]
     assert phases[found + 1 : found + 2] == ["retrying"], phases
-    audit = desk.audit(result.intent_id)
+    audit = desk.listing.audit(result.intent_id)
     outcomes = [(a["kind"], a["outcome"]) for a in audit]
     assert ("lookup", "confirm_by_key") in outcomes, outcomes
     # one confirming send after the match, then the match decides

@@ -148,8 +148,8 @@ async def play(story: list[Action], workdir: Path) -> list[str]:
 def judged(sandbox: Sandbox, desk: ChargeDesk, sales: dict[int, str], username: str) -> list[str]:
     """Every broken invariant, in words."""
     broken: list[str] = []
-    views = {v.id: v for v in desk.intents(include_final=True) if v.kind == "charge"}
-    reviews = {int(r.intent.id): r.reason for r in desk.reviews()}
+    views = {v.id: v for v in desk.listing.intents(include_final=True) if v.kind == "charge"}
+    reviews = {int(r.intent.id): r.reason for r in desk.listing.reviews()}
     for intent_id, wallet_id in sales.items():
         charges = [
             tx
@@ -173,7 +173,7 @@ def judged(sandbox: Sandbox, desk: ChargeDesk, sales: dict[int, str], username: 
         if intent_id in reviews and not has_words(reviews[intent_id]):
             broken.append(f"{where}: in review without a reason in words ({reviews[intent_id]})")
     by_tx = {v.transaction_id or "": int(v.id) for v in views.values()}
-    for refund in desk.intents(include_final=True):
+    for refund in desk.listing.intents(include_final=True):
         if refund.kind != "reversal" or refund.state == "refunded":
             continue
         if by_tx.get(refund.transaction_id or "", 0) not in reviews:
