@@ -1,7 +1,9 @@
-"""What moves a sale or a refund: their states, the events, the effects, a move's shape.
+"""What moves a sale or a refund: the events, the effects, the review reasons, a move's
+shape (the states themselves are `qrpos.ledger.states`).
 
-The vocabulary of the ledger's table of moves (`qrpos.ledger.moves`); pure, like it.
-State values are stored in the outbox and shown in JSON: they never change.
+The vocabulary of the ledger's table of moves (`qrpos.ledger.moves`); pure, like it, and
+imports nothing of the ledger. Review reasons are stored in the outbox: their values
+never change.
 """
 
 from __future__ import annotations

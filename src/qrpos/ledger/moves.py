@@ -8,8 +8,9 @@ reason. A cell the table does not have is a bug, found at import (`_complete`) a
 
 Events are facts the drivers gathered (a reply of each kind, a look-up's verdict, the
 cashier's abandon, a person's decision, a refund's answer, time passing); the drivers
-name the event (`reply_event`, `verdict_event`, `decision_event`, `refund_event`), look
-the move up (`sale_move`, `refund_move`) and apply it. None of them chooses a state.
+name the event (`reply_event`, `absence_event`, `dispute_event`, `refund_event` here;
+`lookup.verdict_event`, `reviews.decision_event`, `timing.next_step`), look the move up
+(`sale_move`, `refund_move`) and apply it. None of them chooses a state.
 
 Pure: no sqlite3, httpx, clock or random (an import-linter contract holds it so).
 
