@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
+from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy, outbox_views, review_views
 from qrpos.present.i18n import languages, load_catalogue
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, SimulatorOptions, create_app
@@ -138,18 +138,20 @@ async def play(story: list[Action], workdir: Path) -> list[str]:
         sandbox.clear_faults()
         for _ in range(2):
             await desk.recover(deadline_s=RECOVERED_S)
-        return judged(sandbox, desk, sales, term.username)
+        return judged(sandbox, ledger, sales, term.username)
     finally:
         await client.aclose()
         ledger.close()
         sandbox.close()
 
 
-def judged(sandbox: Sandbox, desk: ChargeDesk, sales: dict[int, str], username: str) -> list[str]:
-    """Every broken invariant, in words."""
+def judged(sandbox: Sandbox, ledger: Ledger, sales: dict[int, str], username: str) -> list[str]:
+    """Every broken invariant, in words (the outbox read as `qrpos outbox list --all` and
+    `qrpos outbox review` read it)."""
     broken: list[str] = []
-    views = {v.id: v for v in desk.intents(include_final=True) if v.kind == "charge"}
-    reviews = {int(r.intent.id): r.reason for r in desk.reviews()}
+    everything = outbox_views(ledger, include_final=True)
+    views = {v.id: v for v in everything if v.kind == "charge"}
+    reviews = {int(r.intent.id): r.reason for r in review_views(ledger)}
     for intent_id, wallet_id in sales.items():
         charges = [
             tx
@@ -173,7 +175,7 @@ def judged(sandbox: Sandbox, desk: ChargeDesk, sales: dict[int, str], username: 
         if intent_id in reviews and not has_words(reviews[intent_id]):
             broken.append(f"{where}: in review without a reason in words ({reviews[intent_id]})")
     by_tx = {v.transaction_id or "": int(v.id) for v in views.values()}
-    for refund in desk.intents(include_final=True):
+    for refund in everything:
         if refund.kind != "reversal" or refund.state == "refunded":
             continue
         if by_tx.get(refund.transaction_id or "", 0) not in reviews:
