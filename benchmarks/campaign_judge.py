@@ -117,6 +117,8 @@ class Figures:
     reviews_without_reason: int = 0
     #: the ledger raised in the middle of a sale (the campaign abandons it and goes on)
     crashes: int = 0
+    #: the run's time box (minutes) when it ended the sales early, else None
+    time_boxed: float | None = None
     #: every refund of the outbox by where it ended ("refunded", "in review: REASON",
     #: "refused, no review", "pending, no review")
     refunds: collections.Counter[str] = field(default_factory=collections.Counter)
@@ -193,7 +195,12 @@ class Figures:
         states = ", ".join(f"{k} {v}" for k, v in sorted(self.states.items()))
         lines = [
             f"charges          {self.charges} sales in {self.seconds:.1f} s "
-            f"(+{self.second_install_sales} by a second install sharing the credentials)",
+            f"(+{self.second_install_sales} by a second install sharing the credentials)"
+            + (
+                f"; time box of {self.time_boxed:g} min reached: no sale after it"
+                if self.time_boxed is not None
+                else ""
+            ),
             f"faults           {sum(self.faults.values())} ({faults})",
             f"kills            {self.kills} (SIGKILL of `qrpos charge`)",
             f"abandoned        {self.abandoned}",

@@ -565,12 +565,14 @@ async def campaign(
     stop_after: int | None = None,
     held_every: int = HELD_EVERY,
     held_patience_s: float = HELD_PATIENCE_S,
+    minutes: float | None = None,
 ) -> Figures:
     """Run the campaign, let the owner settle the reviews, and judge from the sandbox.
 
     `patience_s`: how long the cashier waits for an answer (the suite's slice waits less;
     a sale still open then counts as never answered, "inf"); `held_patience_s` the same
-    for a send_held sale, `held_every` how often one is made (every N rounds, 0: never).
+    for a send_held sale, `held_every` how often one is made (every N rounds, 0: never);
+    `minutes`: a time box: no new sale after it, then the run settles and is judged.
     """
     rng = random.Random(seed)
     figures = Figures()
@@ -603,6 +605,9 @@ async def campaign(
             last = min(charges, stop_after or charges)
             for scenario in plan(charges, kills, rng, held_every):
                 if sum(1 for s in run.sales if s.install == 1) >= last:
+                    break
+                if minutes is not None and time.monotonic() - started > minutes * 60:
+                    figures.time_boxed = minutes
                     break
                 try:
                     await SCENARIO_RUNS[scenario](run)
@@ -656,6 +661,13 @@ def main(argv: list[str] | None = None) -> int:
         help="a send_held sale (its later sends cannot get through) every N rounds; 0: none",
     )
     parser.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="a time box: take no new sale after this many minutes, then settle and judge "
+        "what was sold (a loaded machine's run still ends with a judged report)",
+    )
+    parser.add_argument(
         "--keep",
         type=Path,
         default=None,
@@ -679,6 +691,7 @@ def main(argv: list[str] | None = None) -> int:
                 workdir,
                 stop_after=args.stop_after,
                 held_every=args.held_every,
+                minutes=args.minutes,
             )
         )
     print(f"fault campaign (seed {seed})")
