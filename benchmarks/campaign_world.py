@@ -15,11 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from campaign_judge import Sale
+from qrpos import spec
 from qrpos.simulator import Sandbox, SimulatorOptions
 from qrpos.simulator.faults import Fault, make_fault
+from qrpos.simulator.model import Reply, Terminal
 
 #: the client's timeout in the campaign (late commits past it are honoured)
 CLIENT_TIMEOUT_S = 0.5
+
+#: the service calls an outage stops unless it names fewer
+SERVICE_CALLS = ("charge", "reverse", "list")
 
 #: requests through this front door never meet a fault (the second install's)
 _FAULTLESS: contextvars.ContextVar[bool] = contextvars.ContextVar("faultless", default=False)
@@ -32,25 +37,38 @@ class CampaignSandbox(Sandbox):
     def __init__(self, options: SimulatorOptions) -> None:
         super().__init__(options)
         self.current: Sale | None = None
-        self._outage_next: tuple[float, str] | None = None
+        self._outage_next: tuple[float, str, tuple[str, ...]] | None = None
         self._outage_until = 0.0
         self._outage_kind = "error_before_commit"
+        self._outage_ops: tuple[str, ...] = SERVICE_CALLS
+        #: when each charge was reversed (monotonic), by transaction id: a refund's time
+        #: to land is read from the service's side, not from what the kiosk believes
+        self.reversed_at: dict[str, float] = {}
 
-    def outage_after_next_fault(self, seconds: float, kind: str) -> None:
-        """When the next armed fault fires, every request fails `kind` for `seconds`."""
+    def outage_after_next_fault(
+        self, seconds: float, kind: str, operations: tuple[str, ...] = SERVICE_CALLS
+    ) -> None:
+        """When the next armed fault fires, every request of `operations` (the charge,
+        the refund and the history by default) fails `kind` for `seconds`."""
         with self.lock:
-            self._outage_next = (seconds, kind)
+            self._outage_next = (seconds, kind, operations)
 
     def end_outage(self) -> None:
         with self.lock:
             self._outage_next, self._outage_until = None, 0.0
+
+    def reverse(self, terminal: Terminal, tx_id: str) -> Reply:
+        reply = super().reverse(terminal, tx_id)
+        if reply.status == spec.REVERSE_SUCCESS_STATUS:
+            self.reversed_at.setdefault(tx_id, time.monotonic())
+        return reply
 
     def take_fault(self, operation: str, kinds: tuple[str, ...] | None = None) -> Fault | None:
         if _FAULTLESS.get():
             return None
         with self.lock:
             now = time.monotonic()
-            outage = now < self._outage_until and operation in ("charge", "reverse", "list")
+            outage = now < self._outage_until and operation in self._outage_ops
             if outage and (kinds is None or self._outage_kind in kinds):
                 fault = make_fault(self._outage_kind, seconds=CLIENT_TIMEOUT_S + 0.3)
                 self._fired(now, fault, "outage")
@@ -59,7 +77,7 @@ class CampaignSandbox(Sandbox):
             if fault is not None:
                 self._fired(now, fault, fault.kind)
                 if self._outage_next is not None:
-                    seconds, self._outage_kind = self._outage_next
+                    seconds, self._outage_kind, self._outage_ops = self._outage_next
                     self._outage_next, self._outage_until = None, now + seconds
                     self._fired(now + seconds, fault, "outage")
             return fault
@@ -69,6 +87,8 @@ class CampaignSandbox(Sandbox):
         if sale is None:
             return
         end = now + (fault.seconds if fault.kind == "delay" else 0.0)
+        if sale.first_fault is None:
+            sale.first_fault = now
         sale.kinds.add(label)
         sale.last_fault = max(sale.last_fault or 0.0, end)
 

@@ -20,6 +20,19 @@ Each sale gets its own wallet. Sales take turns through these scenarios (shuffle
 - kiosk_clock: the kiosk's own wall clock is hours off (a Pi booted on its last saved
   time, or NTP mis-set) and is stepped right in the middle of a sale whose reply was
   lost, forward or back by hours: nothing about money may depend on it;
+- refund_refused: a sale committed whose reply and every retry are 500s, the history
+  unreadable, is abandoned; the history then shows the charge and the kiosk refunds it,
+  and the service refuses the refund (403, sometimes after 500s): the sale must go to a
+  person's review, saying why (the owner refunds it again at the end, from the truth);
+- refund_clock_step: the same abandoned charged sale on a kiosk whose wall clock is
+  hours ahead; its refund meets 500s and waits, NTP steps the clock back for good, the
+  service takes refunds again: the refund must land within 30 s (`REFUND_DUE_S`);
+- send_held (every `--held-every` rounds, 0: never): a sale is committed and its reply
+  lost, then the charge endpoint answers nothing for minutes (timeouts or dropped
+  connections) while the history answers, sometimes with the kiosk's clock stepped by
+  hours mid-sale or the service's clock minutes off:
+  the cashier's answer is due within 45 s of the history showing the charge, timed from
+  the commit (`HELD_TARGET_S`), the cashier waiting up to `HELD_PATIENCE_S`;
 - kill (with --kills): `qrpos charge` is SIGKILLed at a random moment, then finished.
 
 The truth is the sandbox's own record (`campaign_judge`); the owner settles the reviews
@@ -44,7 +57,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from campaign_judge import Figures, Sale, judge
+from campaign_judge import Figures, Sale, judge, reason_has_words
 from campaign_world import (
     CLIENT_TIMEOUT_S,
     CampaignSandbox,
@@ -59,7 +72,7 @@ from qrpos.ledger import (
     MarkNotCharged,
     RefundRow,
     RetryPolicy,
-    records,
+    sales_sql,
 )
 from qrpos.service import TerminalClient
 from qrpos.simulator import SimulatorOptions, create_app, serve_in_thread
@@ -93,13 +106,29 @@ SCENARIOS = (
     "second_install",
     "trickle",
     "kiosk_clock",
+    "refund_refused",
+    "refund_clock_step",
 )
 #: a canteen's set-menu prices: most sales are one of these (same-price sales all day)
 SET_PRICES = (4500, 6000, 7500, 9000)
 #: how far the kiosk's wall clock is off before NTP steps it (seconds, both ways)
 KIOSK_STEPS_S = (-3 * 3600.0, -45 * 60.0, 2 * 3600.0, 5 * 3600.0)
+#: the kinds a "faults" sale draws from: a 403 is armed by the refund scenarios alone (the
+#: draw is the one older seeds made, so a seed replays the same campaign)
+RANDOM_FAULT_KINDS = tuple(kind for kind in FAULT_KINDS if kind != "forbidden")
 #: one round in this many also has an outage_before_commit (each can wait PATIENCE_S)
 OUTAGE_BEFORE_COMMIT_EVERY = 10
+#: one round in this many also has a send_held sale (0: never; `--held-every`)
+HELD_EVERY = 5
+#: how long the charge endpoint answers nothing in a send_held sale (it ends sooner once
+#: the cashier has an answer: no other sale is held behind it)
+HELD_OUTAGE_S = 180.0
+#: how long the cashier waits for a held sale's answer (past the 45 s target, and past
+#: the 75 s the issue saw, so that a slow answer is measured rather than cut off)
+HELD_PATIENCE_S = 100.0
+#: how far ahead the kiosk's wall clock is when a refund's backoff begins; NTP then
+#: steps it back to the true time (issue 41: back 2 h)
+REFUND_STEPS_S = (2 * 3600.0, 2 * 3600.0, 45 * 60.0, 5 * 3600.0)
 
 
 @dataclasses.dataclass
@@ -118,6 +147,7 @@ class Run:
     patience_s: float = PATIENCE_S
     #: the kiosk's wall clock minus the true time (NTP steps it back to 0)
     kiosk_offset_s: float = 0.0
+    held_patience_s: float = HELD_PATIENCE_S
 
     def new_sale(self, scenario: str, amount: int, install: int = 1) -> Sale:
         wallet = self.sandbox.create_wallet(1_000_000)
@@ -141,7 +171,14 @@ class Run:
         return datetime.now(UTC) + timedelta(seconds=self.kiosk_offset_s)
 
 
-async def sell(run: Run, sale: Sale, *, deadline_s: float, abandon: bool = False) -> None:
+async def sell(
+    run: Run,
+    sale: Sale,
+    *,
+    deadline_s: float,
+    abandon: bool = False,
+    patience_s: float | None = None,
+) -> None:
     """The kiosk sells: wait for a definite answer (up to PATIENCE_S), or abandon."""
     run.sandbox.current = sale
     desk = run.desk
@@ -151,7 +188,8 @@ async def sell(run: Run, sale: Sale, *, deadline_s: float, abandon: bool = False
         sale.abandoned = True
         run.figures.abandoned += 1
         return
-    while result.is_open and time.monotonic() - sale.started < run.patience_s:
+    patience = run.patience_s if patience_s is None else patience_s
+    while result.is_open and time.monotonic() - sale.started < patience:
         result = await desk.resolve(result.intent_id, deadline_s=2.0)
     if result.is_open:
         sale.gave_up = sale.abandoned = True
@@ -165,7 +203,7 @@ def arm_random_faults(run: Run) -> None:
     """Arm zero to two faults for the next requests."""
     rng, sandbox = run.rng, run.sandbox
     for _ in range(rng.choice((0, 1, 1, 2))):
-        kind = rng.choice(FAULT_KINDS)
+        kind = rng.choice(RANDOM_FAULT_KINDS)
         params: dict[str, Any] = {}
         count = 1
         if kind == "delay":
@@ -253,7 +291,7 @@ async def scenario_second_install(run: Run) -> None:
     stop.set()
     await task
     for desk in (run.desk, run.desk2):
-        if desk.foreign_activity() is not None:
+        if desk.listing.foreign_activity() is not None:
             run.figures.foreign_noticed = True
             desk.clear_foreign_activity()  # the owner has re-paired the other till
 
@@ -292,6 +330,105 @@ async def scenario_kiosk_clock(run: Run) -> None:
     run.kiosk_offset_s = 0.0  # synced for the next sale
 
 
+async def abandoned_while_charged(run: Run, sale: Sale) -> None:
+    """The sale commits at once, but its reply and every retry's are 500s and the history
+    cannot be read: the cashier abandons it (charged, unknown to the kiosk)."""
+    run.sandbox.arm_fault("error_after_commit", count=10_000, operation="charge")
+    run.sandbox.arm_fault("error_before_commit", count=10_000, operation="list")
+    run.figures.faults.update(("error_after_commit", "error_before_commit"))
+    await sell(run, sale, deadline_s=0.3, abandon=True)
+    run.sandbox.current = None
+    run.sandbox.clear_faults()
+
+
+async def refund_tried(run: Run, sale: Sale, done: Any, *, within_s: float = 10.0) -> None:
+    """Let the kiosk's settler work (as between sales) until `done()` or `within_s`."""
+    until = time.monotonic() + within_s
+    while not done() and time.monotonic() < until:
+        await run.desk.recover(deadline_s=1.0)
+        await asyncio.sleep(0.05)
+
+
+async def scenario_refund_refused(run: Run) -> None:
+    """An abandoned sale proven charged; its refund is refused (403), sometimes after
+    500s; the owner refunds it again at the end (the service takes it then)."""
+    sale = run.new_sale("refund_refused", run.next_amount())
+    await abandoned_while_charged(run, sale)
+    errors = run.rng.choice((0, 0, 1, 2))
+    if errors:
+        run.sandbox.arm_fault("error_before_commit", count=errors, operation="reverse")
+        run.figures.faults["error_before_commit"] += 1
+    run.sandbox.arm_fault("forbidden", operation="reverse")
+    run.figures.faults["forbidden"] += 1
+    sale.kinds.add("refund 403" if not errors else f"refund {errors}x500 then 403")
+    await refund_tried(run, sale, lambda: not run.sandbox.faults.armed())
+
+
+async def scenario_refund_clock_step(run: Run) -> None:
+    """An abandoned sale proven charged on a kiosk whose clock is hours ahead; its refund
+    meets 500s and waits; NTP steps the clock back for good; the service takes refunds
+    again: the refund is due within REFUND_DUE_S, timed on the service's side."""
+    ahead = run.rng.choice(REFUND_STEPS_S)
+    run.kiosk_offset_s = ahead
+    sale = run.new_sale("refund_clock_step", run.next_amount())
+    sale.kinds.add(f"refund backoff, clock stepped {-ahead / 3600:+g} h")
+    await abandoned_while_charged(run, sale)
+    run.sandbox.arm_fault("error_before_commit", count=10_000, operation="reverse")
+    run.figures.faults["error_before_commit"] += 1
+
+    def met_a_500() -> bool:
+        """The refund went out and got a 500: it waits for its next try."""
+        armed = run.sandbox.faults.armed()
+        return not armed or armed[0].remaining < 10_000
+
+    await refund_tried(run, sale, met_a_500)
+    run.kiosk_offset_s = 0.0  # NTP steps the clock back to the true time, for good
+    run.sandbox.clear_faults()
+    sale.refund_recovered = time.monotonic()
+    charged = [t.id for t in run.sandbox.transactions() if t.wallet_id == sale.wallet_id]
+    # the settler runs as it does between sales; the refund is timed on the service's
+    # side (`reversed_at`) by the judge, so a slow one is seen even if it lands later
+    await refund_tried(
+        run, sale, lambda: bool(charged) and charged[0] in run.sandbox.reversed_at, within_s=3.0
+    )
+
+
+async def scenario_send_held(run: Run) -> None:
+    """The sale commits and its reply is lost; then the charge endpoint answers nothing
+    for minutes (each send times out, or its connection drops) while the history answers;
+    sometimes the kiosk's wall clock is stepped by hours right after the first send (NTP),
+    or the service's clock is minutes off. The cashier's answer is timed from the commit,
+    the moment the history can show the charge."""
+    sale = run.new_sale("send_held", run.next_amount())
+    sale.held = True
+    silence = run.rng.choice(("delay", "drop_after_commit"))
+    step = run.rng.choice((None, None, *KIOSK_STEPS_S))
+    offset = run.rng.choice((None, None, *CLOCK_OFFSETS_S))
+    if offset is not None:
+        run.sandbox.set_clock_offset(offset)
+        sale.kinds.add(f"held, service clock {offset / 60:+g} min")
+    if step is not None:
+        sale.kinds.add(f"held, kiosk clock stepped {step / 3600:+g} h")
+    sale.kinds.add(f"held, sends {'time out' if silence == 'delay' else 'dropped'}")
+    run.sandbox.arm_fault("drop_after_commit", operation="charge")
+    run.sandbox.outage_after_next_fault(HELD_OUTAGE_S, silence, operations=("charge",))
+    run.figures.faults.update(("drop_after_commit", "charge endpoint unreachable"))
+    run.sandbox.current = sale
+    result = await run.desk.charge(sale.amount, sale.token, deadline_s=0.4)
+    if step is not None:
+        run.kiosk_offset_s = step  # NTP steps the clock mid-sale
+    while result.is_open and time.monotonic() - sale.started < run.held_patience_s:
+        result = await run.desk.resolve(result.intent_id, deadline_s=2.0)
+    if result.is_open:
+        sale.gave_up = sale.abandoned = True
+        run.figures.abandoned += 1
+        await run.desk.abandon(result.intent_id)
+    else:
+        sale.answered = time.monotonic()
+    run.kiosk_offset_s = 0.0  # synced for the next sale
+    run.sandbox.end_outage()
+
+
 async def scenario_kill(run: Run) -> None:
     sale = run.new_sale("kill", run.next_amount())
     sale.killed = True
@@ -302,7 +439,7 @@ async def scenario_kill(run: Run) -> None:
     # the resumed command may run out of time with the sale still open (a fault is still
     # armed): the till shows it, and the cashier waits for its answer or abandons it
     # before the next sale can start, as `sell` does
-    for row in run.desk.ledger.read(records.open_intents):
+    for row in run.desk.ledger.read(sales_sql.open_intents):
         result = await run.desk.resolve(row.id, deadline_s=2.0)
         while result.is_open and time.monotonic() - sale.started < run.patience_s:
             result = await run.desk.resolve(row.id, deadline_s=2.0)
@@ -320,23 +457,49 @@ SCENARIO_RUNS = {
     "second_install": scenario_second_install,
     "trickle": scenario_trickle,
     "kiosk_clock": scenario_kiosk_clock,
+    "refund_refused": scenario_refund_refused,
+    "refund_clock_step": scenario_refund_clock_step,
+    "send_held": scenario_send_held,
     "kill": scenario_kill,
 }
 
 
+async def crashed(run: Run, scenario: str, exc: Exception) -> None:
+    """The ledger raised in the middle of a sale: count it (the run fails), and do what a
+    cashier does with a till that crashed on a sale, so that the campaign goes on and
+    judges the money: the clock is synced, the service answers again, the sale is
+    abandoned (never sent again, its history watched)."""
+    sale = run.sales[-1] if run.sales else None
+    run.figures.crashes += 1
+    if len(run.figures.examples["crashes"]) < 5:
+        where = f"{scenario} sale of {sale.amount} MNT" if sale else scenario
+        text = f"{where}: {type(exc).__name__}: {exc}"
+        run.figures.examples["crashes"].append(text[:300])
+    run.kiosk_offset_s = 0.0
+    run.sandbox.clear_faults()
+    run.sandbox.end_outage()
+    if sale is not None and sale.answered is None:
+        sale.gave_up = sale.abandoned = True
+        run.figures.abandoned += 1
+    for row in run.desk.ledger.read(sales_sql.open_intents):
+        await run.desk.abandon(row.id)
+
+
 async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
     """The owner decides each review from the truth (the sandbox's wallets)."""
-    sale_of = {records.token_digest(s.token): s for s in run.sales}
+    sale_of = {sales_sql.token_digest(s.token): s for s in run.sales}
     truth = {s.wallet_id: [] for s in run.sales}  # type: dict[str, list[str]]
     for tx in run.sandbox.transactions():
         if tx.wallet_id in truth and tx.username == run.username:
             truth[tx.wallet_id].append(tx.id)
     for install, desk in ((1, run.desk), (2, run.desk2)):
-        for review in desk.reviews():
+        for review in desk.listing.reviews():
             intent_id = int(review.intent.id)
-            row = ledgers[install].read(lambda c, i=intent_id: records.get_intent(c, i))
+            row = ledgers[install].read(lambda c, i=intent_id: sales_sql.get_intent(c, i))
             sale = sale_of.get(row.token_sha256) if row else None
             run.figures.reviews += 1
+            if not reason_has_words(review.reason):
+                run.figures.reviews_without_reason += 1
             if sale is not None:
                 kinds = ",".join(sorted(sale.kinds)) or "none"
                 run.figures.review_reasons[
@@ -375,7 +538,7 @@ async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
             run.figures.reviews_settled += 1
 
 
-def plan(charges: int, kills: bool, rng: random.Random) -> list[str]:
+def plan(charges: int, kills: bool, rng: random.Random, held_every: int = HELD_EVERY) -> list[str]:
     """Scenarios in shuffled rounds, so that every one appears in any short run."""
     kinds = SCENARIOS + (("kill",) if kills else ())
     order: list[str] = []
@@ -384,6 +547,8 @@ def plan(charges: int, kills: bool, rng: random.Random) -> list[str]:
         round_ = list(kinds)
         if rounds % OUTAGE_BEFORE_COMMIT_EVERY == 0:
             round_.append("outage_before_commit")
+        if held_every and rounds % held_every == 0:
+            round_.append("send_held")
         rounds += 1
         rng.shuffle(round_)
         order.extend(round_)
@@ -398,11 +563,16 @@ async def campaign(
     *,
     patience_s: float = PATIENCE_S,
     stop_after: int | None = None,
+    held_every: int = HELD_EVERY,
+    held_patience_s: float = HELD_PATIENCE_S,
+    minutes: float | None = None,
 ) -> Figures:
     """Run the campaign, let the owner settle the reviews, and judge from the sandbox.
 
     `patience_s`: how long the cashier waits for an answer (the suite's slice waits less;
-    a sale still open then counts as never answered, "inf").
+    a sale still open then counts as never answered, "inf"); `held_patience_s` the same
+    for a send_held sale, `held_every` how often one is made (every N rounds, 0: never);
+    `minutes`: a time box: no new sale after it, then the run settles and is judged.
     """
     rng = random.Random(seed)
     figures = Figures()
@@ -419,14 +589,30 @@ async def campaign(
         client = TerminalClient(url, term.username, term.password, timeout_s=CLIENT_TIMEOUT_S)
         client2 = TerminalClient(url2, term.username, term.password, timeout_s=CLIENT_TIMEOUT_S)
         desk2 = ChargeDesk(ledgers[2], client2, policy=POLICY)
-        run = Run(rng, sandbox, term.username, desk2, desk2, env, figures, patience_s=patience_s)
+        run = Run(
+            rng,
+            sandbox,
+            term.username,
+            desk2,
+            desk2,
+            env,
+            figures,
+            patience_s=patience_s,
+            held_patience_s=held_patience_s,
+        )
         run.desk = desk = ChargeDesk(ledgers[1], client, policy=POLICY, clock=run.kiosk_clock)
         try:
             last = min(charges, stop_after or charges)
-            for scenario in plan(charges, kills, rng):
+            for scenario in plan(charges, kills, rng, held_every):
                 if sum(1 for s in run.sales if s.install == 1) >= last:
                     break
-                await SCENARIO_RUNS[scenario](run)
+                if minutes is not None and time.monotonic() - started > minutes * 60:
+                    figures.time_boxed = minutes
+                    break
+                try:
+                    await SCENARIO_RUNS[scenario](run)
+                except Exception as exc:  # the kiosk's own code raised: damage, counted
+                    await crashed(run, scenario, exc)
                 sandbox.current = None
                 sandbox.clear_faults()
                 sandbox.end_outage()
@@ -468,6 +654,20 @@ def main(argv: list[str] | None = None) -> int:
         "choices), then judge: a case seen at sale #112 of a 1000-sale run takes minutes",
     )
     parser.add_argument(
+        "--held-every",
+        type=int,
+        default=HELD_EVERY,
+        metavar="N",
+        help="a send_held sale (its later sends cannot get through) every N rounds; 0: none",
+    )
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="a time box: take no new sale after this many minutes, then settle and judge "
+        "what was sold (a loaded machine's run still ends with a judged report)",
+    )
+    parser.add_argument(
         "--keep",
         type=Path,
         default=None,
@@ -484,7 +684,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="qrpos-")))
         figures = asyncio.run(
-            campaign(charges, args.kills or args.quick, seed, workdir, stop_after=args.stop_after)
+            campaign(
+                charges,
+                args.kills or args.quick,
+                seed,
+                workdir,
+                stop_after=args.stop_after,
+                held_every=args.held_every,
+                minutes=args.minutes,
+            )
         )
     print(f"fault campaign (seed {seed})")
     print(figures.report())

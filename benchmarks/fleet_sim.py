@@ -91,7 +91,7 @@ class Fleet:
         self.sc = sc
         self.env = simpy.Environment(initial_time=sc.day[0][0] * H)
         self.rng = random.Random(sc.seed)
-        random.seed(sc.seed)  # RetryPolicy's jitter draws from the module's generator
+        random.seed(sc.seed)  # the jitter handed to RetryPolicy draws from the module's generator
         self.bucket = FluidBucket(spec.RATE_SUSTAINED_RPS, spec.RATE_BURST, lambda: self.env.now)
         self.sample_rate = 0.0  # the sample's requests/s, smoothed
         self.accept = 1.0  # the share of requests the gateway let through in the last step
@@ -152,7 +152,7 @@ class Fleet:
                 self.tally.sent[("others", self.at_peak())] += amount * self.sc.scale
                 rejected = amount * (1.0 - self.accept)
                 if rejected > 0 and attempt < self.retry.max_sends:
-                    wait = self.retry.backoff_s(attempt, 1.0)
+                    wait = self.retry.backoff_s(attempt, 1.0, jitter=random.random())
                     later = step + max(1, round(wait / DT))
                     retries.setdefault(later, []).append((rejected, attempt + 1))
             yield self.env.timeout(DT)
@@ -232,7 +232,9 @@ class Kiosk:
                     break
                 met = True
                 self.met_429(retry_after, poll=False)
-                yield self.env.timeout(self.fleet.retry.backoff_s(attempt, retry_after))
+                yield self.env.timeout(
+                    self.fleet.retry.backoff_s(attempt, retry_after, jitter=random.random())
+                )
             else:
                 self.busy = False
                 continue  # left unresolved; the ledger would settle it later
@@ -307,4 +309,4 @@ class Kiosk:
         pages = max(1, math.ceil(self.day_sales / spec.LIST_LIMIT_MAX))
         for _ in range(pages):
             while self.send("report") is not None:
-                yield self.env.timeout(self.fleet.retry.backoff_s(1, 1.0))
+                yield self.env.timeout(self.fleet.retry.backoff_s(1, 1.0, jitter=random.random()))

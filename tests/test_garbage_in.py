@@ -246,7 +246,7 @@ def test_a_full_disk_refuses_new_sales_and_keeps_the_stored_ones(
         ledger = Ledger.open(outbox)
         try:
             desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing())
-            before = desk.intents(include_final=True)
+            before = desk.listing.intents(include_final=True)
             pages = ledger.read(lambda c: c.execute("PRAGMA page_count").fetchone()[0])
             # SQLite's own quota: the database may grow by a few pages only; ballast fills
             # them, then `room` pages' worth is freed, so the disk fills at a drawn moment
@@ -272,7 +272,7 @@ def test_a_full_disk_refuses_new_sales_and_keeps_the_stored_ones(
                     event(
                         "earlier sale kept unresolved"
                     )  # an earlier sale's outcome could not be written: it waits, kept
-            assert desk.intents(include_final=True)[: len(before)] == before
+            assert desk.listing.intents(include_final=True)[: len(before)] == before
         finally:
             ledger.close()
         # space again: every charge the service took is settled from what was stored
@@ -280,8 +280,8 @@ def test_a_full_disk_refuses_new_sales_and_keeps_the_stored_ones(
         try:
             desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing())
             await desk.recover(deadline_s=2)
-            assert desk.unresolved() == []
-            known = {v.transaction_id for v in desk.intents(include_final=True)}
+            assert desk.listing.unresolved() == []
+            known = {v.transaction_id for v in desk.listing.intents(include_final=True)}
         finally:
             ledger.close()
         taken = {tx.id for tx in sandbox.transactions()} - taken_before

@@ -224,10 +224,23 @@ def test_a_reason_the_catalogues_do_not_know_is_the_systems_own_text() -> None:
 #: developer's, and a damaged or misused ledger row is a detail inside a sentence that is
 #: said (`error.outbox_damaged` names the file and says what to do); a reply that breaks
 #: the contract is told by the sale's last try (`said.reply.*`), not by its own text
-TECHNICAL = ("simulator/", "present/i18n.py", "ledger/records.py", "ledger/views.py")
+TECHNICAL = (
+    "simulator/",
+    "present/i18n.py",
+    "ledger/typed_rows.py",
+    "ledger/prints_sql.py",
+    "ledger/sales_sql.py",
+    "ledger/refunds_sql.py",
+    "ledger/reviews_sql.py",
+    "ledger/service_sql.py",
+    "ledger/shifts_sql.py",
+    "ledger/views.py",
+)
 TECHNICAL_CALLS = {
     "ledger/reviews.py": {"DamagedRow"},
     "ledger/store.py": {"LedgerError"},  # "closed": a bug's message, never a person's
+    # a cell the table refuses, asked for by a driver: a bug's message (as IllegalTransition)
+    "ledger/moves.py": {"IllegalMove"},
     "service/status.py": {"MalformedResponse"},  # the contract's words, kept in the row
 }
 

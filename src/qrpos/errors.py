@@ -24,7 +24,7 @@ module that raises and catches them and are left off the map.
         ├── qrpos.service.models.MalformedResponse ... a reply that breaks the contract
         ├── qrpos.service.limits.ResponseTooLarge .... a reply longer than the largest page
         ├── qrpos.service.client.ListingFailed ....... the history cannot be read (the outcome)
-        ├── qrpos.ledger.store.LedgerError ........... the outbox file cannot be used
+        ├── qrpos.ledger.failures.LedgerError ........ the outbox file cannot be used
         │   └── DamagedRow .............. a stored value is not what its column holds
         ├── qrpos.ledger.views.ChargeRefusedLocally .. refused before anything is stored or sent
         │   ├── UnresolvedChargeExists
@@ -36,8 +36,10 @@ module that raises and catches them and are left off the map.
         │   └── OutboxBusy
         ├── qrpos.ledger.views.UnknownIntent [LookupError]
         ├── qrpos.ledger.reviews.ReviewRefused .. a review decision the outbox cannot take
-        ├── qrpos.ledger.records.IllegalTransition [RuntimeError] .. a bug: a move states.py
+        ├── qrpos.ledger.failures.IllegalTransition [RuntimeError] .. a bug: a move states.py
         │                                          does not allow
+        ├── qrpos.ledger.events.IllegalMove [RuntimeError] .. a bug: a cell the table of
+        │                                    moves refuses
         ├── qrpos.ledger.shifts.ShiftError [ValueError] .. a cashier or shift request refused
         ├── qrpos.reports.history_cache.CacheError
         ├── qrpos.reports.csv_export.ExportError

@@ -73,6 +73,8 @@ class KioskFacts:
     on_shift: str | None = None
     #: today's sales and gross per cashier, from the shifts opened today
     by_cashier: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: sales waiting for the owner, by the review's reason (`ReviewReason` values)
+    reviews_by_reason: dict[str, int] = field(default_factory=dict)
 
 
 def gather(
@@ -85,7 +87,7 @@ def gather(
     now: datetime | None = None,
 ) -> KioskFacts:
     """Read the outbox (today's sales, what is open) and the contact log."""
-    from qrpos.ledger import records
+    from qrpos.ledger import prints_sql, sales_sql
     from qrpos.ledger.listing import outbox_views
     from qrpos.ledger.states import SOLD_STATES
     from qrpos.ledger.views import intent_view
@@ -100,7 +102,7 @@ def gather(
     if ledger is not None:
         outbox_ok = ledger.integrity_ok
         rows = ledger.read(
-            lambda c: records.list_intents(
+            lambda c: sales_sql.list_intents(
                 c,
                 include_final=True,
                 created_from=local_midnight.timestamp(),
@@ -121,13 +123,19 @@ def gather(
             else:
                 continue
             oldest = max(oldest, (now - view.created_at).total_seconds())
+    by_reason: dict[str, int] = {}
+    if ledger is not None:
+        from qrpos.ledger.reviews import open_reviews
+
+        for waiting in ledger.read(open_reviews):
+            by_reason[str(waiting.reason)] = by_reason.get(str(waiting.reason), 0) + 1
     slips_waiting = 0
     on_shift: str | None = None
     per_cashier: dict[str, tuple[int, int]] = {}
     if ledger is not None:
         from qrpos.ledger.shifts import by_cashier, current_shift, shifts
 
-        slips_waiting = ledger.read(records.print_counts).get("queued", 0)
+        slips_waiting = ledger.read(prints_sql.print_counts).get(prints_sql.PrintState.QUEUED, 0)
         shift = current_shift(ledger)
         on_shift = shift.cashier if shift is not None else None
         today = [s for s in shifts(ledger) if s.opened_at >= local_midnight]
@@ -153,6 +161,7 @@ def gather(
         slips_waiting=slips_waiting,
         on_shift=on_shift,
         by_cashier=per_cashier,
+        reviews_by_reason=by_reason,
     )
 
 
@@ -167,6 +176,7 @@ METRIC_NAMES = (
     "qrpos_gross_today_mnt",
     "qrpos_unresolved_sales",
     "qrpos_needs_review_sales",
+    "qrpos_review_sales",
     "qrpos_oldest_open_sale_age_seconds",
     "qrpos_last_approved_charge_timestamp_seconds",
     "qrpos_credentials_rejected",
@@ -198,6 +208,17 @@ def registry_for(facts: KioskFacts) -> CollectorRegistry:
     gauge("qrpos_gross_today_mnt", "Gross takings of the local day, MNT", facts.gross_today_mnt)
     gauge("qrpos_unresolved_sales", "Sales whose outcome is not yet known", facts.unresolved)
     gauge("qrpos_needs_review_sales", "Sales waiting for the owner's decision", facts.needs_review)
+    from qrpos.ledger.events import ReviewReason
+
+    by_reason = Gauge(
+        "qrpos_review_sales",
+        "Sales waiting for the owner's decision, by the review's reason",
+        ["reason"],
+        registry=reg,
+    )
+    # every reason, 0 included: an alert on refund_refused needs the series to exist
+    for reason in sorted({*map(str, ReviewReason), *facts.reviews_by_reason}):
+        by_reason.labels(reason).set(facts.reviews_by_reason.get(reason, 0))
     gauge(
         "qrpos_oldest_open_sale_age_seconds",
         "Age of the oldest unresolved or in-review sale (0: none)",

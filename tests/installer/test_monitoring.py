@@ -179,7 +179,7 @@ def test_the_kiosks_writer_keeps_the_file_fresh_and_survives_a_missing_directory
 def test_every_sold_state_counts_in_sales_and_gross(tmp_path: Path) -> None:
     """A sale a person settled as charged is a sale: the counters count every way a charge
     is proven (reply, history, review), and none that was refunded."""
-    from qrpos.ledger import IntentState, Ledger, records
+    from qrpos.ledger import IntentState, Ledger, sales_sql
 
     ledger = Ledger.open(tmp_path / "outbox.sqlite3")
     states = {
@@ -193,15 +193,15 @@ def test_every_sold_state_counts_in_sales_and_gross(tmp_path: Path) -> None:
 
     def store(conn: Any) -> None:
         for n, (state, amount) in enumerate(states.items()):
-            new = records.insert_intent(
+            new = sales_sql.insert_intent(
                 conn, idem_key=f"k{n}", token=f"vqr_{n}", amount_mnt=amount, now=now
             )
             if state is not IntentState.APPROVED:
-                records.update_intent(conn, new, state=IntentState.UNRESOLVED)
+                sales_sql.update_intent(conn, new, state=IntentState.UNRESOLVED)
                 if state in (IntentState.CHARGED_PER_REVIEW, IntentState.REFUNDED_PER_REVIEW):
-                    records.update_intent(conn, new, state=IntentState.NEEDS_REVIEW)
+                    sales_sql.update_intent(conn, new, state=IntentState.NEEDS_REVIEW)
             sold = state is not IntentState.NOT_CHARGED
-            records.update_intent(conn, new, state=state, charged=int(sold), in_flight=0)
+            sales_sql.update_intent(conn, new, state=state, charged=int(sold), in_flight=0)
 
     ledger.write(store)
     facts = metrics.gather(ledger=ledger, contact=None, username=None, camera=None)

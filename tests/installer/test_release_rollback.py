@@ -68,7 +68,7 @@ def build_release(
         ROOT / "src" / "qrpos", source / "qrpos", ignore=shutil.ignore_patterns("__pycache__")
     )
     if schema_bump:  # a newer build whose outbox schema is one step ahead
-        store = source / "qrpos" / "ledger" / "store.py"
+        store = source / "qrpos" / "ledger" / "migrations.py"
         text = store.read_text()
         bumped = text.replace(
             ")\n\nSCHEMA_VERSION",

@@ -33,7 +33,7 @@ async def test_approved_charge_is_stored_with_its_transaction(
     assert result.transaction is not None
     assert charges_of(sandbox, wallet) == [result.transaction.id]
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 1500
-    [view] = desk.intents(include_final=True)
+    [view] = desk.listing.intents(include_final=True)
     assert view.transaction_id == result.transaction.id
     assert view.token == "…" + wallet.qr_token[-4:]
 
@@ -53,7 +53,7 @@ async def test_dropped_response_retried_with_same_key_charges_once(
     result = await desk.charge(700, wallet.qr_token, deadline_s=5)
     assert result.state is IntentState.APPROVED
     assert len(charges_of(sandbox, wallet)) == 1
-    kinds = [a["outcome"] for a in desk.audit(result.intent_id)]
+    kinds = [a["outcome"] for a in desk.listing.audit(result.intent_id)]
     assert kinds == ["Unresolved", "Approved"]
 
 
@@ -65,7 +65,7 @@ async def test_5xx_and_429_are_retried_and_charge_once(
     result = await desk.charge(300, wallet.qr_token, deadline_s=5)
     assert result.state is IntentState.APPROVED
     assert len(charges_of(sandbox, wallet)) == 1
-    kinds = [a["kind"] for a in desk.audit(result.intent_id)]
+    kinds = [a["kind"] for a in desk.listing.audit(result.intent_id)]
     if kind == "rate_limit":  # a 429 never reached the service: nothing to look for
         assert kinds == ["charge", "charge", "charge"]
     else:  # two unclear sends, then a look at the history before the third
@@ -108,7 +108,7 @@ async def test_401_stops_and_keeps_the_row(
     sandbox.rotate_password(terminal.username)
     result = await desk.charge(100, wallet.qr_token, deadline_s=5)
     assert result.state is IntentState.CREDENTIALS_REJECTED and result.charged is False
-    assert len(desk.audit(result.intent_id)) == 1
+    assert len(desk.listing.audit(result.intent_id)) == 1
     assert charges_of(sandbox, wallet) == []
 
 
@@ -123,7 +123,7 @@ async def test_second_sale_refused_while_first_unresolved(
     other = sandbox.create_wallet(1000)
     with pytest.raises(UnresolvedChargeExists):
         await desk.charge(200, other.qr_token, deadline_s=5)
-    assert [v.id for v in desk.unresolved()] == [str(first.intent_id)]
+    assert [v.id for v in desk.listing.unresolved()] == [str(first.intent_id)]
 
 
 async def test_same_sale_repeated_resumes_instead_of_charging_anew(
@@ -148,4 +148,4 @@ async def test_out_of_range_amount_refused_before_anything_is_stored(
     for amount in (0, spec.AMOUNT_MAX_MNT + 1):
         with pytest.raises(AmountOutOfRange):
             await desk.charge(amount, wallet.qr_token, deadline_s=5)
-    assert desk.intents(include_final=True) == []
+    assert desk.listing.intents(include_final=True) == []

@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, records
-from qrpos.ledger.states import DATE_RESOLUTION_S
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, refunds_sql
+from qrpos.ledger.clockreading import DATE_RESOLUTION_S
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.simulator.testing import asgi_transport
@@ -66,8 +66,8 @@ async def test_abandoned_sale_does_not_refund_the_charge_of_a_later_same_amount_
     # the abandoned sale could own B's row only as much as B could: a person decides
     assert sandbox.transaction(b_tx).status is spec.TxStatus.COMPLETED
     assert sandbox.wallet(b_wallet.wallet_id).balance_mnt == 10_000 - 700
-    assert ledger.read(records.open_reversals) == []
-    reviews = {int(r.intent.id): r for r in desk.reviews()}
+    assert ledger.read(refunds_sql.open_reversals) == []
+    reviews = {int(r.intent.id): r for r in desk.listing.reviews()}
     assert set(reviews) == {a.intent_id, b.intent_id}
     assert reviews[a.intent_id].reason == "contested_row"
     [candidate] = reviews[a.intent_id].candidates
@@ -205,10 +205,10 @@ async def test_second_install_is_noticed_and_its_charge_is_not_claimed(
         assert charges_of(sandbox, mine) == [result.transaction.id] != [their_tx]
     else:
         assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
-        [review] = desk.reviews()
+        [review] = desk.listing.reviews()
         assert review.reason == "foreign_activity"
         assert [c.transaction.id for c in review.candidates] == [their_tx]
-    seen = desk.foreign_activity()
+    seen = desk.listing.foreign_activity()
     assert seen is not None and seen.count == 1
     assert seen.tx_ids == tuple(charges_of(sandbox, theirs_too))
     assert sandbox.transaction(their_tx).status is spec.TxStatus.COMPLETED
@@ -224,14 +224,14 @@ async def test_after_foreign_activity_a_unique_row_goes_to_review_until_cleared(
     first, second, third = (sandbox.create_wallet(10_000) for _ in range(3))
     sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
     noticed = await desk.charge(250, first.qr_token, deadline_s=5)
-    assert desk.foreign_activity() is not None
+    assert desk.listing.foreign_activity() is not None
     assert noticed.state is IntentState.NEEDS_REVIEW
     sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
     held = await desk.charge(260, second.qr_token, deadline_s=5)
     assert held.state is IntentState.NEEDS_REVIEW
-    assert [r.reason for r in desk.reviews()] == ["foreign_activity", "foreign_activity"]
+    assert [r.reason for r in desk.listing.reviews()] == ["foreign_activity", "foreign_activity"]
     desk.clear_foreign_activity()
-    assert desk.foreign_activity() is None
+    assert desk.listing.foreign_activity() is None
     # the clear vouches for rows committed after it (and its margin of clock error)
     await asyncio.sleep(policy.window_margin_s + 2 * DATE_RESOLUTION_S)
     sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
@@ -250,7 +250,7 @@ async def _notice_the_other_install(
     sandbox.arm_fault("drop_after_commit", operation="charge")
     sandbox.arm_fault("forget_idempotency", count=3, operation="charge")
     noticed = await desk.charge(250, sandbox.create_wallet(1_000).qr_token, deadline_s=5)
-    assert noticed.state is IntentState.NEEDS_REVIEW and desk.foreign_activity() is not None
+    assert noticed.state is IntentState.NEEDS_REVIEW and desk.listing.foreign_activity() is not None
 
 
 @pytest.mark.parametrize("extra", [(), (90,), (500,)], ids=["alone", "another_amount", "twice"])
@@ -279,7 +279,7 @@ async def test_a_cleared_warning_does_not_vouch_for_the_other_installs_earlier_r
     assert charges_of(sandbox, mine) == []
     assert sale.state is IntentState.NEEDS_REVIEW and sale.charged is None
     assert sale.transaction is None
-    review = next(r for r in desk.reviews() if r.intent.id == str(sale.intent_id))
+    review = next(r for r in desk.listing.reviews() if r.intent.id == str(sale.intent_id))
     assert review.reason in ("foreign_activity", "ambiguous_history")
     offered = {c.transaction.id for c in review.candidates}
     assert set(charges_of(sandbox, unseen)) <= offered
@@ -298,7 +298,7 @@ async def test_a_unique_row_of_an_unnoticed_install_is_not_claimed_while_the_key
     [mine_tx], [their_tx] = charges_of(sandbox, mine), charges_of(sandbox, theirs)
     assert sale.state is IntentState.APPROVED and sale.transaction is not None
     assert sale.transaction.id == mine_tx != their_tx
-    kinds = [a["outcome"] for a in desk.audit(sale.intent_id)]
+    kinds = [a["outcome"] for a in desk.listing.audit(sale.intent_id)]
     assert kinds[-2:] == ["confirm_by_key", "Approved"]
 
 
@@ -324,7 +324,7 @@ async def test_own_earlier_sales_and_refunds_are_not_foreign_activity(
     sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
     found = await desk.charge(400, wallets[2].qr_token, deadline_s=5)
     assert found.state is IntentState.CHARGED_PER_HISTORY
-    assert desk.foreign_activity() is None
+    assert desk.listing.foreign_activity() is None
 
 
 # --- 6: a 201 is checked against the request ---------------------------------------------
@@ -393,7 +393,7 @@ async def test_a_201_that_does_not_match_the_request_goes_to_review(
         return
     assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
     assert result.transaction is None
-    [review] = desk.reviews()
+    [review] = desk.listing.reviews()
     assert review.reason == "reply_mismatch"
     assert [c.transaction.id for c in review.candidates] == charges_of(sandbox, wallet)
 
@@ -434,7 +434,9 @@ async def test_same_key_answer_after_an_unclear_attempt_ends_the_sale_after_sett
     assert ours == []
     # the till is free for the next sale (a review waits for the owner, not the cashier)
     assert not result.is_open
-    assert [v.state for v in desk.unresolved()] == [s for s in ["needs_review"] if balance is None]
+    assert [v.state for v in desk.listing.unresolved()] == [
+        s for s in ["needs_review"] if balance is None
+    ]
 
 
 def _body(wallet: WalletInfo, amount: int) -> bytes:
@@ -460,4 +462,4 @@ async def test_a_replied_sale_from_before_a_day_long_clock_step_keeps_its_row(
     sandbox.arm_fault("error_before_commit", count=2, operation="charge")
     result = await desk.charge(300, second.qr_token, deadline_s=5)
     assert result.state is IntentState.NOT_CHARGED and result.transaction is None
-    assert desk.foreign_activity() is None
+    assert desk.listing.foreign_activity() is None

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy, records, reviews
+from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy, refunds_sql, reviews, sales_sql, states
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, SimulatorOptions, create_app
 from qrpos.simulator.testing import asgi_transport
@@ -77,14 +77,14 @@ class ClaimsMachine(RuleBasedStateMachine):
 
     def new_token(self) -> str:
         wallet = self.sandbox.create_wallet(100_000)
-        self.wallet_of[records.token_digest(wallet.qr_token)] = wallet.wallet_id
+        self.wallet_of[sales_sql.token_digest(wallet.qr_token)] = wallet.wallet_id
         return wallet.qr_token
 
-    def open_rows(self) -> list[records.IntentRow]:
-        return self.ledger.read(records.open_intents)
+    def open_rows(self) -> list[states.IntentRow]:
+        return self.ledger.read(sales_sql.open_intents)
 
-    def all_rows(self) -> list[records.IntentRow]:
-        return self.ledger.read(lambda c: records.list_intents(c, include_final=True))
+    def all_rows(self) -> list[states.IntentRow]:
+        return self.ledger.read(lambda c: sales_sql.list_intents(c, include_final=True))
 
     @initialize(server_ahead_s=st.sampled_from((-900.0, -600.0, -150.0, 0.0, 150.0, 600.0, 900.0)))
     def set_clock(self, server_ahead_s: float) -> None:
@@ -135,7 +135,7 @@ class ClaimsMachine(RuleBasedStateMachine):
         token = self.new_token()
         now = self.clock()().timestamp()
         self.ledger.write(
-            lambda c: records.insert_intent(
+            lambda c: sales_sql.insert_intent(
                 c, idem_key=f"qrpos-crash-{token[-8:]}", token=token, amount_mnt=100, now=now
             )
         )
@@ -165,7 +165,7 @@ class ClaimsMachine(RuleBasedStateMachine):
     def no_refund_of_a_row_that_is_not_the_sales_own(self) -> None:
         charges = self.charges()
         rows = {r.id: r for r in self.all_rows()}
-        for rev in self.ledger.read(lambda c: records.list_reversals(c, include_final=True)):
+        for rev in self.ledger.read(lambda c: refunds_sql.list_reversals(c, include_final=True)):
             assert rev.intent_id is not None, rev  # the machine makes no manual refunds
             owner = rows[rev.intent_id]
             assert charges[rev.tx_id].wallet_id == self.wallet_of[owner.token_sha256], rev

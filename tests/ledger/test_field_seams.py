@@ -108,7 +108,7 @@ async def test_an_open_sale_of_the_old_pairing_goes_to_a_person_never_not_charge
     finally:
         await second.aclose()
     assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
-    [review] = desk.reviews()
+    [review] = desk.listing.reviews()
     assert review.reason == "other_terminal"
     # charged once, by the first terminal: the key never went out under the second one
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - 500
@@ -134,7 +134,7 @@ async def test_a_row_of_a_reply_that_did_not_match_is_held_for_its_sale(
     never = await desk.charge(500, sandbox.create_wallet(1_000).qr_token, deadline_s=5)
     assert never.charged is not True, never
     assert never.state is IntentState.NEEDS_REVIEW
-    held = [r for r in desk.reviews() if int(r.intent.id) == never.intent_id]
+    held = [r for r in desk.listing.reviews() if int(r.intent.id) == never.intent_id]
     assert held and held[0].candidates[0].other_intents == (odd.intent_id,)
     # given up on at the till: still not refunded on the other customer's row
     await desk.abandon(never.intent_id)
@@ -159,7 +159,7 @@ async def test_abandon_never_ends_a_review(
     assert odd.state is IntentState.NEEDS_REVIEW
     after = await desk.abandon(odd.intent_id)
     assert after.state is IntentState.NEEDS_REVIEW
-    assert [int(r.intent.id) for r in desk.reviews()] == [odd.intent_id]
+    assert [int(r.intent.id) for r in desk.listing.reviews()] == [odd.intent_id]
 
 
 @pytest.mark.parametrize("status", [200, 202])

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qrpos.ledger import Ledger, records
+from qrpos.ledger import Ledger, service_sql
 from qrpos.ledger.claims import FOREIGN, Claimant, Disputed, Window, judge
+from qrpos.ledger.typed_rows import Connection
 from qrpos.service import Transaction, parse_transaction
 
 T0 = datetime(2026, 11, 25, 4, 0, tzinfo=UTC)
@@ -38,6 +39,9 @@ def row(n: int, at: datetime, amount: int = 4_500) -> Transaction:
     )
 
 
+# each example opens a real outbox file: on a loaded machine one takes over hypothesis's
+# default 200 ms deadline, which is a timing assertion, not this test's claim
+@settings(deadline=None)
 @given(ahead_s=st.floats(0, 3_600), reading_s=st.floats(-600, 600))
 def test_rows_seen_before_the_clear_stay_doubtful_wherever_they_were_stamped(
     tmp_path_factory: object, ahead_s: float, reading_s: float
@@ -49,11 +53,11 @@ def test_rows_seen_before_the_clear_stay_doubtful_wherever_they_were_stamped(
         stamp = T0 + timedelta(seconds=ahead_s)
         mine, theirs = row(1, stamp), row(2, stamp + timedelta(microseconds=46))
 
-        def see_and_clear(conn: records.Connection) -> datetime | None:
-            records.record_foreign(conn, [mine], 7, now, surplus={mine.id})
+        def see_and_clear(conn: Connection) -> datetime | None:
+            service_sql.record_foreign(conn, [mine], 7, now, surplus={mine.id})
             # the service's clock as the kiosk read it: anywhere around now
-            records.clear_foreign(conn, now, now + reading_s, margin_s=6.0)
-            return records.foreign_suspect_until(conn)
+            service_sql.clear_foreign(conn, now, now + reading_s, margin_s=6.0)
+            return service_sql.foreign_suspect_until(conn)
 
         until = ledger.write(see_and_clear)
         assert until is not None and until >= stamp + timedelta(seconds=6)
@@ -77,10 +81,10 @@ def test_rows_committed_after_the_clear_prove_again(tmp_path_factory: object) ->
     try:
         now = T0.timestamp()
 
-        def see_and_clear(conn: records.Connection) -> datetime | None:
-            records.record_foreign(conn, [row(2, T0)], 7, now)
-            records.clear_foreign(conn, now, now + 10, margin_s=6.0)
-            return records.foreign_suspect_until(conn)
+        def see_and_clear(conn: Connection) -> datetime | None:
+            service_sql.record_foreign(conn, [row(2, T0)], 7, now)
+            service_sql.clear_foreign(conn, now, now + 10, margin_s=6.0)
+            return service_sql.foreign_suspect_until(conn)
 
         until = ledger.write(see_and_clear)
         assert until == T0 + timedelta(seconds=10)  # the reading, later than the row + margin

@@ -6,7 +6,7 @@ import sqlite3
 from datetime import UTC, datetime
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, records
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, sales_sql, states
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.simulator.testing import asgi_transport
@@ -20,22 +20,22 @@ def charges(sandbox: Sandbox, wallet: WalletInfo) -> list[str]:
     ]
 
 
-def stored_before_a_crash(ledger: Ledger, token: str, amount: int) -> records.IntentRow:
+def stored_before_a_crash(ledger: Ledger, token: str, amount: int) -> states.IntentRow:
     """The row a process leaves when it dies right after committing the intent."""
 
-    def insert(conn: sqlite3.Connection) -> records.IntentRow:
-        new_id = records.insert_intent(
+    def insert(conn: sqlite3.Connection) -> states.IntentRow:
+        new_id = sales_sql.insert_intent(
             conn,
             idem_key="qrpos-crash-test",
             token=token,
             amount_mnt=amount,
             now=datetime.now(UTC).timestamp(),
         )
-        row = records.get_intent(conn, new_id)
+        row = sales_sql.get_intent(conn, new_id)
         assert row is not None
         return row
 
-    row: records.IntentRow = ledger.write(insert)
+    row: states.IntentRow = ledger.write(insert)
     return row
 
 
@@ -71,12 +71,12 @@ async def test_two_candidates_in_history_go_to_review_never_a_guess(
     result = await desk.charge(800, wallet.qr_token, deadline_s=5)
     assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
     assert "2 matching charges" in (result.message or "")
-    [review] = desk.reviews()
+    [review] = desk.listing.reviews()
     assert len(review.candidates) == 2
     # the seeded row was never sent by this outbox: another install holds the credentials
     assert review.reason == "foreign_activity"
     # it does not block the next sale, but it stays listed for a person
-    assert [v.state for v in desk.unresolved()] == ["needs_review"]
+    assert [v.state for v in desk.listing.unresolved()] == ["needs_review"]
     other = sandbox.create_wallet(1000)
     assert (await desk.charge(5, other.qr_token, deadline_s=5)).charged is True
 
@@ -110,7 +110,7 @@ async def test_abandoned_sale_found_charged_is_reversed_automatically(
     assert sandbox.transaction(tx_id).status is spec.TxStatus.REVERSED
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
     # after the abandon nothing was sent again: one charge request in all
-    assert [a["kind"] for a in desk.audit(sale.intent_id)].count("charge") == 1
+    assert [a["kind"] for a in desk.listing.audit(sale.intent_id)].count("charge") == 1
 
 
 async def test_abandoned_sale_that_never_reached_the_service_is_not_charged(
@@ -159,4 +159,4 @@ async def test_reversal_held_on_401_resumes_after_repairing(
     )
     await desk.recover()
     assert sandbox.transaction(sale.transaction.id).status is spec.TxStatus.REVERSED
-    assert desk.unresolved() == []
+    assert desk.listing.unresolved() == []

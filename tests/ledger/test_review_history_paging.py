@@ -63,7 +63,7 @@ async def _sale_with_lost_reply(
         wallet = sandbox.create_wallet(10_000)
         sandbox.arm_fault("drop_after_commit", count=3, operation="charge")
         result = await desk.charge(500, wallet.qr_token, deadline_s=1.0)
-        assert desk.foreign_activity() is None
+        assert desk.listing.foreign_activity() is None
     finally:
         await client.aclose()
     [tx] = [t.id for t in sandbox.transactions() if t.wallet_id == wallet.wallet_id]

@@ -86,10 +86,10 @@ async def test_an_open_review_never_explains_a_later_sales_rows(
     # the stranger's row (the open review of the first sale cannot own either)
     assert result.transaction is None or result.transaction.id == own, result
     assert result.state is IntentState.NEEDS_REVIEW, result
-    reviews = {view.intent.id: view for view in desk.reviews()}
+    reviews = {view.intent.id: view for view in desk.listing.reviews()}
     assert str(held.intent_id) in reviews and str(result.intent_id) in reviews
     assert own in [c.transaction.id for c in reviews[str(result.intent_id)].candidates]
     # the audit trail says which rows each look-up saw (what the verdict rested on)
-    looks = [a for a in desk.audit(result.intent_id) if a["kind"] == "lookup"]
+    looks = [a for a in desk.listing.audit(result.intent_id) if a["kind"] == "lookup"]
     assert looks and all(f"of {4_500} MNT seen" in (a["detail"] or "") for a in looks)
     assert own in looks[-1]["detail"]

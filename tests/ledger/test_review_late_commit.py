@@ -76,6 +76,6 @@ async def test_a_late_commit_is_never_left_out_of_the_sales_answer(
         assert result.transaction is not None and result.transaction.id == own[0]
         return
     assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
-    [review] = desk.reviews()
+    [review] = desk.listing.reviews()
     # the strangers' rows, once seen, are known as another install's and not offered
     assert own[0] in [c.transaction.id for c in review.candidates]

@@ -56,7 +56,7 @@ async def test_a_201_naming_a_row_known_as_something_else_goes_to_review(
             sandbox.arm_fault("drop_after_commit", count=2, operation="charge")
             noticed = await desk.charge(500, sandbox.create_wallet(1_000).qr_token, deadline_s=5)
             assert noticed.state is IntentState.NEEDS_REVIEW
-            activity = desk.foreign_activity()
+            activity = desk.listing.foreign_activity()
             assert activity is not None and activity.tx_ids == (known,)
             desk.clear_foreign_activity()
         wallet = sandbox.create_wallet(10_000)
@@ -66,6 +66,6 @@ async def test_a_201_naming_a_row_known_as_something_else_goes_to_review(
         await client.aclose()
     assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
     assert result.transaction is None
-    review = next(r for r in desk.reviews() if int(r.intent.id) == result.intent_id)
+    review = next(r for r in desk.listing.reviews() if int(r.intent.id) == result.intent_id)
     assert review.reason == "reply_mismatch"
     assert [c.transaction.id for c in review.candidates] == [known]

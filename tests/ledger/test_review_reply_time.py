@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
-from qrpos.ledger.claims import STAMPS_AHEAD_S
+from qrpos.ledger.reply_checks import STAMPS_AHEAD_S
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport
@@ -99,7 +99,7 @@ async def test_a_201_committed_far_from_the_sale_is_not_approved(
         await client.aclose()
     assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
     assert "outside this sale's time" in (result.message or "")
-    [review] = desk.reviews()
+    [review] = desk.listing.reviews()
     assert review.reason == "reply_mismatch"
 
 

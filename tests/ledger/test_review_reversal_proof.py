@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, records
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, refunds_sql
 from qrpos.ledger.states import ReversalState
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
@@ -79,7 +79,7 @@ async def test_an_abandoned_sale_is_not_reversed_after_abandon_on_a_202(
     [tx] = [t.id for t in sandbox.transactions() if t.wallet_id == wallet.wallet_id]
     assert sandbox.transaction(tx).status is spec.TxStatus.COMPLETED
     assert watched.state is IntentState.ABANDONED
-    [rev] = ledger.read(records.open_reversals)
+    [rev] = ledger.read(refunds_sql.open_reversals)
     assert rev.tx_id == tx and rev.state is ReversalState.PENDING
     odd.count = 0
     [settled] = await odd_desk.recover(deadline_s=5)

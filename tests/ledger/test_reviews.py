@@ -43,7 +43,7 @@ async def contested_pair(desk: ChargeDesk, sandbox: Sandbox) -> tuple[int, int, 
     b = await desk.charge(700, b_wallet.qr_token, deadline_s=5)
     await desk.recover()
     [tx] = [t.id for t in sandbox.transactions() if t.wallet_id == b_wallet.wallet_id]
-    assert {int(r.intent.id) for r in desk.reviews()} == {a.intent_id, b.intent_id}
+    assert {int(r.intent.id) for r in desk.listing.reviews()} == {a.intent_id, b.intent_id}
     return a.intent_id, b.intent_id, tx, b_wallet
 
 
@@ -63,8 +63,8 @@ async def test_marking_the_row_charged_settles_one_sale_and_the_rival_cannot_tak
         await review_desk.settle_review(a, MarkCharged(tx))
     settled = await review_desk.settle_review(a, MarkNotCharged())
     assert settled.state is IntentState.NOT_CHARGED and settled.charged is False
-    assert review_desk.reviews() == []
-    [entry] = [e for e in review_desk.audit(b) if e["kind"] == "review"]
+    assert review_desk.listing.reviews() == []
+    [entry] = [e for e in review_desk.listing.audit(b) if e["kind"] == "review"]
     assert "owner:test" in entry["detail"] and tx in entry["detail"]
     assert entry["sent_at"] is not None
 
@@ -77,7 +77,7 @@ async def test_refunding_the_row_goes_through_the_reversal_queue(
     assert done.state is IntentState.REFUNDED_PER_REVIEW
     assert sandbox.transaction(tx).status is spec.TxStatus.REVERSED
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000
-    refund = review_desk.refund_of(tx)
+    refund = review_desk.listing.refund_of(tx)
     assert refund is not None and refund.state == "refunded"
 
 
@@ -85,11 +85,11 @@ async def test_a_row_that_is_not_a_candidate_is_refused_and_nothing_changes(
     review_desk: ChargeDesk, sandbox: Sandbox
 ) -> None:
     _, b, _, _ = await contested_pair(review_desk, sandbox)
-    before = review_desk.reviews()
+    before = review_desk.listing.reviews()
     for decision in (MarkCharged("tx_notacandidate"), RefundRow("tx_notacandidate")):
         with pytest.raises(ReviewRefused, match="not among the rows"):
             await review_desk.settle_review(b, decision)
-    assert review_desk.reviews() == before
+    assert review_desk.listing.reviews() == before
     assert sandbox.transactions()[-1].status is spec.TxStatus.COMPLETED
 
 

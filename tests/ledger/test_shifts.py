@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from qrpos import spec
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
-from qrpos.ledger.records import IllegalTransition
+from qrpos.ledger.failures import IllegalTransition
 from qrpos.ledger.shifts import (
     ShiftError,
     ShiftFigures,
@@ -87,7 +87,7 @@ async def test_two_cashiers_take_turns_and_the_z_reports_add_up_to_the_day(
     second = open_shift(ledger, saraa, at=AT + timedelta(hours=4))
     await sale(desk, sandbox, 7_000)
     now = datetime.now(UTC)
-    views = desk.charges_between(now - timedelta(hours=1), now + timedelta(hours=1))
+    views = desk.listing.charges_between(now - timedelta(hours=1), now + timedelta(hours=1))
     bats_sale = next(v for v in views if v.amount_mnt == 12_000)
     assert bats_sale.transaction_id is not None
     refund = await desk.reverse(bats_sale.transaction_id)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, records
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, sales_sql, states
 from qrpos.ledger.states import CHARGED_STATES
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, SimulatorOptions, create_app
@@ -72,8 +72,8 @@ class OutboxMachine(RuleBasedStateMachine):
 
         return asyncio.run(go())
 
-    def open_rows(self) -> list[records.IntentRow]:
-        return self.ledger.read(records.open_intents)
+    def open_rows(self) -> list[states.IntentRow]:
+        return self.ledger.read(sales_sql.open_intents)
 
     @rule(
         fault=st.sampled_from((None, *FAULTS)),
@@ -105,11 +105,11 @@ class OutboxMachine(RuleBasedStateMachine):
                 if name == "UnresolvedChargeExists":
                     assert blocked
                 elif name == "TokenInReview":  # only a code whose sale waits for a person
-                    digest = records.token_digest(token)
-                    assert self.ledger.read(lambda c: records.in_review_with_token(c, digest))
+                    digest = sales_sql.token_digest(token)
+                    assert self.ledger.read(lambda c: sales_sql.in_review_with_token(c, digest))
                 else:  # only a code this outbox holds a charge of
-                    digest = records.token_digest(token)
-                    assert self.ledger.read(lambda c: records.paid_with_token(c, digest))
+                    digest = sales_sql.token_digest(token)
+                    assert self.ledger.read(lambda c: sales_sql.paid_with_token(c, digest))
 
         self.run(sale)
         self.sandbox.clear_faults()
@@ -121,7 +121,7 @@ class OutboxMachine(RuleBasedStateMachine):
         token = self.sandbox.create_wallet(1000).qr_token
         self.tokens.append(token)
         self.ledger.write(
-            lambda c: records.insert_intent(
+            lambda c: sales_sql.insert_intent(
                 c,
                 idem_key=f"qrpos-crash-{len(self.tokens)}",
                 token=token,
@@ -148,14 +148,14 @@ class OutboxMachine(RuleBasedStateMachine):
         charges = [t for t in self.sandbox.transactions() if t.type is spec.TxType.CHARGE]
         per_wallet = collections.Counter(t.wallet_id for t in charges)
         assert all(n == 1 for n in per_wallet.values())
-        rows = self.ledger.read(lambda c: records.list_intents(c, include_final=True))
+        rows = self.ledger.read(lambda c: sales_sql.list_intents(c, include_final=True))
         owners = collections.Counter(r.tx_id for r in rows if r.tx_id)
         assert all(n == 1 for n in owners.values())
         assert set(owners) <= {t.id for t in charges}
 
     @invariant()
     def state_agrees_with_charged(self) -> None:
-        for row in self.ledger.read(lambda c: records.list_intents(c, include_final=True)):
+        for row in self.ledger.read(lambda c: sales_sql.list_intents(c, include_final=True)):
             if row.state in CHARGED_STATES:
                 assert row.charged == 1 and row.tx_id is not None
             elif row.state in NOT_CHARGED:

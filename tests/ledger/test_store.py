@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from qrpos.ledger import ChargeDesk, Ledger, LedgerError, LedgerUnhealthy, RetryPolicy
-from qrpos.ledger.store import SCHEMA_VERSION
+from qrpos.ledger.migrations import SCHEMA_VERSION
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, WalletInfo
 
@@ -90,12 +90,12 @@ async def test_disk_full_refuses_the_sale_before_sending_and_loses_nothing(
                 )
 
             ledger.write(fill)
-    before = desk.intents(include_final=True)
+    before = desk.listing.intents(include_final=True)
     other = sandbox.create_wallet(100)
     with pytest.raises(LedgerError, match="full"):
         await desk.charge(20, other.qr_token, deadline_s=2)
     assert len(sandbox.transactions()) == 1  # nothing was sent for the refused sale
-    assert desk.intents(include_final=True) == before
+    assert desk.listing.intents(include_final=True) == before
 
 
 async def test_read_only_outbox_is_reported_clearly_and_rows_kept(
@@ -108,7 +108,7 @@ async def test_read_only_outbox_is_reported_clearly_and_rows_kept(
     other = sandbox.create_wallet(100)
     with pytest.raises(LedgerError, match="read-only"):
         await desk.charge(20, other.qr_token, deadline_s=2)
-    assert len(desk.intents(include_final=True)) == 1
+    assert len(desk.listing.intents(include_final=True)) == 1
     assert len(sandbox.transactions()) == 1
 
 
@@ -121,8 +121,8 @@ def test_state_dir_that_cannot_be_created_is_a_clear_error(tmp_path: Path) -> No
 
 def test_a_reversal_moves_only_as_its_table_allows(tmp_path: Path) -> None:
     """Refunded and refused are final; a 401-stopped refund resumes only as pending."""
-    from qrpos.ledger import records
-    from qrpos.ledger.records import IllegalTransition
+    from qrpos.ledger import refunds_sql
+    from qrpos.ledger.failures import IllegalTransition
     from qrpos.ledger.states import REVERSAL_TRANSITIONS, ReversalState
 
     ledger = Ledger.open(tmp_path / "outbox.sqlite3")
@@ -131,12 +131,12 @@ def test_a_reversal_moves_only_as_its_table_allows(tmp_path: Path) -> None:
             for new in ReversalState:
 
                 def attempt(conn: Any, old: ReversalState = old, new: ReversalState = new) -> None:
-                    rid = records.insert_reversal(
+                    rid = refunds_sql.insert_reversal(
                         conn, tx_id=f"tx_{old}_{new}", reason="test", now=1.0
                     )
                     if old is not ReversalState.PENDING:
-                        records.update_reversal(conn, rid, state=old)
-                    records.update_reversal(conn, rid, state=new)
+                        refunds_sql.update_reversal(conn, rid, state=old)
+                    refunds_sql.update_reversal(conn, rid, state=new)
 
                 allowed = new in REVERSAL_TRANSITIONS[old]
                 if allowed:
@@ -145,7 +145,7 @@ def test_a_reversal_moves_only_as_its_table_allows(tmp_path: Path) -> None:
                     with pytest.raises(IllegalTransition):
                         ledger.write(attempt)
         # the refused moves left nothing half-done: every row kept its first state
-        rows = ledger.read(lambda c: records.list_reversals(c, include_final=True))
+        rows = ledger.read(lambda c: refunds_sql.list_reversals(c, include_final=True))
         assert all(r.state in REVERSAL_TRANSITIONS for r in rows)
         assert len(rows) == sum(len(v) for v in REVERSAL_TRANSITIONS.values())
     finally:
@@ -182,13 +182,13 @@ def test_a_bug_inside_a_transaction_is_raised_as_itself_not_as_damage(tmp_path: 
 def test_a_damaged_row_is_reported_as_a_damaged_outbox_and_kept(
     tmp_path: Path, column: str, value: object
 ) -> None:
-    from qrpos.ledger import outbox_views, records
+    from qrpos.ledger import outbox_views, sales_sql
     from qrpos.ledger.views import sale_result
 
     path = tmp_path / "outbox.sqlite3"
     ledger = Ledger.open(path)
     intent_id = ledger.write(
-        lambda c: records.insert_intent(
+        lambda c: sales_sql.insert_intent(
             c, idem_key="k1", token="vqr_" + "a" * 40, amount_mnt=4500, now=1.0
         )
     )
@@ -205,7 +205,7 @@ def test_a_damaged_row_is_reported_as_a_damaged_outbox_and_kept(
     try:
         with pytest.raises(LedgerError, match="damaged"):
             if column == "tx_json":
-                row = ledger.read(lambda c: records.get_intent(c, intent_id))
+                row = ledger.read(lambda c: sales_sql.get_intent(c, intent_id))
                 assert row is not None
                 sale_result(row)
             else:
@@ -220,17 +220,17 @@ def test_a_damaged_row_is_reported_as_a_damaged_outbox_and_kept(
 def test_a_damaged_attempt_line_is_reported_as_a_damaged_outbox_not_a_crash(
     tmp_path: Path, column: str, value: object
 ) -> None:
-    from qrpos.ledger import outbox_audit, records
+    from qrpos.ledger import outbox_audit, sales_sql, service_sql
 
     path = tmp_path / "outbox.sqlite3"
     ledger = Ledger.open(path)
     intent_id = ledger.write(
-        lambda c: records.insert_intent(
+        lambda c: sales_sql.insert_intent(
             c, idem_key="k1", token="vqr_" + "a" * 40, amount_mnt=4500, now=1.0
         )
     )
     ledger.write(
-        lambda c: records.log_attempt(
+        lambda c: service_sql.log_attempt(
             c, kind="charge", n=1, sent_at=2.0, outcome="Unresolved", intent_id=intent_id
         )
     )

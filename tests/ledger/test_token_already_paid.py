@@ -26,7 +26,7 @@ from qrpos.ledger import (
     RetryPolicy,
     TokenAlreadyPaid,
     TokenInReview,
-    records,
+    sales_sql,
 )
 from qrpos.ledger.reviews import MarkCharged, MarkNotCharged
 from qrpos.service import TerminalClient
@@ -60,7 +60,7 @@ async def test_a_code_that_paid_is_refused_with_the_sale_it_paid(
         assert refused.value.tx_id == first.transaction.id
         assert wallet.qr_token not in str(refused.value)
         # nothing stored, nothing sent
-        rows = ledger.read(lambda c: records.list_intents(c, include_final=True))
+        rows = ledger.read(lambda c: sales_sql.list_intents(c, include_final=True))
         assert [r.id for r in rows] == [first.intent_id]
         assert _charges(sandbox, wallet) == [first.transaction.id]
     finally:
@@ -133,11 +133,11 @@ async def test_a_code_whose_sale_waits_for_review_is_not_charged_again(
             await desk.charge(again_mnt, wallet.qr_token, deadline_s=5.0)
         assert refused.value.intent_id == held
         assert "review" in str(refused.value) and wallet.qr_token not in str(refused.value)
-        rows = ledger.read(lambda c: records.list_intents(c, include_final=True))
+        rows = ledger.read(lambda c: sales_sql.list_intents(c, include_final=True))
         assert [r.id for r in rows] == [held]  # nothing stored
         assert len(sandbox.transactions()) == sent_before  # nothing sent
         # once the owner decides the sale was not charged, the code may pay again
-        [review] = desk.reviews()
+        [review] = desk.listing.reviews()
         [own] = _charges(sandbox, wallet)
         await desk.settle_review(held, MarkCharged(own))
         with pytest.raises(TokenAlreadyPaid):

@@ -24,16 +24,10 @@ from dataclasses import dataclass, replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qrpos.ledger.lookup import measured_for, own_offsets, spanning, window_for
+from qrpos.ledger.clockreading import DATE_RESOLUTION_S, ClockReading, next_reading
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.states import (
-    DATE_RESOLUTION_S,
-    ClockReading,
-    IntentRow,
-    IntentState,
-    Moment,
-    next_reading,
-)
+from qrpos.ledger.states import IntentRow, IntentState, Moment
+from qrpos.ledger.windows import measured_for, own_offsets, spanning, window_for
 
 POLICY = RetryPolicy()
 HOUR = 3600.0

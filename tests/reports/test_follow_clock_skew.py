@@ -44,7 +44,7 @@ async def test_a_receipt_is_followed_on_the_services_clock(
         assert result.transaction is not None
         tx = result.transaction
         assert tx.vat_status is spec.VatStatus.PENDING
-        vat = VatFollowUp(asgi_client, cache, desk.service_now, jitter=lambda: 0.0)
+        vat = VatFollowUp(asgi_client, cache, desk.listing.service_now, jitter=lambda: 0.0)
         cache.store([tx])
         # planned from the charge's own stamp on the service's clock: the first check
         delay = vat.next_delay_s()
@@ -58,7 +58,7 @@ async def test_a_receipt_is_followed_on_the_services_clock(
         assert seen is not None and seen.vat_status is spec.VatStatus.ISSUED
         assert not vat.needs_polling()
         # the measured clock is the service's, within the Date header's second
-        gap = desk.service_now() - datetime.fromtimestamp(sandbox.now_us() / 1e6, UTC)
+        gap = desk.listing.service_now() - datetime.fromtimestamp(sandbox.now_us() / 1e6, UTC)
         assert abs(gap) < timedelta(seconds=2)
     finally:
         cache.close()

@@ -66,10 +66,10 @@ def test_the_shared_bound_is_never_negative_nor_over_its_ceiling(asked: float | 
     assert 0.0 <= bounded_retry_after(asked) <= RETRY_AFTER_MAX_S
 
 
-@given(waits)
-def test_the_ledger_backoff_stays_within_its_bound(asked: float | None) -> None:
+@given(waits, st.floats(min_value=0, max_value=1))
+def test_the_ledger_backoff_stays_within_its_bound(asked: float | None, jitter: float) -> None:
     policy = RetryPolicy()
-    assert 0.0 <= policy.backoff_s(3, asked) <= policy.max_delay_s * 4
+    assert 0.0 <= policy.backoff_s(3, asked, jitter=jitter) <= policy.max_delay_s * 4
 
 
 @given(st.floats(min_value=0, max_value=1e12), st.booleans(), st.integers(0, 8))

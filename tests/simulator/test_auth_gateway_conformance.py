@@ -118,6 +118,24 @@ async def test_error_after_commit_is_500_but_the_charge_happened(
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 10
 
 
+async def test_forbidden_refuses_a_refund_of_an_own_charge_and_applies_nothing(
+    raw: httpx.AsyncClient,
+    charge: Charge,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    wallet: WalletInfo,
+) -> None:
+    """The `forbidden` fault: the contract's 403 for a refund it will not make, on one of
+    the terminal's own charges (issue 41's refused refund); the next one goes through."""
+    tx_id = (await charge(wallet.qr_token, 30, "k")).json()["id"]
+    sandbox.arm_fault("forbidden", operation="reverse")
+    path = f"/v1/transactions/{tx_id}/reverse"
+    assert_text_error(await raw.post(path, auth=auth(terminal)), 403, spec.ErrorText.FORBIDDEN)
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 30
+    assert (await raw.post(path, auth=auth(terminal))).status_code == 204
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
+
+
 async def test_drop_after_commit_closes_the_connection_without_a_response(
     charge: Charge, sandbox: Sandbox, wallet: WalletInfo
 ) -> None:

@@ -83,4 +83,4 @@ async def test_receipts_are_followed_on_the_services_measured_clock(
     k, _ = kiosk
     vat = k.app.receipts.vat
     assert vat is not None and k.services.desk is not None
-    assert vat.clock == k.services.desk.service_now
+    assert vat.clock == k.services.desk.listing.service_now

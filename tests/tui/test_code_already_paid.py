@@ -10,7 +10,7 @@ from typing import Any
 
 from kiosk_harness import Kiosk
 
-from qrpos.ledger import IntentState, records
+from qrpos.ledger import IntentState, sales_sql
 from qrpos.simulator import WalletInfo
 from qrpos.tui.messages import TokenScanned
 from qrpos.tui.sale import SaleState
@@ -37,7 +37,7 @@ async def test_a_code_that_paid_an_earlier_sale_is_not_sent_or_approved_again(
     )
     assert "5,000" in kiosk.text("#notice")
     assert len(kiosk.sandbox.transactions()) == 1
-    rows = kiosk.ledger.read(lambda c: records.list_intents(c, include_final=True))
+    rows = kiosk.ledger.read(lambda c: sales_sql.list_intents(c, include_final=True))
     assert len(rows) == 1
     assert kiosk.sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 5_000
 
@@ -49,10 +49,10 @@ async def test_a_code_whose_sale_waits_for_review_is_not_sent_again(
     sale with it is not sent, and the cashier is told why, not "declined"."""
 
     def held(conn: Any) -> int:
-        intent = records.insert_intent(
+        intent = sales_sql.insert_intent(
             conn, idem_key="qrpos-held", token=wallet.qr_token, amount_mnt=2_000, now=time.time()
         )
-        records.update_intent(conn, intent, state=IntentState.NEEDS_REVIEW, token=None)
+        sales_sql.update_intent(conn, intent, state=IntentState.NEEDS_REVIEW, token=None)
         return intent
 
     intent = kiosk.ledger.write(held)

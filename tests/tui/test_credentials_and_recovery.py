@@ -39,7 +39,7 @@ async def test_a_401_locks_sales_keeps_the_sale_and_repairing_unlocks(
     # no way to a new sale: digits do nothing, the intent is kept
     await kiosk.pilot.press("5", "enter")
     await kiosk.on_screen("PairingScreen")
-    [kept] = [v for v in kiosk.services.desk.intents(True) if v.kind == "charge"]  # type: ignore[union-attr]
+    [kept] = [v for v in kiosk.services.desk.listing.intents(True) if v.kind == "charge"]  # type: ignore[union-attr]
     assert kept.state == IntentState.CREDENTIALS_REJECTED
     await _type_pairing(kiosk, kiosk.terminal.username, "vpt_" + "x" * 32, "2468")
     await kiosk.until(lambda: "rejected" in kiosk.text("#notice"))
@@ -100,7 +100,7 @@ async def test_open_sales_are_recovered_before_the_first_sale(
         assert type(app.screen).__name__ == "RecoveryScreen"  # no sale while it is open
         sandbox.clear_faults()
         await kiosk.on_screen("AmountScreen")
-        [view] = [v for v in services.desk.intents(True) if v.kind == "charge"]  # type: ignore[union-attr]
+        [view] = [v for v in services.desk.listing.intents(True) if v.kind == "charge"]  # type: ignore[union-attr]
         assert view.charged is True
         assert len(sandbox.transactions()) == 1
     ledger.close()

@@ -28,7 +28,7 @@ async def _another_install_was_seen(
     result = await desk.charge(900, sandbox.create_wallet(5_000).qr_token, deadline_s=10)
     sandbox.clear_faults()
     assert result.state is IntentState.NEEDS_REVIEW
-    assert desk.foreign_activity() is not None
+    assert desk.listing.foreign_activity() is not None
     await client.aclose()
     ledger.close()
 

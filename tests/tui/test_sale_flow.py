@@ -123,7 +123,7 @@ async def test_unclear_sale_blocks_until_abandoned_then_is_refunded_automaticall
     assert desk is not None
 
     def charge_state() -> str:
-        [view] = [v for v in desk.intents(True) if v.kind == "charge"]
+        [view] = [v for v in desk.listing.intents(True) if v.kind == "charge"]
         return str(view.state)
 
     # the refund is sent before the intent records it: wait for the record too

@@ -136,7 +136,9 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
         # a reply that is not this sale's: the sale goes to a person's review
         kiosk.sandbox.arm_fault("mismatched_reply", count=1, operation="charge")
         await sell(kiosk, "2000")
-        [review] = [v for v in kiosk.services.desk.intents(True) if v.state == "needs_review"]  # type: ignore[union-attr]
+        desk = kiosk.services.desk
+        assert desk is not None
+        [review] = [v for v in desk.listing.intents(True) if v.state == "needs_review"]
         first = await close(kiosk, "z", "1357")
         assert (first["z_number"], first["cashier"], first["sales_mnt"]) == (1, "Bat", 16_500)
         assert [s["intent"] for s in first["in_review"]] == [int(review.id)]

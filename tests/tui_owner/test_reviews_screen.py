@@ -95,7 +95,7 @@ async def test_the_owner_marks_the_sales_own_row_after_a_wrong_pin(
         assert screen.outcome is not None and ours in screen.outcome
         await pilot.press("1", "1", "1", "1", "enter")
         await until(pilot, lambda: "Wrong PIN" in (screen.outcome or ""), "wrong PIN refused")
-        assert services.desk is not None and len(services.desk.reviews()) == 1
+        assert services.desk is not None and len(services.desk.listing.reviews()) == 1
         await pilot.press(*PIN, "enter")
         await until(pilot, lambda: "marked as paid" in (screen.outcome or ""), "decided")
         await until(pilot, lambda: reviews.row_count == 0, "list emptied")
@@ -104,8 +104,8 @@ async def test_the_owner_marks_the_sales_own_row_after_a_wrong_pin(
         await until(pilot, lambda: "Warning cleared" in (screen.outcome or ""), "cleared")
         await until(pilot, lambda: not screen.foreign, "banner reloaded")
         assert str(screen.query_one("#foreign", Static).render()) == ""
-    assert services.desk.foreign_activity() is None
-    view = services.desk.intents(include_final=True)
+    assert services.desk.listing.foreign_activity() is None
+    view = services.desk.listing.intents(include_final=True)
     (mine,) = [v for v in view if v.id == str(sale)]
     assert (mine.state, mine.transaction_id, mine.charged) == ("charged_per_review", ours, True)
     assert sandbox.transaction(ours).status == "COMPLETED"
@@ -128,7 +128,7 @@ async def test_the_owner_refunds_a_row_and_the_customer_gets_the_money_back(
     assert sandbox.transaction(ours).status == "REVERSED"
     assert sandbox.wallet(wallet_id).balance_mnt == 10_000
     assert services.desk is not None
-    (mine,) = [v for v in services.desk.intents(include_final=True) if v.id == str(sale)]
+    (mine,) = [v for v in services.desk.listing.intents(include_final=True) if v.id == str(sale)]
     assert (mine.state, mine.transaction_id) == ("refunded_per_review", ours)
 
 
@@ -159,7 +159,7 @@ async def test_the_owner_marks_a_sale_not_charged(
             "nothing left to check",
         )
     assert services.desk is not None
-    (mine,) = [v for v in services.desk.intents(include_final=True) if v.id == str(sale)]
+    (mine,) = [v for v in services.desk.listing.intents(include_final=True) if v.id == str(sale)]
     assert (mine.state, mine.charged) == ("not_charged", False)
     assert all(sandbox.transaction(tx).status == "COMPLETED" for tx in others)
     assert sandbox.wallet(wallet_id).balance_mnt == 10_000
@@ -180,4 +180,4 @@ async def test_without_a_pin_nothing_is_decided_and_escape_cancels(
         assert screen.pending is None and pilot.app.screen is screen
         await pilot.press("escape")
         assert pilot.app.screen is not screen
-    assert services.desk is not None and len(services.desk.reviews()) == 1
+    assert services.desk is not None and len(services.desk.listing.reviews()) == 1

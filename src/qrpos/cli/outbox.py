@@ -163,7 +163,7 @@ async def _resolve(args: argparse.Namespace) -> int:
         else:
             for result in await desk.recover(progress, deadline_s=args.deadline, patient=True):
                 print_sale(result)
-        left = desk.unresolved()
+        left = desk.listing.unresolved()
     for view in left:
         print(_describe(view))
     if left:

@@ -213,7 +213,7 @@ def _z_report(config: Config, number: int | None) -> Any:
 
 def _queue(config: Config, *, as_json: bool) -> int:
     from qrpos.ledger import Ledger, LedgerError
-    from qrpos.ledger.prints import recent_slips
+    from qrpos.ledger.prints import PrintState, recent_slips
     from qrpos.present.format import local_datetime
     from qrpos.present.words import words
     from qrpos.said import Said
@@ -237,7 +237,7 @@ def _queue(config: Config, *, as_json: bool) -> int:
         state = t(f"cli.print.state.{job['state']}")
         print(f"#{job['id']:<5} {when}  {kind:<18} {state}")
         print(f"       {job['ref']}")
-        if job["state"] != "printed" and job["last_error"]:
+        if job["state"] is not PrintState.PRINTED and job["last_error"]:
             why = words(Said.from_json(job["last_error"]) or str(job["last_error"]))
             print(f"       {t('cli.print.last_error', error=why)}")
     return EXIT_OK

@@ -90,7 +90,7 @@ def outbox_desk(config: Config, client: TerminalClient) -> Iterator[ChargeBook |
         yield None
         return
     try:
-        yield ChargeDesk(ledger, client)
+        yield ChargeDesk(ledger, client).listing
     finally:
         ledger.close()
 

@@ -170,7 +170,7 @@ async def _settle(args: argparse.Namespace, decision: ReviewDecision) -> int:
     actor = f"cli:{getpass.getuser()}"
     async with open_desk(args) as desk:
         result = await desk.settle_review(args.id, decision, actor=actor, deadline_s=args.deadline)
-        refund = desk.refund_of(decision.tx_id) if isinstance(decision, RefundRow) else None
+        refund = desk.listing.refund_of(decision.tx_id) if isinstance(decision, RefundRow) else None
     print_sale(result)
     if refund is None:
         return EXIT_OK

@@ -275,7 +275,9 @@ def _reconcile(config: Config, ledger: Any, from_utc: datetime, to_utc: datetime
         if client is None:
             return await shift_reconciliation(None, None, from_utc, to_utc)
         try:
-            return await shift_reconciliation(client, ChargeDesk(ledger, client), from_utc, to_utc)
+            return await shift_reconciliation(
+                client, ChargeDesk(ledger, client).listing, from_utc, to_utc
+            )
         finally:
             await client.aclose()
 

@@ -10,6 +10,7 @@ from qrpos.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from qrpos.ledger.desk import ChargeDesk
+    from qrpos.ledger.failures import LedgerError
     from qrpos.ledger.listing import outbox_audit, outbox_views
     from qrpos.ledger.policy import RetryPolicy
     from qrpos.ledger.reviews import (
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
         recorded_foreign_activity,
         review_views,
     )
-    from qrpos.ledger.states import CHARGED_STATES, FINAL_STATES, IntentState, ReversalState
-    from qrpos.ledger.store import Ledger, LedgerError
+    from qrpos.ledger.states import CHARGED_STATES, IntentState, ReversalState
+    from qrpos.ledger.store import Ledger
     from qrpos.ledger.views import (
         AmountOutOfRange,
         AttemptView,
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHARGED_STATES",
-    "FINAL_STATES",
     "AmountOutOfRange",
     "AttemptView",
     "ChargeDesk",
@@ -87,13 +87,12 @@ _WHERE = {
     "CHARGED_STATES": ".states",
     "ChargeDesk": ".desk",
     "ChargeRefusedLocally": ".views",
-    "FINAL_STATES": ".states",
     "ForeignActivity": ".reviews",
     "IntentState": ".states",
     "IntentView": ".views",
     "InvalidToken": ".views",
     "Ledger": ".store",
-    "LedgerError": ".store",
+    "LedgerError": ".failures",
     "LedgerUnhealthy": ".views",
     "MarkCharged": ".reviews",
     "MarkNotCharged": ".reviews",

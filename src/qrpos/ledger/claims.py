@@ -18,8 +18,9 @@ Windows
 An intent's **window** is the span of server time in which its charge, if any, was
 committed: from its first request to its last one plus `settle_s` for late commits,
 shifted by the measured server clock offset and widened by a margin
-(`qrpos.ledger.lookup.window_for`). Without a trusted measurement of the server's clock
-(`qrpos.ledger.states.ClockReading`) the window widens by `max_clock_skew_s` and is *unmeasured*.
+(`qrpos.ledger.windows.window_for`). Without a trusted measurement of the server's
+clock (`qrpos.ledger.clockreading.ClockReading`) the window widens by `max_clock_skew_s`
+and is *unmeasured*.
 
 Who could own a row
 -------------------
@@ -33,8 +34,9 @@ Proof (money moves automatically only on proof)
 -----------------------------------------------
 1. **Reply**: a 201 (or its replay) to this intent's key, checked against the request:
    same amount, type CHARGE, status COMPLETED, a `tx_` id, and this terminal's id when
-   known (`check_reply`), committed within the sale's time on the service's own clock
-   (`check_reply_time`). A reply that does not match is never approved: a person decides.
+   known (`reply_checks.check_reply`), committed within the sale's time on the service's
+   own clock (`reply_checks.check_reply_time`). A reply that does not match is never
+   approved: a person decides.
 2. **History**: review the outcome, not the pairing. Every row that a sale of this outbox
    could own was charged by one of them (rows none could own are another install's). A
    sale is charged when *every* way of giving the rows linked to it distinct sales that
@@ -105,44 +107,25 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
+from typing import Final
 
-from qrpos import spec
+from qrpos.ledger.clockreading import STAMPS_AHEAD_S as STAMPS_AHEAD_S
+from qrpos.ledger.clockreading import Window as Window
+from qrpos.ledger.events import ReviewReason
 from qrpos.ledger.states import IntentRow, IntentState, Proof
-from qrpos.said import Said, say
 from qrpos.service.models import Transaction
 
-#: the stable reason codes of a review (see the module docstring)
-AMBIGUOUS = "ambiguous_history"
-CONTESTED = "contested_row"
-REPLY_MISMATCH = "reply_mismatch"
-REVERSED_ROW = "reversed_row"
-FOREIGN = "foreign_activity"
-UNMEASURED = "unmeasured_clock"
-UNVERIFIED_CONFLICT = "unverified_conflict"
-OTHER_TERMINAL = "other_terminal"
-
-
-@dataclass(frozen=True)
-class Window:
-    """A span of server time, and whether a trusted clock measurement placed it."""
-
-    start: datetime
-    end: datetime
-    measured: bool = True
-
-    def contains(self, moment: datetime) -> bool:
-        """True when `moment` lies inside the window (both ends included)."""
-        return self.start <= moment <= self.end
-
-    def widened(self, seconds: float) -> Window:
-        """The same window, `seconds` longer on each side."""
-        pad = timedelta(seconds=seconds)
-        return Window(self.start - pad, self.end + pad, self.measured)
-
-    def covers(self, other: Window) -> bool:
-        """True when `other` lies wholly inside this window."""
-        return self.start <= other.start and other.end <= self.end
+#: the stable reason codes of a review (see the module docstring; `ReviewReason` holds
+#: them all, and says what each means)
+AMBIGUOUS: Final = ReviewReason.AMBIGUOUS_HISTORY
+CONTESTED: Final = ReviewReason.CONTESTED_ROW
+REPLY_MISMATCH: Final = ReviewReason.REPLY_MISMATCH
+REVERSED_ROW: Final = ReviewReason.REVERSED_ROW
+FOREIGN: Final = ReviewReason.FOREIGN_ACTIVITY
+UNMEASURED: Final = ReviewReason.UNMEASURED_CLOCK
+UNVERIFIED_CONFLICT: Final = ReviewReason.UNVERIFIED_CONFLICT
+OTHER_TERMINAL: Final = ReviewReason.OTHER_TERMINAL
 
 
 @dataclass(frozen=True)
@@ -182,7 +165,7 @@ class Candidate:
 
 def candidates_json(candidates: Sequence[Candidate]) -> str:
     """The candidates as a review stores them: each row with the other sales that could own
-    it (`qrpos.ledger.records.upsert_review`)."""
+    it (`qrpos.ledger.reviews_sql.upsert_review`)."""
     payload = [
         {"transaction": c.transaction.to_json(), "others": list(c.others)} for c in candidates
     ]
@@ -202,7 +185,7 @@ class Proven:
 class Disputed:
     """No proof either way: a person decides."""
 
-    reason: str
+    reason: ReviewReason
     candidates: tuple[Candidate, ...]
 
 
@@ -398,79 +381,6 @@ def judge(
     if not given.canonical.is_completed:
         return Disputed(REVERSED_ROW, candidates)
     return Proven(given.canonical)
-
-
-def check_reply(tx: Transaction, amount_mnt: int, terminal_id: str | None) -> Said | None:
-    """Why a 201 does not fit the request, or None when it does."""
-    if not tx.id.startswith(spec.TX_PREFIX):
-        return say(
-            "reply.not_an_id", "the reply's id {id} is not a transaction id", id=repr(tx.id[:40])
-        )
-    if tx.amount_mnt != amount_mnt:
-        return say(
-            "reply.other_amount",
-            "the reply charged {amount_reply} MNT, the sale asked {amount} MNT",
-            amount_reply=tx.amount_mnt,
-            amount=amount_mnt,
-        )
-    if not tx.is_charge:
-        return say("reply.not_a_charge", "the reply is a {type}, not a CHARGE", type=tx.type.value)
-    if not tx.is_completed:
-        return say(
-            "reply.not_completed",
-            "the reply's status is {status}, not COMPLETED",
-            status=tx.status.value,
-        )
-    if terminal_id is not None and tx.terminal_id is not None and tx.terminal_id != terminal_id:
-        return say(
-            "reply.other_terminal",
-            "the reply names terminal {theirs}, this terminal is {ours}",
-            theirs=tx.terminal_id,
-            ours=terminal_id,
-        )
-    return None
-
-
-#: how far ahead of its own `Date` a service may stamp a commit: its commit times never go
-#: back, so after its clock stepped back it stamps at the old high-water mark until the
-#: clock has caught up (by as much as the step; a day covers any sane correction)
-STAMPS_AHEAD_S = 86_400.0
-
-
-def check_reply_time(
-    tx: Transaction, server_date: datetime | None, elapsed_s: float | None, slack_s: float
-) -> Said | None:
-    """Why a 201's `createdAt` cannot be this intent's commit, or None when it can.
-
-    Clock-free: both ends are the service's own clock. The commit happened after the
-    intent's first request reached the service, at most `elapsed_s` (local seconds since
-    that request) before the reply's `Date`: `slack_s` (`max_clock_skew_s`) allows for a
-    service clock that stepped forward between the commit and a replay. It may be stamped
-    ahead of the `Date` by up to `STAMPS_AHEAD_S` (a high-water mark after a step back).
-    So an honest reply passes, and a row committed long before the sale (a cache replaying
-    an old answer) or years ahead does not. No `Date`: nothing to place it against.
-    `elapsed_s` is in real seconds (`qrpos.ledger.timing`); None after a reboot, when it is
-    not known: then there is no earliest time, only the latest.
-    """
-    if server_date is None:
-        return None
-    latest = server_date + timedelta(seconds=STAMPS_AHEAD_S)
-    earliest = (
-        None
-        if elapsed_s is None
-        else server_date - timedelta(seconds=max(elapsed_s, 0.0) + slack_s)
-    )
-    if (earliest is None or earliest <= tx.created_at) and tx.created_at <= latest:
-        return None
-    return say(
-        "reply.outside_time",
-        "the reply's {id} was committed at {at}, outside this sale's time on the service's "
-        "clock ({earliest} .. {latest})",
-        id=tx.id,
-        at=tx.created_at.isoformat(),
-        earliest="…" if earliest is None else earliest.isoformat(),
-        latest=latest.isoformat(),
-    )
 
 
 def foreign_rows(

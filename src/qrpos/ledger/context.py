@@ -4,9 +4,10 @@ the limits and the clock."""
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from qrpos.ledger import clock as boot_clock
@@ -26,6 +27,11 @@ class Context:
     clock: Callable[[], datetime]
     #: the step-proof clock: (this boot's id, CLOCK_BOOTTIME seconds); tests hand in a fake
     boot: Callable[[], tuple[str | None, float | None]] = boot_clock.boot_stamp
+    #: the backoff's jitter: a draw from [0, 1] handed to the policy (the core draws none)
+    jitter: Callable[[], float] = random.random
+    #: when each sale's and refund's next try is due on the boot clock, as this process
+    #: scheduled it (`timing.retry_wait`): ("sale" or "refund", id) -> (boot id, seconds)
+    due_up: dict[tuple[str, int], tuple[str, float]] = field(default_factory=dict)
 
     def now(self) -> float:
         """The wall clock as UTC epoch seconds (what the outbox stores)."""

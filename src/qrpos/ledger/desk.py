@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import json
 import os
+import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -19,19 +19,20 @@ from typing import Any
 
 from qrpos import spec
 from qrpos.ledger import clock as clock_module
-from qrpos.ledger import records, reviews
+from qrpos.ledger import refunds_sql, reviews, sales_sql, service_sql
+from qrpos.ledger.clockreading import DATE_RESOLUTION_S
 from qrpos.ledger.context import Context
-from qrpos.ledger.listing import ServiceClock, outbox_views
+from qrpos.ledger.events import Effect, RefundEvent, SaleEvent
+from qrpos.ledger.listing import OutboxListing
+from qrpos.ledger.moves import charged_value, refund_move, sale_move
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.records import IntentRow, ReversalRow
 from qrpos.ledger.resolver import ProgressCallback, drive
 from qrpos.ledger.reversals import drive_reversal
-from qrpos.ledger.reviews import ForeignActivity, ReviewDecision, ReviewView
-from qrpos.ledger.states import DATE_RESOLUTION_S, IntentState, ReversalState
+from qrpos.ledger.reviews import ReviewDecision
+from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalRow, ReversalState
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
     AmountOutOfRange,
-    IntentView,
     InvalidToken,
     LedgerUnhealthy,
     OutboxBusy,
@@ -41,7 +42,6 @@ from qrpos.ledger.views import (
     TokenInReview,
     UnknownIntent,
     UnresolvedChargeExists,
-    intent_view,
     sale_result,
 )
 from qrpos.redact import escape_text
@@ -67,14 +67,17 @@ class ChargeDesk:
         policy: RetryPolicy | None = None,
         clock: Callable[[], datetime] = _utcnow,
         boot_clock: Callable[[], tuple[str | None, float | None]] = clock_module.boot_stamp,
+        jitter: Callable[[], float] = random.random,
     ) -> None:
         self.ledger = ledger
         # a request given up on may still commit until the client's timeout has passed
         chosen = policy or RetryPolicy(settle_s=client.timeout_s + 5.0)
-        self._ctx = Context(ledger, client, chosen, clock, boot_clock)
+        self._ctx = Context(ledger, client, chosen, clock, boot_clock, jitter)
         self._lock = asyncio.Lock()
         self._lock_path = ledger.path.with_name(ledger.path.name + ".lock")
-        self._service_clock = ServiceClock(ledger, self._ctx.clock)
+        #: the outbox as a reader sees it: lists, reviews, refunds, the audit trail and
+        #: the service's clock (`qrpos.ledger.listing.OutboxListing`)
+        self.listing = OutboxListing(ledger, self._ctx.clock)
 
     @property
     def policy(self) -> RetryPolicy:
@@ -152,23 +155,23 @@ class ChargeDesk:
             raise LedgerUnhealthy(self.ledger.integrity_message)
         deadline = time.monotonic() + deadline_s
         async with self._exclusive():
-            digest = records.token_digest(token)
+            digest = sales_sql.token_digest(token)
             key = f"qrpos-{uuid.uuid4().hex}"
             moment = self._ctx.moment()
             username = self._ctx.client.username
 
             def store(conn: Any) -> tuple[IntentRow, bool]:
-                for row in records.open_intents(conn):
+                for row in sales_sql.open_intents(conn):
                     if row.token_sha256 == digest and row.amount_mnt == amount_mnt:
                         return row, False
                     raise UnresolvedChargeExists(row.id, row.amount_mnt)
-                paid = records.paid_with_token(conn, digest)
+                paid = sales_sql.paid_with_token(conn, digest)
                 if paid is not None and paid.tx_id is not None:
                     raise TokenAlreadyPaid(paid.id, paid.amount_mnt, paid.tx_id)
-                held = records.in_review_with_token(conn, digest)
+                held = sales_sql.in_review_with_token(conn, digest)
                 if held is not None:
                     raise TokenInReview(held.id, held.amount_mnt)
-                new_id = records.insert_intent(
+                new_id = sales_sql.insert_intent(
                     conn,
                     idem_key=key,
                     token=token,
@@ -177,7 +180,7 @@ class ChargeDesk:
                     boot=(moment.boot, moment.up),
                     username=username,
                 )
-                created = records.get_intent(conn, new_id)
+                created = sales_sql.get_intent(conn, new_id)
                 assert created is not None
                 return created, True
 
@@ -192,7 +195,7 @@ class ChargeDesk:
         deadline = time.monotonic() + deadline_s
         async with self._exclusive():
             row = await self._load(intent_id)
-            row = await self._settle(row, deadline, on_progress)
+            row = await self._drive_one(row, deadline, on_progress)
             return sale_result(row)
 
     async def recover(
@@ -215,31 +218,37 @@ class ChargeDesk:
         async with self._exclusive():
             while True:
                 rows = await self.ledger.aread(
-                    lambda c: records.open_intents(c) + records.watched_intents(c)
+                    lambda c: sales_sql.open_intents(c) + sales_sql.watched_intents(c)
                 )
                 for row in rows:
-                    row = await self._settle(row, deadline, on_progress)
+                    row = await self._drive_one(row, deadline, on_progress)
                     results[row.id] = sale_result(row)
-                for rev in await self.ledger.aread(records.open_reversals):
-                    await self._reverse_row(rev, deadline)
+                for rev in await self.ledger.aread(refunds_sql.open_reversals):
+                    rev = await self._reverse_row(rev, deadline)
+                    if rev.intent_id is not None:
+                        # its sale (an abandon proven charged) is worked on through it
+                        results[rev.intent_id] = sale_result(await self._load(rev.intent_id))
                 left = deadline - time.monotonic()
                 if not patient or not rows or left <= 0:
                     break
                 await asyncio.sleep(min(1.0, left))
         return list(results.values())
 
-    async def _settle(
+    async def _drive_one(
         self, row: IntentRow, deadline: float, on_progress: ProgressCallback | None
     ) -> IntentRow:
         if row.state is IntentState.CREDENTIALS_REJECTED and row.charged is None:
             # after re-pairing: only the history can tell, the customer has long gone
+            repaired = IntentState(sale_move(row.state, SaleEvent.REPAIRED).next)
             row = await self.ledger.awrite(
-                lambda c: records.update_intent(
-                    c, row.id, state=IntentState.UNRESOLVED, may_resend=0, token=None
+                lambda c: sales_sql.update_intent(
+                    c, row.id, state=repaired, may_resend=0, token=None
                 )
             )
         row = await drive(self._ctx, row, deadline=deadline, progress=on_progress)
         if row.state is IntentState.ABANDONED and row.tx_id is not None:
+            # the table's `Effect.REFUND` of an abandoned sale proven charged
+            # (`SALE_MOVES[abandoned][lookup_proven]`), queued once, carried out here
             row = await self._refund_abandoned(row, deadline)
         return row
 
@@ -248,18 +257,18 @@ class ChargeDesk:
         assert tx_id is not None
 
         def queue(conn: Any) -> ReversalRow:
-            existing = records.reversal_for_tx(conn, tx_id)
+            existing = refunds_sql.reversal_for_tx(conn, tx_id)
             if existing is not None:
                 return existing
-            rid = records.insert_reversal(
+            rid = refunds_sql.insert_reversal(
                 conn,
                 tx_id=tx_id,
-                reason="abandoned",
+                reason=RefundReason.ABANDONED,
                 now=self._ctx.now(),
                 intent_id=row.id,
                 amount_mnt=row.amount_mnt,
             )
-            rev = records.get_reversal(conn, rid)
+            rev = refunds_sql.get_reversal(conn, rid)
             assert rev is not None
             return rev
 
@@ -280,7 +289,7 @@ class ChargeDesk:
             now = self._ctx.now()
 
             def give_up(conn: Any) -> IntentRow:
-                row = records.get_intent(conn, intent_id)
+                row = sales_sql.get_intent(conn, intent_id)
                 if row is None:
                     raise UnknownIntent(
                         say("error.no_charge", "no charge #{intent}", intent=intent_id)
@@ -288,16 +297,18 @@ class ChargeDesk:
                 if not row.is_open:
                     return row  # settled, or in review: nothing to stop waiting for
                 unclear = bool(row.maybe_sent or row.in_flight)
-                return records.update_intent(
+                event = SaleEvent.ABANDON_UNCLEAR if unclear else SaleEvent.ABANDON_CLEAN
+                move = sale_move(row.state, event)
+                return sales_sql.update_intent(
                     conn,
                     intent_id,
-                    state=IntentState.ABANDONED,
+                    state=IntentState(move.next),
                     may_resend=0,
                     token=None,
                     in_flight=0,
                     maybe_sent=1 if unclear else 0,
-                    watching=1 if unclear else 0,
-                    charged=None if unclear else 0,
+                    watching=1 if Effect.WATCH in move.effects else 0,
+                    charged=charged_value(move, row.charged),
                     resolved_at=None if unclear else now,
                     last_detail=say("sale.abandoned", "abandoned by the cashier"),
                 )
@@ -305,16 +316,12 @@ class ChargeDesk:
             return sale_result(await self.ledger.awrite(give_up))
 
     async def _load(self, intent_id: int) -> IntentRow:
-        row = await self.ledger.aread(lambda c: records.get_intent(c, intent_id))
+        row = await self.ledger.aread(lambda c: sales_sql.get_intent(c, intent_id))
         if row is None:
             raise UnknownIntent(say("error.no_charge", "no charge #{intent}", intent=intent_id))
         return row
 
     # --- reviews -----------------------------------------------------------------------
-
-    def reviews(self) -> list[ReviewView]:
-        """Sales waiting for a person, with the history rows that could be their charge."""
-        return self.ledger.read(reviews.open_reviews)
 
     async def settle_review(
         self,
@@ -339,33 +346,22 @@ class ChargeDesk:
                 lambda c: reviews.decide(c, intent_id, decision, actor, now)
             )
             if reversal_id is not None:
-                rev = await self.ledger.aread(lambda c: records.get_reversal(c, reversal_id))
+                rev = await self.ledger.aread(lambda c: refunds_sql.get_reversal(c, reversal_id))
                 if rev is not None:
                     await self._reverse_row(rev, deadline)
             return sale_result(await self._load(intent_id))
 
-    def refund_of(self, tx_id: str) -> ReversalResult | None:
-        """Where the latest refund of `tx_id` through the queue stands, or None."""
-        rev = self.ledger.read(lambda c: records.reversal_for_tx(c, tx_id))
-        if rev is None:
-            return None
-        return ReversalResult.from_row(rev)
-
-    def foreign_activity(self) -> ForeignActivity | None:
-        """Another install charging with these credentials (until an owner clears it)."""
-        return self.ledger.read(reviews.foreign_activity)
-
     def clear_foreign_activity(self) -> None:
         """An owner clears the warning: history matching resumes for rows committed after
-        the clear (`records.clear_foreign`)."""
+        the clear (`service_sql.clear_foreign`)."""
         now, policy = self._ctx.now(), self._ctx.policy
 
         def clear(conn: Any) -> None:
-            until = records.latest_service_time(
+            until = service_sql.latest_service_time(
                 conn, now, policy.window_margin_s, policy.max_clock_skew_s
             )
             margin = policy.window_margin_s + DATE_RESOLUTION_S
-            records.clear_foreign(conn, now, until, margin)
+            service_sql.clear_foreign(conn, now, until, margin)
 
         self.ledger.write(clear)
 
@@ -383,21 +379,22 @@ class ChargeDesk:
         async with self._exclusive():
 
             def queue(conn: Any) -> ReversalRow:
-                existing = records.reversal_for_tx(conn, tx_id)
+                existing = refunds_sql.reversal_for_tx(conn, tx_id)
                 if existing is not None and existing.state is not ReversalState.REFUSED:
                     if existing.state is ReversalState.CREDENTIALS_REJECTED:
-                        return records.update_reversal(
-                            conn, existing.id, state=ReversalState.PENDING
+                        again = refund_move(existing.state, RefundEvent.REPAIRED).next
+                        return refunds_sql.update_reversal(
+                            conn, existing.id, state=ReversalState(again)
                         )
                     return existing
-                rid = records.insert_reversal(
+                rid = refunds_sql.insert_reversal(
                     conn,
                     tx_id=tx_id,
-                    reason="manual",
+                    reason=RefundReason.MANUAL,
                     now=self._ctx.now(),
-                    amount_mnt=records.amount_of_tx(conn, tx_id),
+                    amount_mnt=sales_sql.amount_of_tx(conn, tx_id),
                 )
-                rev = records.get_reversal(conn, rid)
+                rev = refunds_sql.get_reversal(conn, rid)
                 assert rev is not None
                 return rev
 
@@ -407,40 +404,8 @@ class ChargeDesk:
 
     async def _reverse_row(self, rev: ReversalRow, deadline: float) -> ReversalRow:
         if rev.state is ReversalState.CREDENTIALS_REJECTED:
+            again = ReversalState(refund_move(rev.state, RefundEvent.REPAIRED).next)
             rev = await self.ledger.awrite(
-                lambda c: records.update_reversal(c, rev.id, state=ReversalState.PENDING)
+                lambda c: refunds_sql.update_reversal(c, rev.id, state=again)
             )
         return await drive_reversal(self._ctx, rev, deadline=deadline)
-
-    # --- reading -----------------------------------------------------------------------
-
-    def service_now(self) -> datetime:
-        """The service's clock, as this kiosk last measured it from the `Date` of its
-        replies (this kiosk's own clock until it has been measured): see
-        `ServiceClock`. History windows and the VAT follow-up's schedule use it."""
-        return self._service_clock.now()
-
-    def unresolved(self) -> list[IntentView]:
-        """Sales and refunds that need attention (open, needs_review, watched, queued)."""
-        return self.intents(include_final=False)
-
-    def intents(self, include_final: bool) -> list[IntentView]:
-        """Every sale and refund in the outbox (or only those needing attention)."""
-        return outbox_views(self.ledger, include_final=include_final)
-
-    def charges_between(self, from_utc: datetime, to_utc: datetime) -> list[IntentView]:
-        """Sales created in [from_utc, to_utc), all states, for reconciliation."""
-        rows = self.ledger.read(
-            lambda c: records.list_intents(
-                c,
-                include_final=True,
-                created_from=from_utc.timestamp(),
-                created_to=to_utc.timestamp(),
-            )
-        )
-        return [intent_view(r) for r in rows]
-
-    def audit(self, intent_id: int) -> list[dict[str, Any]]:
-        """Every attempt and lookup recorded for one sale, oldest first."""
-        rows = self.ledger.read(lambda c: records.attempts_of(c, intent_id))
-        return [json.loads(json.dumps(r)) for r in rows]

@@ -1,18 +1,23 @@
-"""What a reader of the outbox sees without a client or a password: the `outbox list` rows
-and the service's clock as this kiosk measured it."""
+"""What a reader of the outbox sees without a client or a password: the `outbox list` rows,
+the service's clock as this kiosk measured it, and the desk's read-only views
+(`OutboxListing`)."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from qrpos.ledger import records
-from qrpos.ledger.store import Ledger, LedgerError
+from qrpos.ledger import refunds_sql, reviews, sales_sql, service_sql
+from qrpos.ledger.failures import LedgerError
+from qrpos.ledger.reviews import ForeignActivity, ReviewView
+from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
     AttemptView,
     IntentView,
+    ReversalResult,
     UnknownIntent,
     intent_view,
     reversal_view,
@@ -24,9 +29,9 @@ def outbox_views(ledger: Ledger, *, include_final: bool) -> list[IntentView]:
     """Sales and refunds in the outbox, oldest first; needs no client or password."""
 
     def read(conn: Any) -> list[IntentView]:
-        views = [intent_view(r) for r in records.list_intents(conn, include_final=include_final)]
+        views = [intent_view(r) for r in sales_sql.list_intents(conn, include_final=include_final)]
         views += [
-            reversal_view(r) for r in records.list_reversals(conn, include_final=include_final)
+            reversal_view(r) for r in refunds_sql.list_reversals(conn, include_final=include_final)
         ]
         return sorted(views, key=lambda v: v.created_at)
 
@@ -56,15 +61,15 @@ def outbox_audit(ledger: Ledger, item: str) -> tuple[IntentView, list[AttemptVie
 
     def read(conn: Any) -> tuple[IntentView, list[AttemptView]] | None:
         if refund:
-            reversal = records.get_reversal(conn, key)
+            reversal = refunds_sql.get_reversal(conn, key)
             if reversal is None:
                 return None
-            view, rows = reversal_view(reversal), records.attempts_of(conn, reversal_id=key)
+            view, rows = reversal_view(reversal), service_sql.attempts_of(conn, reversal_id=key)
         else:
-            intent = records.get_intent(conn, key)
+            intent = sales_sql.get_intent(conn, key)
             if intent is None:
                 return None
-            view, rows = intent_view(intent), records.attempts_of(conn, key)
+            view, rows = intent_view(intent), service_sql.attempts_of(conn, key)
         return view, [AttemptView.from_row(r) for r in rows]
 
     found = ledger.read(read)
@@ -92,9 +97,65 @@ class ServiceClock:
         """The service's "now" (aware UTC)."""
         if self._checked_at is None or time.monotonic() - self._checked_at > SERVICE_CLOCK_REREAD_S:
             try:
-                reading = self._ledger.read(records.read_clock)
+                reading = self._ledger.read(service_sql.read_clock)
             except LedgerError:
                 reading = None  # a closed or broken outbox: the kiosk's own clock
             self._offset_s = reading.offset_s if reading is not None else 0.0
             self._checked_at = time.monotonic()
         return self._local() + timedelta(seconds=self._offset_s)
+
+
+class OutboxListing:
+    """The outbox as a reader sees it through the desk (`ChargeDesk.listing`): the sales and
+    refunds, the reviews, another install's activity, a refund's standing, the audit trail
+    and the service's clock. It only reads; the kiosk's commands are `ChargeDesk`'s."""
+
+    def __init__(self, ledger: Ledger, local: Callable[[], datetime]) -> None:
+        self.ledger = ledger
+        self._service_clock = ServiceClock(ledger, local)
+
+    def unresolved(self) -> list[IntentView]:
+        """Sales and refunds that need attention (open, needs_review, watched, queued)."""
+        return self.intents(include_final=False)
+
+    def intents(self, include_final: bool) -> list[IntentView]:
+        """Every sale and refund in the outbox (or only those needing attention)."""
+        return outbox_views(self.ledger, include_final=include_final)
+
+    def charges_between(self, from_utc: datetime, to_utc: datetime) -> list[IntentView]:
+        """Sales created in [from_utc, to_utc), all states, for reconciliation."""
+        rows = self.ledger.read(
+            lambda c: sales_sql.list_intents(
+                c,
+                include_final=True,
+                created_from=from_utc.timestamp(),
+                created_to=to_utc.timestamp(),
+            )
+        )
+        return [intent_view(r) for r in rows]
+
+    def audit(self, intent_id: int) -> list[dict[str, Any]]:
+        """Every attempt and lookup recorded for one sale, oldest first."""
+        rows = self.ledger.read(lambda c: service_sql.attempts_of(c, intent_id))
+        return [json.loads(json.dumps(r)) for r in rows]
+
+    def reviews(self) -> list[ReviewView]:
+        """Sales waiting for a person, with the history rows that could be their charge."""
+        return self.ledger.read(reviews.open_reviews)
+
+    def foreign_activity(self) -> ForeignActivity | None:
+        """Another install charging with these credentials (until an owner clears it)."""
+        return self.ledger.read(reviews.foreign_activity)
+
+    def refund_of(self, tx_id: str) -> ReversalResult | None:
+        """Where the latest refund of `tx_id` through the queue stands, or None."""
+        rev = self.ledger.read(lambda c: refunds_sql.reversal_for_tx(c, tx_id))
+        if rev is None:
+            return None
+        return ReversalResult.from_row(rev)
+
+    def service_now(self) -> datetime:
+        """The service's clock, as this kiosk last measured it from the `Date` of its
+        replies (this kiosk's own clock until it has been measured): see
+        `ServiceClock`. History windows and the VAT follow-up's schedule use it."""
+        return self._service_clock.now()

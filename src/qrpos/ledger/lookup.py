@@ -1,7 +1,7 @@
 """One look at the history for an intent: its window, the rows found in it, judged by the
 claims model and committed.
 
-The window is placed on the server's clock as measured (`qrpos.ledger.states.ClockReading`),
+The window is placed on the server's clock as measured (`qrpos.ledger.clockreading.ClockReading`),
 widened while that clock is unmeasured; every page's `Date` measures the clock again.
 `qrpos.ledger.claims` says what the rows prove, never this module; the conclusion, the
 clock and any foreign rows are committed in one transaction.
@@ -13,18 +13,15 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Literal
 
-from qrpos.ledger import records
+from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
 from qrpos.ledger.claims import (
-    STAMPS_AHEAD_S,
     UNMEASURED,
     UNVERIFIED_CONFLICT,
     Claimant,
     Disputed,
-    NoCandidate,
     Proven,
+    Verdict,
     Window,
     candidates_json,
     could_claim,
@@ -32,19 +29,15 @@ from qrpos.ledger.claims import (
     judge,
     owns_for_good,
 )
+from qrpos.ledger.clockreading import ClockReading, offset_from
 from qrpos.ledger.context import Context
+from qrpos.ledger.events import Charged, Effect, SaleEvent
+from qrpos.ledger.moves import absence_event, charged_value, dispute_event, sale_move
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.records import Connection, IntentChanges, IntentRow
-from qrpos.ledger.states import (
-    DATE_RESOLUTION_S,
-    ClockReading,
-    IntentState,
-    Moment,
-    frame_of,
-    in_frame,
-    offset_from,
-)
+from qrpos.ledger.states import IntentChanges, IntentRow, IntentState, Moment, RefundReason
 from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
+from qrpos.ledger.typed_rows import Connection
+from qrpos.ledger.windows import measured_for, offsets_for, own_offsets, spanning, window_for
 from qrpos.said import Said, say
 from qrpos.service import CredentialsRejected, Page, TerminalClient, Transaction, Unresolved
 from qrpos.service.limits import CursorTrail
@@ -84,166 +77,6 @@ class Sighting:
     def moment(self) -> Moment:
         """When the measurement was taken, on both clocks."""
         return Moment(self.measured_at, self.boot, self.up)
-
-
-def offsets_for(
-    row: IntentRow, reading: ClockReading | None, policy: RetryPolicy
-) -> tuple[float, float] | None:
-    """The range of server clock offsets to trust for this intent, or None when unknown.
-
-    The range spans every offset the intent's own exchanges measured and, when trusted for
-    it, the kiosk's reading: after a jump the measurements disagree, and the charge may
-    carry either clock (a service's commit times never go back when its clock does).
-    """
-    own = own_offsets(row)
-    shared = _shared_offsets(row, reading, policy)
-    if own is None or shared is None:
-        known = own or shared
-    else:
-        known = min(own[0], shared[0]), max(own[1], shared[1])
-    # a service clock that went back stamps commits at its old high-water mark until it
-    # has caught up: `window_for` reaches that mark, kept on the service's own clock (a
-    # mark kept against local time was moved by every step of the kiosk's clock)
-    return known
-
-
-def own_offsets(row: IntentRow) -> tuple[float, float] | None:
-    """The offsets measured by the `Date` of this intent's own responses, if any."""
-    if row.skew_lo_s is not None and row.skew_hi_s is not None:
-        return row.skew_lo_s, row.skew_hi_s
-    if row.clock_skew_s is not None:
-        return row.clock_skew_s, row.clock_skew_s
-    return None
-
-
-def spanning(
-    row: IntentRow, reading: ClockReading | None, policy: RetryPolicy, offset_s: float
-) -> tuple[float, float]:
-    """The intent's offset range once a new measurement of its own (`offset_s`) is added."""
-    known = offsets_for(row, reading, policy)
-    if known is None:
-        return offset_s, offset_s
-    return min(known[0], offset_s), max(known[1], offset_s)
-
-
-def sale_frame(row: IntentRow) -> tuple[str, float] | None:
-    """The wall-clock frame the sale's first send was stamped in (`states.frame_of`)."""
-    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
-    return frame_of(first, row.first_sent_boot, row.first_sent_up)
-
-
-def measured_for(row: IntentRow, offset_s: float, at: Moment) -> float:
-    """An offset measured at `at` for this sale, moved into the sale's own frame: the wall
-    clock NTP stepped since the sale was sent does not move the window (the service's
-    clock did not change)."""
-    return in_frame(offset_s, frame_of(at.wall, at.boot, at.up), sale_frame(row))
-
-
-def _shared_offsets(
-    row: IntentRow, reading: ClockReading | None, policy: RetryPolicy
-) -> tuple[float, float] | None:
-    """The offsets the kiosk's stored reading vouches for during this intent, if any."""
-    if reading is None:
-        return None
-    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
-    last = max(row.last_end_at or first, row.last_sent_at or first)
-    framed = _shared_in_frame(row, reading, policy, first, last)
-    if framed is not False:
-        return framed
-    now = reading.offset_s
-    before, since = reading.previous_s, reading.previous_since
-    if reading.measured_at < first:
-        # the wall clock went back since the sale (a Pi rebooted onto an old saved time, or
-        # NTP stepped it): local times of before and after are not comparable, so the sale
-        # may carry either offset of the last jump
-        if reading.jumped and before is not None:
-            return min(before, now), max(before, now)
-        return None
-    if reading.stable_since <= first:
-        return now, now  # the offset has held since before the sale
-    if not reading.jumped:
-        if first - policy.clock_fresh_s <= reading.measured_at <= last + policy.clock_fresh_s:
-            return now, now  # the first measurement ever, taken close to the sale
-        return None
-    if before is not None and since is not None and since <= first:
-        return min(before, now), max(before, now)  # the jump came before or after it
-    return None
-
-
-def _shared_in_frame(
-    row: IntentRow, reading: ClockReading, policy: RetryPolicy, first: float, last: float
-) -> tuple[float, float] | Literal[False] | None:
-    """`_shared_offsets` on the boot clock, with the reading's offsets moved into the sale's
-    frame; False when the reading and the sale are not on one boot (or either lacks the
-    stamps), and only the wall clock can compare them.
-
-    NTP steps the wall clock by hours on a Pi: compared in wall time, a reading stamped
-    while the clock was stepped back claims to have held "before" sales made after it, and
-    the step itself reads as a jump of the service's clock that widens every window by the
-    step. On the boot clock neither happens."""
-    sale = sale_frame(row)
-    measured_up = reading.measured_up
-    if (
-        sale is None
-        or reading.boot != sale[0]
-        or measured_up is None
-        or reading.frame_s is None
-        or reading.stable_up is None
-        or row.first_sent_up is None
-    ):
-        return False
-    first_up = row.first_sent_up
-    last_up = first_up + max(0.0, last - first)
-    if row.unclear_end_up is not None and row.unclear_end_boot == sale[0]:
-        last_up = max(last_up, row.unclear_end_up)
-    now = in_frame(reading.offset_s, (sale[0], reading.frame_s), sale)
-    before = reading.previous_s
-    if before is not None and reading.previous_frame_s is not None:
-        before = in_frame(before, (sale[0], reading.previous_frame_s), sale)
-    if measured_up < first_up - 1e-3:  # (derived from a frame: allow for rounding)
-        # measured before the sale (on the boot clock, which never steps): it does not
-        # vouch for the sale's time, and any jump it knows of came before the sale. The
-        # sale's own exchanges and its look-ups measure it
-        return None
-    if reading.stable_up < first_up:
-        return now, now  # the offset has held since before the sale
-    if not reading.jumped:
-        fresh = policy.clock_fresh_s
-        if first_up - fresh <= measured_up <= last_up + fresh:
-            return now, now  # the first measurement ever, taken close to the sale
-        return None
-    if before is not None and reading.previous_up is not None and reading.previous_up < first_up:
-        return min(before, now), max(before, now)  # the jump came before or after it
-    return None
-
-
-def window_for(row: IntentRow, policy: RetryPolicy, reading: ClockReading | None) -> Window:
-    """The server-time span in which this intent's charge, if any, was committed."""
-    first = row.first_sent_at if row.first_sent_at is not None else row.created_at
-    last_sent = row.last_sent_at if row.last_sent_at is not None else first
-    # never before the first send: a wall clock stepped back mid-sale stamps later requests
-    # "earlier" (the offsets measured then carry the step, so the window stays wide enough)
-    end = max(row.last_end_at or last_sent, last_sent, first) + policy.settle_s
-    margin = policy.window_margin_s + DATE_RESOLUTION_S
-    offsets = offsets_for(row, reading, policy)
-    if offsets is None:
-        low, high = -policy.max_clock_skew_s, policy.max_clock_skew_s
-    else:
-        low, high = offsets
-    start, stop = first + low - margin, end + high + margin
-    top = None if reading is None else reading.back_mark
-    if top is not None and start < top <= stop + STAMPS_AHEAD_S:
-        # the sale began before a mark the service's clock was seen to fall behind: after
-        # stepping back it stamps commits at that high-water mark until it has caught up
-        # (counted on the service's own clock, which the kiosk's steps never move). Only a
-        # mark seen gone back counts: the latest time ever seen is "now", and reaching it
-        # would let every open sale of a price own every later row of that price
-        stop = max(stop, top + margin)
-    return Window(
-        start=datetime.fromtimestamp(start, UTC),
-        end=datetime.fromtimestamp(stop, UTC),
-        measured=offsets is not None,
-    )
 
 
 async def look_up(client: TerminalClient, span: Window, now: Callable[[], Moment]) -> Sighting:
@@ -294,7 +127,7 @@ def _neighbours(
     slack = 3600.0  # local times of intents near the span, whatever their own offset was
     lo = span.start.timestamp() - offset - slack
     hi = span.end.timestamp() - offset + slack
-    return records.neighbours(conn, lo, hi, tx_ids)
+    return sales_sql.neighbours(conn, lo, hi, tx_ids)
 
 
 def _conclude(
@@ -302,7 +135,7 @@ def _conclude(
 ) -> tuple[IntentChanges, str]:
     """Judge the sighting for `row` inside the commit; returns the changes and an audit word."""
     policy = ctx.policy
-    before = records.read_clock(conn)
+    before = service_sql.read_clock(conn)
     agreed = True
     skew: IntentChanges = {}
     if seen.offset_s is not None:
@@ -318,10 +151,10 @@ def _conclude(
             lo, hi = spanning(row, before, policy, offset)
             skew = {"skew_lo_s": lo, "skew_hi_s": hi}
             row = dataclasses.replace(row, skew_lo_s=lo, skew_hi_s=hi)
-        records.observe(
+        service_sql.observe(
             conn, seen.offset_s, seen.measured_at, policy.window_margin_s, seen.boot, seen.up
         )
-    reading = records.read_clock(conn)
+    reading = service_sql.read_clock(conn)
     window = window_for(row, policy, reading)
     if not seen.span.covers(window):
         # the clock moved since the span was placed: part of the window went unseen, so
@@ -344,11 +177,11 @@ def _judged(
     """What the rows of a look-up that saw the whole window prove for `row`."""
     policy, now = ctx.policy, ctx.now()
     if seen.rows:
-        records.learn_terminal_id(conn, seen.rows[0].terminal_id, ctx.client.username)
+        service_sql.learn_terminal_id(conn, seen.rows[0].terminal_id, ctx.client.username)
     offset = reading.offset_s if reading else 0.0
     neighbours = _neighbours(conn, seen.span, offset, [tx.id for tx in seen.rows])
     # a sale in review holds the rows its review offers (and may own any of its amount)
-    offered = records.offered_rows(conn)
+    offered = reviews_sql.offered_rows(conn)
     claimants = [
         Claimant(
             n.id,
@@ -362,75 +195,128 @@ def _judged(
     ]
     owned = {n.tx_id for n in neighbours if n.tx_id and owns_for_good(n) and n.id != row.id}
     # another install's rows stay its own after the owner cleared the warning
-    owned |= records.foreign_ids(conn, [tx.id for tx in seen.rows])
+    owned |= service_sql.foreign_ids(conn, [tx.id for tx in seen.rows])
     me = Claimant(row.id, row.amount_mnt, window)
     if window.measured:
         in_window = [tx for tx in seen.rows if window.contains(tx.created_at)]
-        known = records.known_tx(conn, [tx.id for tx in in_window])
+        known = sales_sql.known_tx(conn, [tx.id for tx in in_window])
         strangers = foreign_rows(in_window, [me, *claimants], known)
         surplus = {tx.id for tx in strangers if any(c.could_own(tx) for c in [me, *claimants])}
-        records.record_foreign(conn, strangers, row.id, now, surplus)
+        service_sql.record_foreign(conn, strangers, row.id, now, surplus)
     watching = row.state is IntentState.ABANDONED
     verdict = judge(
         me,
         seen.rows,
         claimants,
         owned,
-        foreign_active=bool(records.uncleared_foreign(conn)),
+        foreign_active=bool(service_sql.uncleared_foreign(conn)),
         abandoned=watching,
-        foreign_until=records.foreign_suspect_until(conn),
+        foreign_until=service_sql.foreign_suspect_until(conn),
     )
-    if isinstance(verdict, Proven) and confirm_by_key(row, policy, looked_at):
-        return {
-            "matched_at": now,
-            "last_detail": say(
+    event = verdict_event(verdict, row, policy, looked_at, window, agreed)
+    move = sale_move(row.state, event)
+    changes: IntentChanges = {}
+    if move.next is not row.state:
+        changes["state"] = IntentState(move.next)
+    if move.charged is not Charged.KEEP:
+        changes["charged"] = charged_value(move, row.charged)
+    if move.charged in (Charged.YES, Charged.NO) or move.review is not None:
+        changes["resolved_at"] = now
+        if not watching or move.review is not None:
+            changes["token"] = None
+    if Effect.STOP_WATCHING in move.effects:
+        changes["watching"] = 0
+    if move.review is not None:
+        changes["may_resend"] = 0
+        shown = verdict.candidates if isinstance(verdict, Disputed) else ()
+        reviews_sql.upsert_review(conn, row.id, move.review, candidates_json(shown), now)
+    if isinstance(verdict, Proven) and Effect.REFUND in move.effects:
+        # queued in the commit that proves it: a crash before the refund goes out leaves
+        # it in the queue, never a charged sale nobody refunds (`ChargeDesk` sends it)
+        tx = verdict.transaction
+        if refunds_sql.reversal_for_tx(conn, tx.id) is None:
+            refunds_sql.insert_reversal(
+                conn,
+                tx_id=tx.id,
+                reason=RefundReason.ABANDONED,
+                now=now,
+                intent_id=row.id,
+                amount_mnt=row.amount_mnt,
+            )
+    if isinstance(verdict, Proven) and event is not SaleEvent.LOOKUP_MATCH_TO_CONFIRM:
+        tx = verdict.transaction
+        changes.update(
+            {
+                "tx_id": tx.id,
+                "tx_json": json.dumps(tx.to_json(), sort_keys=True),
+                "proof": "history",
+            }
+        )
+        if watching:
+            changes.pop("resolved_at", None)  # resolved once its refund has landed
+    changes.update(_words(event, verdict, watching))
+    if event is SaleEvent.LOOKUP_MATCH_TO_CONFIRM:
+        changes["matched_at"] = now
+    if event is SaleEvent.LOOKUP_NOT_YET and not window.measured:
+        return changes, "no_candidate_unmeasured_clock"
+    return changes, _AUDIT_WORDS.get(event, str(move.review or event))
+
+
+def verdict_event(
+    verdict: Verdict,
+    row: IntentRow,
+    policy: RetryPolicy,
+    looked_at: Moment,
+    window: Window,
+    agreed: bool,
+) -> SaleEvent:
+    """The sale's event for what a look-up that saw the whole window found (`agreed`: its
+    own `Date` agreed with the clock the window was placed on)."""
+    if isinstance(verdict, Proven):
+        if confirm_by_key(row, policy, looked_at):
+            return SaleEvent.LOOKUP_MATCH_TO_CONFIRM
+        return SaleEvent.LOOKUP_PROVEN
+    if isinstance(verdict, Disputed):
+        return dispute_event(verdict.reason, settled=settled(policy, row, looked_at))
+    word = absence(policy, row, looked_at, measured=window.measured, agreed=agreed)
+    return absence_event(word, row.if_absent)
+
+
+#: the audit trail's word for a look-up's event (a review's is its reason)
+_AUDIT_WORDS = {
+    SaleEvent.LOOKUP_MATCH_TO_CONFIRM: "confirm_by_key",
+    SaleEvent.LOOKUP_PROVEN: "proof",
+    SaleEvent.LOOKUP_DISPUTED_UNSETTLED: "disputed_unsettled",
+    SaleEvent.LOOKUP_ABSENT: "absent",
+    SaleEvent.LOOKUP_ABSENT_AFTER_DECLINE: "absent",
+    SaleEvent.LOOKUP_ABSENT_AFTER_REFUSAL: "absent",
+    SaleEvent.LOOKUP_NOT_YET: "no_candidate",
+}
+
+
+def _words(event: SaleEvent, verdict: Verdict, watching: bool) -> IntentChanges:
+    """The sale's last word after a look-up's event (none while nothing changed)."""
+    if isinstance(verdict, Proven):
+        tx_id = verdict.transaction.id
+        if event is SaleEvent.LOOKUP_MATCH_TO_CONFIRM:
+            said = say(
                 "sale.confirm_by_key",
                 "{id} in the history may be this sale: asking the service with the same key first",
-                id=verdict.transaction.id,
-            ),
-        }, "confirm_by_key"
-    if isinstance(verdict, Proven):
-        tx = verdict.transaction
-        found: IntentChanges = {
-            "tx_id": tx.id,
-            "tx_json": json.dumps(tx.to_json(), sort_keys=True),
-            "charged": 1,
-            "proof": "history",
-        }
-        if watching:
-            found["last_detail"] = say(
+                id=tx_id,
+            )
+        elif watching:
+            said = say(
                 "sale.found_after_abandon",
                 "found charged as {id} after abandon: refunding",
-                id=tx.id,
+                id=tx_id,
             )
         else:
-            found.update(
-                {
-                    "state": IntentState.CHARGED_PER_HISTORY,
-                    "token": None,
-                    "resolved_at": now,
-                    "last_detail": say(
-                        "sale.found_in_history", "found in the history as {id}", id=tx.id
-                    ),
-                }
-            )
-        return found, "proof"
-    if isinstance(verdict, Disputed) and not settled(policy, row, looked_at):
-        # a slow request may still commit: the review would offer the rows of now, without
-        # the sale's own; a person decides once late commits had their time
-        return {}, "disputed_unsettled"
-    if isinstance(verdict, Disputed):
-        records.upsert_review(
-            conn, row.id, verdict.reason, candidates_json(verdict.candidates), now
-        )
+            said = say("sale.found_in_history", "found in the history as {id}", id=tx_id)
+        return {"last_detail": said}
+    if isinstance(verdict, Disputed) and event is not SaleEvent.LOOKUP_DISPUTED_UNSETTLED:
         ids = ", ".join(c.transaction.id for c in verdict.candidates[:5])
         count = len(verdict.candidates)
         return {
-            "state": IntentState.NEEDS_REVIEW,
-            "token": None,
-            "watching": 0,
-            "may_resend": 0,
-            "resolved_at": now,
             "last_detail": say(
                 "sale.disputed",
                 "{reason}: {count} matching charge"
@@ -439,73 +325,55 @@ def _judged(
                 reason=verdict.reason,
                 count=count,
                 ids=ids,
-            ),
-        }, verdict.reason
-    assert isinstance(verdict, NoCandidate)
-    verdict_on_absence = absence(policy, row, looked_at, measured=window.measured, agreed=agreed)
-    if verdict_on_absence == "final" and row.if_absent in _VERIFY:
-        records.upsert_review(conn, row.id, UNVERIFIED_CONFLICT, "[]", now)
-        return {
-            "state": IntentState.NEEDS_REVIEW,
-            "token": None,
-            "watching": 0,
-            "may_resend": 0,
-            "resolved_at": now,
-            "last_detail": say(
-                "sale.unverified_conflict",
-                UNVERIFIED_CONFLICT + ": a retry with the same key got 409 after an unclear "
-                "attempt and the history shows no matching charge; a person must decide",
-            ),
-        }, UNVERIFIED_CONFLICT
-    if verdict_on_absence == "unmeasured":
-        records.upsert_review(conn, row.id, UNMEASURED, "[]", now)
-        return {
-            "state": IntentState.NEEDS_REVIEW,
-            "token": None,
-            "watching": 0,
-            "may_resend": 0,
-            "resolved_at": now,
-            "last_detail": say(
-                "sale.unmeasured",
-                UNMEASURED + ": no matching charge, but the server's clock at the time of "
-                "the sale is unknown; a person must decide",
-            ),
-        }, UNMEASURED
-    if verdict_on_absence == "wait":
-        return {}, "no_candidate" if window.measured else "no_candidate_unmeasured_clock"
-    if watching:
-        return {
-            "watching": 0,
-            "charged": 0,
-            "resolved_at": now,
-            "last_detail": say(
-                "sale.abandoned_absent", "abandoned; the history shows it was not charged"
-            ),
-        }, "absent"
-    return {
-        "state": _ABSENT_STATE.get(row.if_absent or "", IntentState.NOT_CHARGED),
-        "charged": 0,
-        "token": None,
-        "resolved_at": now,
-        "last_detail": say("sale.absent", "the history shows no such charge: not charged"),
-    }, "absent"
+            )
+        }
+    if event is SaleEvent.LOOKUP_ABSENT_AFTER_CONFLICT:
+        said = say(
+            "sale.unverified_conflict",
+            UNVERIFIED_CONFLICT + ": a retry with the same key got 409 after an unclear "
+            "attempt and the history shows no matching charge; a person must decide",
+        )
+        return {"last_detail": said}
+    if event is SaleEvent.LOOKUP_UNMEASURED:
+        said = say(
+            "sale.unmeasured",
+            UNMEASURED + ": no matching charge, but the server's clock at the time of "
+            "the sale is unknown; a person must decide",
+        )
+        return {"last_detail": said}
+    if event in _ABSENT_EVENTS and watching:
+        said = say("sale.abandoned_absent", "abandoned; the history shows it was not charged")
+        return {"last_detail": said}
+    if event in _ABSENT_EVENTS:
+        said = say("sale.absent", "the history shows no such charge: not charged")
+        return {"last_detail": said}
+    return {}
+
+
+_ABSENT_EVENTS = frozenset(
+    {
+        SaleEvent.LOOKUP_ABSENT,
+        SaleEvent.LOOKUP_ABSENT_AFTER_DECLINE,
+        SaleEvent.LOOKUP_ABSENT_AFTER_REFUSAL,
+    }
+)
 
 
 async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
     """One look at the history for `row`; commits what the claims model concluded."""
-    reading = await ctx.ledger.aread(records.read_clock)
+    reading = await ctx.ledger.aread(service_sql.read_clock)
     # a little wider than the window: a fresh measurement's jitter must not uncover it
     span = window_for(row, ctx.policy, reading).widened(ctx.policy.window_margin_s)
     looked_at = ctx.moment()
     seen = await look_up(ctx.client, span, ctx.moment)
 
     def commit(conn: Connection) -> IntentRow:
-        current = records.get_intent(conn, row.id)
+        current = sales_sql.get_intent(conn, row.id)
         assert current is not None
         changes: IntentChanges = {"lookups": current.lookups + 1, "last_lookup_at": ctx.now()}
         if seen.failure is not None:
             if seen.offset_s is not None:
-                records.observe(
+                service_sql.observe(
                     conn,
                     seen.offset_s,
                     seen.measured_at,
@@ -514,12 +382,13 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
                     seen.up,
                 )
             outcome = type(seen.failure).__name__
-            if isinstance(seen.failure, CredentialsRejected) and current.state is not (
-                IntentState.ABANDONED
-            ):
+            rejected = isinstance(seen.failure, CredentialsRejected)
+            event = SaleEvent.LOOKUP_CREDENTIALS_REJECTED if rejected else SaleEvent.LOOKUP_FAILED
+            move = sale_move(current.state, event)
+            if move.next is not current.state:
                 changes.update(
                     {
-                        "state": IntentState.CREDENTIALS_REJECTED,
+                        "state": IntentState(move.next),
                         "last_detail": say(
                             "sale.credentials_rejected_lookup",
                             "credentials rejected (401) while checking the history",
@@ -531,7 +400,7 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
                 changes["answered_lookups"] = current.answered_lookups + 1
             concluded, outcome = _conclude(ctx, conn, current, seen, looked_at)
             changes.update(concluded)
-        records.log_attempt(
+        service_sql.log_attempt(
             conn,
             kind="lookup",
             n=current.lookups + 1,
@@ -542,7 +411,7 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
             detail=_audit_detail(changes.get("last_detail"), seen, current.amount_mnt),
             server_date=None if seen.offset_s is None else seen.measured_at + seen.offset_s,
         )
-        return records.update_intent(conn, row.id, **changes)
+        return sales_sql.update_intent(conn, row.id, **changes)
 
     return await ctx.ledger.awrite(commit)
 

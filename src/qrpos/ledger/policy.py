@@ -7,7 +7,6 @@ retry library's in-process loop, because it must survive a crash or a restart of
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, replace
 
 from qrpos import spec
@@ -69,8 +68,21 @@ class RetryPolicy:
         )
         return replace(base, **overrides)  # type: ignore[arg-type]
 
-    def backoff_s(self, attempt: int, retry_after_s: float | None = None) -> float:
-        """Delay before send number `attempt + 1` (full jitter, capped)."""
-        ceiling = min(self.max_delay_s, self.base_delay_s * (2 ** max(0, attempt - 1)))
-        delay = random.uniform(0, ceiling) if ceiling > 0 else 0.0
-        return max(delay, bounded_retry_after(retry_after_s, self.max_delay_s * 4))
+    def backoff_s(
+        self, attempt: int, retry_after_s: float | None = None, *, jitter: float
+    ) -> float:
+        """Delay before send number `attempt + 1` (full jitter, capped).
+
+        `jitter` is a draw from [0, 1] the caller made (`Context.jitter`): the policy gives
+        one answer per input, and a test or a replay hands in the draw it wants."""
+        delay = self.ceiling_s(attempt) * min(1.0, max(0.0, jitter))
+        return max(delay, bounded_retry_after(retry_after_s, self.longest_wait_s))
+
+    def ceiling_s(self, attempt: int) -> float:
+        """The longest backoff after `attempt` sends (before a `Retry-After`)."""
+        return min(self.max_delay_s, self.base_delay_s * 2.0 ** max(0, attempt - 1))
+
+    @property
+    def longest_wait_s(self) -> float:
+        """The longest wait the policy asks for: a 429's `Retry-After`, bounded."""
+        return self.max_delay_s * 4

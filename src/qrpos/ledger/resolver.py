@@ -13,29 +13,39 @@ import logging
 import time
 from collections.abc import Callable
 
-from qrpos.ledger import records
+from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
 from qrpos.ledger.claims import (
     OTHER_TERMINAL,
-    REPLY_MISMATCH,
     Candidate,
     candidates_json,
-    check_reply,
-    check_reply_time,
 )
+from qrpos.ledger.clockreading import offset_from, plausible
 from qrpos.ledger.context import Context
-from qrpos.ledger.lookup import check_history, measured_for, spanning
+from qrpos.ledger.events import Charged, Effect, Refusal, SaleEvent
+from qrpos.ledger.lookup import check_history
+from qrpos.ledger.moves import IF_ABSENT, charged_value, reply_event, sale_cell, sale_move
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.records import Connection, IntentChanges, IntentRow
+from qrpos.ledger.reply_checks import check_reply, check_reply_time
 from qrpos.ledger.states import (
     RATE_LIMITED,
     REPAIR_NEEDED,
+    IntentChanges,
+    IntentRow,
     IntentState,
     Moment,
-    offset_from,
-    plausible,
 )
-from qrpos.ledger.timing import bounded_wait, look_first, may_send, since_first_send
+from qrpos.ledger.timing import (
+    bounded_wait,
+    due_on_boot,
+    may_send,
+    next_step,
+    retry_wait,
+    since_first_send,
+    waits_for_key,
+)
+from qrpos.ledger.typed_rows import Connection
 from qrpos.ledger.views import Phase, SaleProgress
+from qrpos.ledger.windows import measured_for, spanning
 from qrpos.said import Said, say
 from qrpos.service import (
     Approved,
@@ -54,103 +64,102 @@ log = logging.getLogger("qrpos.ledger")
 ProgressCallback = Callable[[SaleProgress], None]
 
 
+def _clean_event(outcome: ChargeOutcome) -> SaleEvent:
+    """The reply's event, as it would read with nothing unclear before it."""
+    if isinstance(outcome, Approved):
+        return SaleEvent.REPLY_APPROVED
+    if isinstance(outcome, Unresolved) and outcome.sent:
+        return SaleEvent.REPLY_UNCLEAR
+    if isinstance(outcome, RateLimited | Unresolved):
+        return SaleEvent.REPLY_NOT_DELIVERED
+    if isinstance(outcome, CredentialsRejected):
+        return SaleEvent.REPLY_CREDENTIALS_REJECTED
+    if isinstance(outcome, Declined):
+        return SaleEvent.REPLY_DECLINED
+    if isinstance(outcome, TokenUsed):
+        return SaleEvent.REPLY_TOKEN_USED
+    return SaleEvent.REPLY_REFUSED
+
+
+def _reply_words(outcome: ChargeOutcome) -> Said:
+    """The sale's last word for a clean answer (declined, refused, token used)."""
+    if isinstance(outcome, Declined):
+        return say("sale.declined", "declined ({code})", code=outcome.code or "no code")
+    if isinstance(outcome, TokenUsed):
+        return say("sale.token_used", "QR token already used (409)")
+    return say(
+        "sale.refused",
+        "refused (HTTP {status}): {message}",
+        status=outcome.exchange.status or 0,
+        message=getattr(outcome, "message", ""),
+    )
+
+
 def _outcome_changes(
-    row: IntentRow, outcome: ChargeOutcome, policy: RetryPolicy, moment: Moment
+    row: IntentRow, outcome: ChargeOutcome, policy: RetryPolicy, moment: Moment, jitter: float
 ) -> IntentChanges:
-    """The columns to write after a charge request came back with `outcome`."""
+    """The columns to write after a charge request came back with `outcome`: the table
+    of moves (`qrpos.ledger.moves`) chooses the state; this gathers the facts for it."""
     ex = outcome.exchange
     now = moment.wall
-    changes: IntentChanges = {"in_flight": 0, "last_end_at": now, "last_status": ex.status}
     unclear_before = bool(row.maybe_sent)
+    event = reply_event(_clean_event(outcome), unclear_before)
+    move = sale_move(row.state, event)
+    changes: IntentChanges = {
+        "in_flight": 0,
+        "last_end_at": now,
+        "last_status": ex.status,
+        "state": IntentState(move.next),
+    }
+    if move.charged is not Charged.KEEP:
+        changes["charged"] = charged_value(move, row.charged)
+    if move.charged in (Charged.YES, Charged.NO):
+        changes.update({"token": None, "resolved_at": now})  # the outcome is known
+    if isinstance(outcome, Declined):
+        changes["decline_code"] = outcome.code
     if isinstance(outcome, Approved):
         tx = outcome.transaction
         changes.update(
             {
-                "state": IntentState.APPROVED,
-                "charged": 1,
                 "proof": "reply",
                 "tx_id": tx.id,
-                "token": None,
                 "tx_json": json.dumps(tx.to_json(), sort_keys=True),
-                "resolved_at": now,
                 "last_detail": None,
             }
         )
     elif isinstance(outcome, RateLimited | Unresolved):
-        sent = isinstance(outcome, Unresolved) and outcome.sent
+        sent = event is SaleEvent.REPLY_UNCLEAR
         why = outcome.why if isinstance(outcome, Unresolved) else RATE_LIMITED
         retry_after = outcome.retry_after_s if isinstance(outcome, RateLimited) else None
         changes.update(
             {
-                "state": IntentState.UNRESOLVED,
                 "last_detail": why,
                 "maybe_sent": 1 if (sent or unclear_before) else 0,
-                "next_try_at": now + policy.backoff_s(row.attempts, retry_after),
+                "next_try_at": now + policy.backoff_s(row.attempts, retry_after, jitter=jitter),
             }
         )
         if sent:
             changes["last_unclear_end_at"] = now  # late commits are waited for from here
             changes["unclear_end_boot"], changes["unclear_end_up"] = moment.boot, moment.up
     elif isinstance(outcome, CredentialsRejected):
+        changes.update({"may_resend": 0, "last_detail": REPAIR_NEEDED})
+    elif event in IF_ABSENT:
+        # the service answered this key; the history confirms once late commits settled
+        # a 422 evaluated the key afresh (nothing committed); a 409 may be the duplicate
+        # of a charge that did commit ("verify before recharging"): without a row, review
         changes.update(
             {
-                "state": IntentState.CREDENTIALS_REJECTED,
                 "may_resend": 0,
-                "last_detail": REPAIR_NEEDED,
-                "charged": None if unclear_before else 0,
+                "if_absent": IF_ABSENT[event],
+                "last_detail": say(
+                    "sale.answered_after_unclear",
+                    "{why} after an unclear attempt: checking the history",
+                    why=_reply_words(outcome),
+                ),
             }
         )
-        if not unclear_before:
-            changes.update({"token": None, "resolved_at": now})
     else:
-        said: Said
-        if isinstance(outcome, Declined):
-            final = IntentState.DECLINED
-            said = say("sale.declined", "declined ({code})", code=outcome.code or "no code")
-            changes["decline_code"] = outcome.code
-        elif isinstance(outcome, TokenUsed):
-            final, said = (
-                IntentState.TOKEN_USED,
-                say("sale.token_used", "QR token already used (409)"),
-            )
-        else:
-            final = IntentState.REFUSED
-            said = say(
-                "sale.refused",
-                "refused (HTTP {status}): {message}",
-                status=ex.status or 0,
-                message=getattr(outcome, "message", ""),
-            )
-        if unclear_before:
-            # the service answered this key; the history confirms once late commits settled
-            # a 422 evaluated the key afresh (nothing committed); a 409 may be the duplicate
-            # of a charge that did commit ("verify before recharging"): without a row, review
-            absent = {
-                IntentState.DECLINED: "declined",
-                IntentState.REFUSED: "refused",
-            }.get(final, "review")
-            changes.update(
-                {
-                    "state": IntentState.UNRESOLVED,
-                    "may_resend": 0,
-                    "if_absent": absent,
-                    "last_detail": say(
-                        "sale.answered_after_unclear",
-                        "{why} after an unclear attempt: checking the history",
-                        why=said,
-                    ),
-                }
-            )
-        else:
-            changes.update(
-                {
-                    "state": final,
-                    "charged": 0,
-                    "token": None,
-                    "resolved_at": now,
-                    "last_detail": said,
-                }
-            )
+        changes["last_detail"] = _reply_words(outcome)
     return changes
 
 
@@ -169,12 +178,12 @@ def _checked_approval(
     now = moment.wall
     # real seconds since the first send (None after a reboot: not known, no lower limit)
     elapsed = since_first_send(row, moment).exactly
-    why = check_reply(tx, row.amount_mnt, records.terminal_id(conn, row.username)) or (
+    why = check_reply(tx, row.amount_mnt, service_sql.terminal_id(conn, row.username)) or (
         check_reply_time(
             tx, plausible(outcome.exchange.server_date, now), elapsed, policy.max_clock_skew_s
         )
     )
-    holder = records.holder_of(conn, tx.id, besides=row.id)
+    holder = reviews_sql.holder_of(conn, tx.id, besides=row.id)
     others: tuple[int, ...] = () if holder is None else (holder,)
     if why is None and others:
         why = say(
@@ -183,26 +192,28 @@ def _checked_approval(
             id=tx.id,
             sale=others[0],
         )
-    if why is None and records.reversal_for_tx(conn, tx.id) is not None:
+    if why is None and refunds_sql.reversal_for_tx(conn, tx.id) is not None:
         why = say(
             "reply.refunded",
             "the reply's {id} is a charge this kiosk refunds (or refunded)",
             id=tx.id,
         )
-    if why is None and records.foreign_ids(conn, [tx.id]):
+    if why is None and service_sql.foreign_ids(conn, [tx.id]):
         why = say(
             "reply.foreign", "the reply's {id} was seen as another install's charge", id=tx.id
         )
     if why is None:
-        records.learn_terminal_id(conn, tx.terminal_id, row.username)
+        service_sql.learn_terminal_id(conn, tx.terminal_id, row.username)
         return
-    records.upsert_review(
-        conn, row.id, REPLY_MISMATCH, candidates_json([Candidate(tx, others)]), now
+    move = sale_move(row.state, SaleEvent.REPLY_MISMATCH)
+    assert move.review is not None
+    reviews_sql.upsert_review(
+        conn, row.id, move.review, candidates_json([Candidate(tx, others)]), now
     )
     changes.update(
         {
-            "state": IntentState.NEEDS_REVIEW,
-            "charged": None,
+            "state": IntentState(move.next),
+            "charged": charged_value(move, row.charged),
             "proof": None,
             "tx_id": None,
             "tx_json": None,
@@ -214,13 +225,22 @@ def _checked_approval(
     )
 
 
+def _keep_due(ctx: Context, key: tuple[str, int], due: float | None, at: Moment) -> None:
+    """Keep a next try's due time on the boot clock, for this process's waits."""
+    stamp = None if due is None else due_on_boot(due - at.wall, at)
+    if stamp is None:
+        ctx.due_up.pop(key, None)
+    else:
+        ctx.due_up[key] = stamp
+
+
 async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
     """One charge request with the intent's key; both sides committed."""
     assert row.token is not None
     if not first:
         now = ctx.now()
         row = await ctx.ledger.awrite(
-            lambda c: records.update_intent(
+            lambda c: sales_sql.update_intent(
                 c, row.id, attempts=row.attempts + 1, in_flight=1, last_sent_at=now
             )
         )
@@ -230,7 +250,8 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
     outcome = await ctx.client.charge(token, row.amount_mnt, row.idem_key)
     moment = ctx.moment()
     now = moment.wall
-    changes = _outcome_changes(row, outcome, ctx.policy, moment)
+    changes = _outcome_changes(row, outcome, ctx.policy, moment, ctx.jitter())
+    _keep_due(ctx, ("sale", row.id), changes.get("next_try_at"), moment)
     offset = offset_from(outcome.exchange.server_date, sent_at, now)
     if offset is not None:
         changes["clock_skew_s"] = offset
@@ -240,12 +261,14 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
             # the window spans this measurement (in the sale's own wall-clock frame) and
             # every earlier one trusted for the sale
             framed = measured_for(row, offset, moment)
-            lo, hi = spanning(row, records.read_clock(conn), ctx.policy, framed)
+            lo, hi = spanning(row, service_sql.read_clock(conn), ctx.policy, framed)
             changes.update({"skew_lo_s": lo, "skew_hi_s": hi})
-            records.observe(conn, offset, now, ctx.policy.window_margin_s, moment.boot, moment.up)
+            service_sql.observe(
+                conn, offset, now, ctx.policy.window_margin_s, moment.boot, moment.up
+            )
         if isinstance(outcome, Approved):
             _checked_approval(conn, row, outcome, changes, ctx.policy, moment)
-        records.log_exchange(
+        service_sql.log_exchange(
             conn,
             kind="charge",
             n=row.attempts,
@@ -254,7 +277,7 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
             intent_id=row.id,
             detail=changes.get("last_detail"),
         )
-        return records.update_intent(conn, row.id, **changes)
+        return sales_sql.update_intent(conn, row.id, **changes)
 
     return await ctx.ledger.awrite(commit)
 
@@ -282,12 +305,15 @@ async def _paired_elsewhere(ctx: Context, row: IntentRow) -> IntentRow:
         now=ctx.client.username,
     )
 
-    def move(conn: Connection) -> IntentRow:
-        records.upsert_review(conn, row.id, OTHER_TERMINAL, "[]", now)
-        return records.update_intent(
+    move = sale_move(row.state, SaleEvent.OTHER_PAIRING)
+    assert move.review is not None
+
+    def commit(conn: Connection) -> IntentRow:
+        reviews_sql.upsert_review(conn, row.id, move.review or OTHER_TERMINAL, "[]", now)
+        return sales_sql.update_intent(
             conn,
             row.id,
-            state=IntentState.NEEDS_REVIEW,
+            state=IntentState(move.next),
             token=None,
             watching=0,
             may_resend=0,
@@ -296,7 +322,7 @@ async def _paired_elsewhere(ctx: Context, row: IntentRow) -> IntentRow:
         )
 
     log.warning("charge #%d was sent under another pairing; it waits for a review", row.id)
-    return await ctx.ledger.awrite(move)
+    return await ctx.ledger.awrite(commit)
 
 
 def _report(
@@ -319,10 +345,10 @@ async def drive(
     if row.in_flight and not fresh:
         # a previous process died mid-request: the request may have reached the service
         now = ctx.now()
-        state = IntentState.UNRESOLVED if row.state is IntentState.PENDING else row.state
+        state = IntentState(sale_move(row.state, SaleEvent.INTERRUPTED).next)
         boot, up = ctx.boot()
         row = await ctx.ledger.awrite(
-            lambda c: records.update_intent(
+            lambda c: sales_sql.update_intent(
                 c,
                 row.id,
                 in_flight=0,
@@ -340,16 +366,21 @@ async def drive(
         log.warning("charge #%d was interrupted mid-request; resolving", row.id)
     first = fresh
     while row.is_open or (row.state is IntentState.ABANDONED and row.watching):
-        if row.state is IntentState.CREDENTIALS_REJECTED:
-            return row
+        moment = ctx.moment()
+        step = sale_cell(row.state, next_step(row, ctx.policy, moment, first=first))
+        if isinstance(step, Refusal):
+            return row  # nothing to do for it now (a 401 waits for re-pairing, …)
         if row.maybe_sent and row.username not in (None, ctx.client.username):
             return await _paired_elsewhere(ctx, row)
-        moment = ctx.moment()
-        sending = row.state is not IntentState.ABANDONED and may_send(row, ctx.policy, moment)
-        if first or (sending and not look_first(row)):
-            # no backoff the policy computes is longer than four times its longest delay
-            longest = ctx.policy.max_delay_s * 4
-            wait = 0.0 if first else bounded_wait(row.next_try_at, moment, longest)
+        if Effect.SEND in step.effects:
+            wait = 0.0
+            # the send that confirms a history match goes at once: the table's
+            # `lookup_match_to_confirm` asks for a send, no wait (the cashier's answer is
+            # due a send's timeout and one look-up after the history showed the charge)
+            if not first and not waits_for_key(row):
+                due = row.next_try_at
+                on_boot = ctx.due_up.get(("sale", row.id))
+                wait = retry_wait(due, row.last_status, row.attempts, ctx.policy, moment, on_boot)
             if wait > 0:
                 _report(progress, row, "backing_off", started, f"next try in {wait:.1f} s")
                 if not await ctx.pause(wait, deadline):
@@ -358,14 +389,14 @@ async def drive(
             _report(progress, row, phase, started, row.last_detail or "")
             row = await send_once(ctx, row, first=first)
             first = False
-        elif not sending and not row.maybe_sent and row.state is not IntentState.ABANDONED:
+        elif Effect.LOOK_UP not in step.effects:
             # nothing ever reached the service (refused connections, 429s): not charged
             row = await ctx.ledger.awrite(
                 functools.partial(
-                    records.update_intent,
+                    sales_sql.update_intent,
                     intent_id=row.id,
-                    state=IntentState.NOT_CHARGED,
-                    charged=0,
+                    state=IntentState(step.next),
+                    charged=charged_value(step, row.charged),
                     token=None,
                     resolved_at=ctx.now(),
                     last_detail=say(

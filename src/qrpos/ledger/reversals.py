@@ -12,18 +12,25 @@ import functools
 import time
 
 from qrpos import spec
-from qrpos.ledger import records
+from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
+from qrpos.ledger.claims import Candidate, candidates_json
+from qrpos.ledger.clockreading import offset_from
 from qrpos.ledger.context import Context
-from qrpos.ledger.records import Connection, ReversalChanges, ReversalRow
+from qrpos.ledger.events import Charged, Effect, RefundEvent, Refusal
+from qrpos.ledger.moves import charged_value, refund_event, refund_move, sale_cell
 from qrpos.ledger.states import (
     RATE_LIMITED,
     REPAIR_NEEDED,
+    IntentChanges,
     IntentState,
     Moment,
+    ReversalChanges,
+    ReversalRow,
     ReversalState,
-    offset_from,
 )
-from qrpos.said import say
+from qrpos.ledger.timing import due_on_boot, retry_wait
+from qrpos.ledger.typed_rows import Connection
+from qrpos.said import Said, say
 from qrpos.service import (
     AlreadyReversed,
     CredentialsRejected,
@@ -32,55 +39,105 @@ from qrpos.service import (
     ReverseOutcome,
     Unresolved,
 )
+from qrpos.service.models import transaction_from_json_text
+
+
+def _event(outcome: ReverseOutcome) -> RefundEvent:
+    """The refund's event for the service's answer."""
+    if isinstance(outcome, Refunded):
+        # the contract's success is 204 alone; a 202 may mean "accepted, not yet applied"
+        if outcome.exchange.status != spec.REVERSE_SUCCESS_STATUS:
+            return RefundEvent.ANSWER_UNEXPECTED_2XX
+        return RefundEvent.ANSWER_REFUNDED
+    if isinstance(outcome, AlreadyReversed):
+        return RefundEvent.ANSWER_ALREADY_REVERSED
+    if isinstance(outcome, CredentialsRejected):
+        return RefundEvent.ANSWER_CREDENTIALS_REJECTED
+    if isinstance(outcome, RateLimited):
+        return RefundEvent.ANSWER_RATE_LIMITED
+    if isinstance(outcome, Unresolved):
+        return RefundEvent.ANSWER_UNCLEAR
+    return RefundEvent.ANSWER_REFUSED
+
+
+def _words(event: RefundEvent, outcome: ReverseOutcome) -> Said:
+    """The refund's last word for its answer."""
+    if event is RefundEvent.ANSWER_UNEXPECTED_2XX:
+        return say(
+            "refund.unexpected_status",
+            "unexpected HTTP {status}: will retry",
+            status=outcome.exchange.status or 0,
+        )
+    if event is RefundEvent.ANSWER_REFUNDED:
+        return say("refund.refunded", "refunded")
+    if event is RefundEvent.ANSWER_ALREADY_REVERSED:
+        return say("refund.already", "already reversed: the refund had landed")
+    if event is RefundEvent.ANSWER_CREDENTIALS_REJECTED:
+        return REPAIR_NEEDED
+    if isinstance(outcome, Unresolved):
+        return say("refund.will_retry", "{why}: will retry", why=outcome.why)
+    if event is RefundEvent.ANSWER_RATE_LIMITED:
+        return say("refund.will_retry", "{why}: will retry", why=RATE_LIMITED)
+    text = getattr(outcome, "message", "") or f"HTTP {outcome.exchange.status}"
+    return say("refund.refused", "{message}", message=text)
 
 
 def _changes(
-    ctx: Context, row: ReversalRow, outcome: ReverseOutcome, now: float
+    ctx: Context, row: ReversalRow, outcome: ReverseOutcome, now: float, jitter: float
 ) -> ReversalChanges:
-    changes: ReversalChanges = {"last_status": outcome.exchange.status}
-    if isinstance(outcome, Refunded) and outcome.exchange.status != spec.REVERSE_SUCCESS_STATUS:
-        # the contract's success is 204 alone; a 202 may mean "accepted, not yet applied"
-        changes.update(
-            {
-                "next_try_at": now + ctx.policy.backoff_s(row.attempts),
-                "message": say(
-                    "refund.unexpected_status",
-                    "unexpected HTTP {status}: will retry",
-                    status=outcome.exchange.status or 0,
-                ),
-            }
-        )
-    elif isinstance(outcome, Refunded | AlreadyReversed):
-        changes.update(
-            {
-                "state": ReversalState.REFUNDED,
-                "resolved_at": now,
-                "message": say("refund.refunded", "refunded")
-                if isinstance(outcome, Refunded)
-                else say("refund.already", "already reversed: the refund had landed"),
-            }
-        )
-    elif isinstance(outcome, CredentialsRejected):
-        changes.update(
-            {
-                "state": ReversalState.CREDENTIALS_REJECTED,
-                "message": REPAIR_NEEDED,
-            }
-        )
-    elif isinstance(outcome, RateLimited | Unresolved):
+    """The columns to write after a refund request came back: the table chooses the state."""
+    event = _event(outcome)
+    move = refund_move(row.state, event)
+    changes: ReversalChanges = {
+        "last_status": outcome.exchange.status,
+        "state": ReversalState(move.next),
+        "message": _words(event, outcome),
+    }
+    if Effect.WAIT in move.effects:
         retry_after = outcome.retry_after_s if isinstance(outcome, RateLimited) else None
-        why = outcome.why if isinstance(outcome, Unresolved) else RATE_LIMITED
-        changes.update(
-            {
-                "next_try_at": now + ctx.policy.backoff_s(row.attempts, retry_after),
-                "message": say("refund.will_retry", "{why}: will retry", why=why),
-            }
+        delay = ctx.policy.backoff_s(row.attempts, retry_after, jitter=jitter)
+        changes["next_try_at"] = now + delay
+    if move.next in (ReversalState.REFUNDED, ReversalState.REFUSED):
+        changes["resolved_at"] = now
+    return changes
+
+
+def _answer_sale(conn: Connection, refund: ReversalRow, now: float) -> None:
+    """Tell the refund's sale how its refund ended: the sale's table answers what follows
+    (an abandoned sale is reversed, or, its refund refused, goes to a person: the
+    customer was charged, and silence would keep the money)."""
+    if refund.intent_id is None:
+        return
+    sale = sales_sql.get_intent(conn, refund.intent_id)
+    if sale is None:
+        return
+    event = refund_event(refunded=refund.state is ReversalState.REFUNDED)
+    cell = sale_cell(sale.state, event)
+    if isinstance(cell, Refusal) or cell.next is sale.state:
+        return  # a refund this sale does not wait for (a manual one, a late answer)
+    changes: IntentChanges = {"state": IntentState(cell.next), "resolved_at": now}
+    if Effect.STOP_WATCHING in cell.effects:
+        changes["watching"] = 0
+    if cell.charged is not Charged.KEEP:
+        changes["charged"] = charged_value(cell, sale.charged)
+    if cell.review is not None:
+        rows = []
+        if sale.tx_json:
+            rows = [Candidate(transaction_from_json_text(sale.tx_json), ())]
+        reviews_sql.upsert_review(conn, sale.id, cell.review, candidates_json(rows), now)
+        changes["last_detail"] = say(
+            "sale.refund_refused",
+            "charged as {id}; the refund was refused ({message}): a person must decide",
+            id=refund.tx_id,
+            message=refund.message or f"HTTP {refund.last_status}",
         )
     else:
-        text = getattr(outcome, "message", "") or f"HTTP {outcome.exchange.status}"
-        said = say("refund.refused", "{message}", message=text)
-        changes.update({"state": ReversalState.REFUSED, "resolved_at": now, "message": said})
-    return changes
+        changes["last_detail"] = say(
+            "sale.refunded_after_abandon",
+            "charged as {id} after abandon; refunded",
+            id=refund.tx_id,
+        )
+    sales_sql.update_intent(conn, sale.id, **changes)
 
 
 def _commit(
@@ -96,8 +153,8 @@ def _commit(
     moment: Moment,
 ) -> ReversalRow:
     if offset is not None:
-        records.observe(conn, offset, now, tolerance_s, moment.boot, moment.up)
-    records.log_exchange(
+        service_sql.observe(conn, offset, now, tolerance_s, moment.boot, moment.up)
+    service_sql.log_exchange(
         conn,
         kind="reverse",
         n=row.attempts,
@@ -106,41 +163,41 @@ def _commit(
         reversal_id=row.id,
         detail=changes.get("message"),
     )
-    updated = records.update_reversal(conn, row.id, **changes)
-    refunded = updated.state is ReversalState.REFUNDED
-    if refunded and row.intent_id is not None and row.reason == "abandoned":
-        records.update_intent(
-            conn,
-            row.intent_id,
-            state=IntentState.REVERSED_AFTER_ABANDON,
-            watching=0,
-            resolved_at=now,
-            last_detail=say(
-                "sale.refunded_after_abandon",
-                "charged as {id} after abandon; refunded",
-                id=row.tx_id,
-            ),
-        )
+    updated = refunds_sql.update_reversal(conn, row.id, **changes)
+    if updated.state is not row.state:
+        _answer_sale(conn, updated, now)
     return updated
 
 
 async def drive_reversal(ctx: Context, row: ReversalRow, *, deadline: float) -> ReversalRow:
-    """Send the reversal until it is settled or the deadline passes."""
+    """Send the reversal until it is settled or the deadline passes.
+
+    Its waits go through the one bounded wait (`timing.retry_wait`): in boot-clock
+    seconds when this process scheduled the try, and never longer than its backoff asked
+    for, so a wall clock stepped back while a refund backs off cannot hold it."""
     while row.state is ReversalState.PENDING:
-        now = ctx.now()
-        wait = max(0.0, (row.next_try_at or now) - now)
+        up = ctx.due_up.get(("refund", row.id))
+        wait = retry_wait(
+            row.next_try_at, row.last_status, row.attempts, ctx.policy, ctx.moment(), up
+        )
         if not await ctx.pause(wait, deadline):
             return row
         sent_at = ctx.now()
         row = await ctx.ledger.awrite(
             functools.partial(
-                records.update_reversal, reversal_id=row.id, attempts=row.attempts + 1
+                refunds_sql.update_reversal, reversal_id=row.id, attempts=row.attempts + 1
             )
         )
         outcome = await ctx.client.reverse(row.tx_id)
         moment = ctx.moment()
         now = moment.wall
-        changes = _changes(ctx, row, outcome, now)
+        changes = _changes(ctx, row, outcome, now, ctx.jitter())
+        due = changes.get("next_try_at")
+        stamp = None if due is None else due_on_boot(due - now, moment)
+        if stamp is None:
+            ctx.due_up.pop(("refund", row.id), None)
+        else:
+            ctx.due_up[("refund", row.id)] = stamp
         row = await ctx.ledger.awrite(
             functools.partial(
                 _commit,

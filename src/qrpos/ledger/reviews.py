@@ -13,10 +13,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from qrpos.errors import QrposError
-from qrpos.ledger import records
-from qrpos.ledger.records import Connection, IntentRow
-from qrpos.ledger.states import IntentState, ReversalState
-from qrpos.ledger.store import DamagedRow, Ledger
+from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
+from qrpos.ledger.events import Effect, Refusal, ReviewReason, SaleEvent
+from qrpos.ledger.failures import DamagedRow
+from qrpos.ledger.moves import charged_value, sale_cell
+from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalState
+from qrpos.ledger.store import Ledger
+from qrpos.ledger.typed_rows import Connection, stored_json
 from qrpos.ledger.views import IntentView, intent_view
 from qrpos.said import Said, say
 from qrpos.service import Transaction, parse_transaction
@@ -40,8 +43,7 @@ class ReviewView:
     """A sale waiting for a person, why, and the rows that could be its charge."""
 
     intent: IntentView
-    #: stable code: ambiguous_history, contested_row, reply_mismatch, reversed_row,
-    #: foreign_activity, unmeasured_clock
+    #: its stable code: a `ReviewReason` (a value a newer ledger stored stays the text)
     reason: str
     candidates: tuple[ReviewCandidate, ...]
 
@@ -92,22 +94,24 @@ def _candidates(text: str) -> tuple[ReviewCandidate, ...]:
     try:
         return tuple(
             ReviewCandidate(parse_transaction(item["transaction"]), tuple(item["others"]))
-            for item in records.stored_json(text, "a review's rows")
+            for item in stored_json(text, "a review's rows")
         )
     except (KeyError, TypeError, MalformedResponse) as exc:
         raise DamagedRow(f"a review's rows cannot be read ({exc})") from None
 
 
 def _view(conn: Connection, row: IntentRow) -> ReviewView:
-    found = records.review_of(conn, row.id)
+    found = reviews_sql.review_of(conn, row.id)
     if found is None:  # opened before reviews were recorded: the detail says what was seen
-        return ReviewView(intent_view(row), "ambiguous_history", ())
-    return ReviewView(intent_view(row), found[0], _candidates(found[1]))
+        return ReviewView(intent_view(row), ReviewReason.AMBIGUOUS_HISTORY, ())
+    known = found[0] in ReviewReason.__members__.values()
+    reason = ReviewReason(found[0]) if known else found[0]
+    return ReviewView(intent_view(row), reason, _candidates(found[1]))
 
 
 def open_reviews(conn: Connection) -> list[ReviewView]:
     """Every sale in needs_review, oldest first."""
-    return [_view(conn, row) for row in records.in_review(conn)]
+    return [_view(conn, row) for row in reviews_sql.in_review(conn)]
 
 
 def _describe(decision: ReviewDecision) -> Said:
@@ -131,7 +135,7 @@ def _checked_candidate(conn: Connection, view: ReviewView, tx_id: str) -> Transa
                 offered=offered,
             )
         )
-    holder = records.holder_of(conn, tx_id, besides=int(view.intent.id))
+    holder = reviews_sql.holder_of(conn, tx_id, besides=int(view.intent.id))
     if holder is not None:
         raise ReviewRefused(
             say(
@@ -144,18 +148,41 @@ def _checked_candidate(conn: Connection, view: ReviewView, tx_id: str) -> Transa
     return by_id[tx_id]
 
 
+def decision_event(decision: ReviewDecision, proven_charged: bool) -> SaleEvent:
+    """The sale's event for a person's decision (`proven_charged`: the sale's own charge
+    is proven, as when its refund was refused: "not charged" would be untrue)."""
+    if isinstance(decision, MarkCharged):
+        return SaleEvent.DECIDE_CHARGED
+    if isinstance(decision, RefundRow):
+        return SaleEvent.DECIDE_REFUND
+    if proven_charged:
+        return SaleEvent.DECIDE_NOT_CHARGED_WHEN_PROVEN
+    return SaleEvent.DECIDE_NOT_CHARGED
+
+
 def decide(
     conn: Connection, intent_id: int, decision: ReviewDecision, actor: str, now: float
 ) -> tuple[IntentRow, int | None]:
     """Apply a person's decision; returns the intent and the queued reversal's id (if any).
 
     Raises `ReviewRefused` for a sale not in review, a row that is not among its
-    candidates, or one another sale owns. Runs inside one write transaction.
+    candidates, one another sale owns, one refunded (or being refunded) by the queue, or
+    "not charged" for a sale whose charge is proven. The table of moves chooses the state
+    (`qrpos.ledger.moves`). Runs inside one write transaction.
     """
-    row = records.get_intent(conn, intent_id)
+    row = sales_sql.get_intent(conn, intent_id)
     if row is None:
         raise ReviewRefused(say("error.no_sale", "no sale #{intent}", intent=intent_id))
-    if row.state is not IntentState.NEEDS_REVIEW:
+    cell = sale_cell(row.state, decision_event(decision, proven_charged=row.charged == 1))
+    if isinstance(cell, Refusal):
+        if row.state is IntentState.NEEDS_REVIEW:
+            raise ReviewRefused(
+                say(
+                    "error.review_proven",
+                    "sale #{intent} is proven charged: keep it as paid or refund it",
+                    intent=intent_id,
+                )
+            )
         raise ReviewRefused(
             say(
                 "error.not_in_review",
@@ -167,12 +194,13 @@ def decide(
     view = _view(conn, row)
     what = _describe(decision)
     reversal_id: int | None = None
+    state, charged = IntentState(cell.next), charged_value(cell, row.charged)
     if isinstance(decision, MarkNotCharged):
-        row = records.update_intent(
+        row = sales_sql.update_intent(
             conn,
             intent_id,
-            state=IntentState.NOT_CHARGED,
-            charged=0,
+            state=state,
+            charged=charged,
             proof="review",
             token=None,
             resolved_at=now,
@@ -184,21 +212,22 @@ def decide(
         )
     else:
         tx = _checked_candidate(conn, view, decision.tx_id)
-        refund = isinstance(decision, RefundRow)
-        if refund:
-            existing = records.reversal_for_tx(conn, tx.id)
-            if existing is None or existing.state is ReversalState.REFUSED:
-                reversal_id = records.insert_reversal(
+        existing = refunds_sql.reversal_for_tx(conn, tx.id)
+        # a refund the service refused moved no money: it blocks neither choice
+        live = existing if existing is None or existing.state is not ReversalState.REFUSED else None
+        if Effect.REFUND in cell.effects:
+            if live is None:
+                reversal_id = refunds_sql.insert_reversal(
                     conn,
                     tx_id=tx.id,
-                    reason="review",
+                    reason=RefundReason.REVIEW,
                     now=now,
                     intent_id=intent_id,
                     amount_mnt=tx.amount_mnt,
                 )
             else:
-                reversal_id = existing.id
-        elif records.reversal_for_tx(conn, tx.id) is not None:
+                reversal_id = live.id
+        elif live is not None:
             raise ReviewRefused(
                 say(
                     "error.review_refunding",
@@ -206,11 +235,11 @@ def decide(
                     tx=tx.id,
                 )
             )
-        row = records.update_intent(
+        row = sales_sql.update_intent(
             conn,
             intent_id,
-            state=IntentState.REFUNDED_PER_REVIEW if refund else IntentState.CHARGED_PER_REVIEW,
-            charged=1,
+            state=state,
+            charged=charged,
             proof="review",
             tx_id=tx.id,
             tx_json=json.dumps(tx.to_json(), sort_keys=True),
@@ -220,7 +249,7 @@ def decide(
                 "sale.decided", "a person decided: {what} ({actor})", what=what, actor=actor
             ),
         )
-    records.mark_decided(
+    reviews_sql.mark_decided(
         conn,
         intent_id,
         now=now,
@@ -228,7 +257,7 @@ def decide(
         tx_id=getattr(decision, "tx_id", None),
         actor=actor,
     )
-    records.log_attempt(
+    service_sql.log_attempt(
         conn,
         kind="review",
         n=1,
@@ -245,7 +274,7 @@ def decide(
 
 def foreign_activity(conn: Connection) -> ForeignActivity | None:
     """The warning while it is not cleared, or None."""
-    rows = records.uncleared_foreign(conn)
+    rows = service_sql.uncleared_foreign(conn)
     if not rows:
         return None
     return ForeignActivity(

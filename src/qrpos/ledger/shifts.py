@@ -2,7 +2,7 @@
 
 A till with no cashier works as before. Once the owner adds cashiers, a cashier opens a
 shift with their PIN; every sale and refund written while it is open is stamped with it
-(the outbox does this itself when it writes the row: `records.insert_intent`). One shift
+(the outbox does this itself when it writes the row: `sales_sql.insert_intent`). One shift
 is open at a time; it stays open across midnight and reboots until it is closed.
 
 The figures follow the service's own bookkeeping, so that the shifts of a day add up to
@@ -20,16 +20,16 @@ correction on the next Z, never by rewriting the closed one.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from qrpos.errors import QrposError
-from qrpos.ledger import records
+from qrpos.ledger import shifts_sql
 from qrpos.ledger.states import CHARGED_STATES, IntentRow, IntentState
 from qrpos.ledger.store import Ledger
+from qrpos.ledger.typed_rows import Connection, stored_json
 from qrpos.said import say
 from qrpos.service.models import format_rfc3339 as _iso
 
@@ -128,7 +128,7 @@ def _cashier(row: Sequence[Any]) -> Cashier:
 
 def cashiers(ledger: Ledger, *, include_removed: bool = False) -> list[Cashier]:
     """The till's cashiers by name (none: shifts are off)."""
-    rows = ledger.read(lambda c: records.cashier_rows(c, include_removed=include_removed))
+    rows = ledger.read(lambda c: shifts_sql.cashier_rows(c, include_removed=include_removed))
     return [_cashier(row) for row in rows]
 
 
@@ -159,7 +159,7 @@ def add_cashier(ledger: Ledger, name: str, pin_record: str, *, at: datetime) -> 
     clean = _checked_name(name)
     if any(c.name.casefold() == clean.casefold() for c in cashiers(ledger)):
         raise ShiftError(say("shift.name_taken", "there is a cashier called {name}", name=clean))
-    ident = ledger.write(lambda c: records.insert_cashier(c, clean, pin_record, at.timestamp()))
+    ident = ledger.write(lambda c: shifts_sql.insert_cashier(c, clean, pin_record, at.timestamp()))
     return Cashier(ident, clean, True, at, pin_record)
 
 
@@ -168,12 +168,12 @@ def rename_cashier(ledger: Ledger, cashier: Cashier, new_name: str) -> Cashier:
     others = [c for c in cashiers(ledger) if c.id != cashier.id]
     if any(c.name.casefold() == clean.casefold() for c in others):
         raise ShiftError(say("shift.name_taken", "there is a cashier called {name}", name=clean))
-    ledger.write(lambda c: records.update_cashier(c, cashier.id, name=clean))
+    ledger.write(lambda c: shifts_sql.update_cashier(c, cashier.id, name=clean))
     return Cashier(cashier.id, clean, cashier.active, cashier.created_at, cashier.pin_record)
 
 
 def set_cashier_pin(ledger: Ledger, cashier: Cashier, pin_record: str) -> None:
-    ledger.write(lambda c: records.update_cashier(c, cashier.id, pin_record=pin_record))
+    ledger.write(lambda c: shifts_sql.update_cashier(c, cashier.id, pin_record=pin_record))
 
 
 def remove_cashier(ledger: Ledger, cashier: Cashier) -> None:
@@ -184,16 +184,16 @@ def remove_cashier(ledger: Ledger, cashier: Cashier) -> None:
         raise ShiftError(
             say("shift.remove_open", "{name}'s shift is open: close it first", name=cashier.name)
         )
-    ledger.write(lambda c: records.update_cashier(c, cashier.id, active=False))
+    ledger.write(lambda c: shifts_sql.update_cashier(c, cashier.id, active=False))
 
 
 # --- shifts -----------------------------------------------------------------------------
 
 
 def _shifts(ledger: Ledger, **where: Any) -> list[Shift]:
-    def read(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], dict[int, str]]:
-        names = {int(r[0]): str(r[1]) for r in records.cashier_rows(conn, include_removed=True)}
-        return records.shift_rows(conn, **where), names
+    def read(conn: Connection) -> tuple[list[tuple[Any, ...]], dict[int, str]]:
+        names = {int(r[0]): str(r[1]) for r in shifts_sql.cashier_rows(conn, include_removed=True)}
+        return shifts_sql.shift_rows(conn, **where), names
 
     rows, names = ledger.read(read)
     out = []
@@ -207,7 +207,7 @@ def _shifts(ledger: Ledger, **where: Any) -> list[Shift]:
                 closed_at=_time(closed),
                 closed_by=by,
                 z_number=number,
-                z_report=records.stored_json(report, "a Z report") if report else None,
+                z_report=stored_json(report, "a Z report") if report else None,
             )
         )
     return out
@@ -236,10 +236,10 @@ def open_shift(ledger: Ledger, cashier: Cashier, *, at: datetime) -> Shift:
     if not cashier.active:
         raise ShiftError(say("shift.no_cashier", "no cashier called {name}", name=cashier.name))
 
-    def insert(conn: sqlite3.Connection) -> int | None:
-        if records.shift_rows(conn, open_only=True):
+    def insert(conn: Connection) -> int | None:
+        if shifts_sql.shift_rows(conn, open_only=True):
             return None
-        return records.insert_shift(conn, cashier.id, at.timestamp())
+        return shifts_sql.insert_shift(conn, cashier.id, at.timestamp())
 
     ident = ledger.write(insert)  # one transaction: two tills' clicks cannot both open
     if ident is None:
@@ -268,16 +268,16 @@ def _is_unsettled(row: IntentRow) -> bool:
     return row.state is IntentState.ABANDONED and bool(row.watching)
 
 
-def _figures(conn: sqlite3.Connection, shift_id: int | None) -> ShiftFigures:
-    rows = records.shift_sales(conn, shift_id)
+def _figures(conn: Connection, shift_id: int | None) -> ShiftFigures:
+    rows = shifts_sql.shift_sales(conn, shift_id)
     charged = [r for r in rows if r.state in CHARGED_STATES and r.tx_id]
-    refunded = records.refunded_tx_ids(conn, [r.tx_id for r in charged if r.tx_id])
+    refunded = shifts_sql.refunded_tx_ids(conn, [r.tx_id for r in charged if r.tx_id])
     kept = [r for r in charged if r.tx_id not in refunded]
     gone = [r for r in charged if r.tx_id in refunded]
     review = [_open_sale(r) for r in rows if r.state is IntentState.NEEDS_REVIEW]
     unsettled = [_open_sale(r) for r in rows if _is_unsettled(r)]
     counted = len(charged) + len(review) + len(unsettled)
-    made = records.shift_refunds(conn, shift_id)
+    made = shifts_sql.shift_refunds(conn, shift_id)
     done = [r for r in made if str(r.state) == "refunded"]
     return ShiftFigures(
         sales=len(kept),
@@ -298,7 +298,7 @@ def figures(ledger: Ledger, shift_id: int | None) -> ShiftFigures:
     return ledger.read(lambda c: _figures(c, shift_id))
 
 
-def _corrections(conn: sqlite3.Connection, earlier: Sequence[Shift]) -> list[dict[str, Any]]:
+def _corrections(conn: Connection, earlier: Sequence[Shift]) -> list[dict[str, Any]]:
     """The sales an earlier Z named open that have settled since, each reported once: on
     the first Z taken after it settled."""
     named: dict[int, int] = {}
@@ -310,11 +310,11 @@ def _corrections(conn: sqlite3.Connection, earlier: Sequence[Shift]) -> list[dic
         corrected |= {int(c["intent"]) for c in report.get("corrections", ())}
     waiting = [i for i in named if i not in corrected]
     out = []
-    for row in records.intents_by_id(conn, waiting):
+    for row in shifts_sql.intents_by_id(conn, waiting):
         if row.state is IntentState.NEEDS_REVIEW or _is_unsettled(row):
             continue  # still open: named again by its own Z's list, corrected later
         charged = row.state in CHARGED_STATES and row.tx_id
-        refunded = bool(charged) and bool(records.refunded_tx_ids(conn, [row.tx_id or ""]))
+        refunded = bool(charged) and bool(shifts_sql.refunded_tx_ids(conn, [row.tx_id or ""]))
         outcome = "reversed" if refunded else "sale" if charged else "not_charged"
         out.append(
             {
@@ -343,8 +343,8 @@ def take_z(
         raise ValueError(by)
     earlier = [s for s in shifts(ledger) if s.z_report is not None]
 
-    def close(conn: sqlite3.Connection) -> dict[str, Any]:
-        number = records.next_z_number(conn)
+    def close(conn: Connection) -> dict[str, Any]:
+        number = shifts_sql.next_z_number(conn)
         shown = _figures(conn, shift.id)
         report: dict[str, Any] = {
             "z_number": number,
@@ -358,7 +358,7 @@ def take_z(
             "reconciliation": dict(reconciliation) if reconciliation is not None else None,
         }
         text = json.dumps(report, ensure_ascii=False, sort_keys=True)
-        records.close_shift(
+        shifts_sql.close_shift(
             conn, shift.id, at=at.timestamp(), by=by, z_number=number, z_report=text
         )
         return dict(json.loads(text))  # as it reads back, ever after

@@ -12,6 +12,8 @@ outbox before anything else happens. "Proof" and "review" are defined once, in
        │    ──409 on a clean first answer──────▶ token_used
        │    ──401──────────────────────────────▶ credentials_rejected
        │    ──no answer / timeout / 5xx / crash▶ unresolved
+       │    ──nothing reached, may not resend──▶ not_charged
+       │    ──history (after a crash)──────────▶ charged_per_history / needs_review
        │    ──cashier gives up─────────────────▶ abandoned
     unresolved ──201 on a retry (same key)─────▶ approved (or needs_review if it mismatches)
        │    ──422/4xx/409 when no attempt was
@@ -27,12 +29,20 @@ outbox before anything else happens. "Proof" and "review" are defined once, in
        │    ──401──────────────────────────────▶ credentials_rejected
        │    ──cashier gives up─────────────────▶ abandoned
     credentials_rejected ──re-paired, resolve──▶ unresolved (history lookups only)
-    abandoned ──history: proof─────────────────▶ (refund queued) reversed_after_abandon
-       │      ──contested or ambiguous─────────▶ needs_review
+       │      ──sent under an old pairing──────▶ needs_review   (other_terminal)
+       │      ──cashier gives up───────────────▶ abandoned
+    abandoned ──history: proof, refund landed──▶ reversed_after_abandon
+       │      ──contested, ambiguous, or the
+       │        refund refused─────────────────▶ needs_review   (refund_refused, …)
     needs_review ──owner: "this row is it"─────▶ charged_per_review
        │      ──owner: "refund this row"───────▶ refunded_per_review (refund queued)
        │      ──owner: "nothing was charged"───▶ not_charged
+    refunded_per_review ──the refund refused───▶ needs_review   (refund_refused)
        (abandon leaves a review in review: abandon stops the till's wait, never the question)
+
+Every arrow is a move of the table in `qrpos.ledger.moves` (docs/ledger.md lists each
+event), and `tests/ledger/test_moves.py` holds this drawing to it: an arrow the table
+lacks, or a move the drawing lacks, fails.
 
 `pending`, `unresolved` and an open `credentials_rejected` (one whose earlier attempt
 may have reached the service) block a new sale. Every other state is kept for audit.
@@ -41,7 +51,6 @@ may have reached the service) block a new sale. Every other state is kept for au
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from enum import StrEnum
 from typing import Final, Literal, TypedDict
 
@@ -53,7 +62,7 @@ class IntentState(StrEnum):
 
     #: stored; the first request is about to go out or is in flight
     PENDING = "pending"
-    #: 201: charged, the transaction is stored
+    #: a 201 that matches the request (proof by reply): charged, the transaction is stored
     APPROVED = "approved"
     #: 422: the service declined it; nothing was charged
     DECLINED = "declined"
@@ -63,21 +72,26 @@ class IntentState(StrEnum):
     TOKEN_USED = "token_used"  # noqa: S105 - a state name, not a secret
     #: 401: stopped until the terminal is re-paired; the row is kept
     CREDENTIALS_REJECTED = "credentials_rejected"
-    #: an attempt may have reached the service without an answer; the resolver works on it
+    #: a request may have reached the service without a clear answer (or a clean answer
+    #: came after an unclear one and the history must confirm it); the resolver works on it
     UNRESOLVED = "unresolved"
-    #: the history shows exactly one matching charge: it is ours
+    #: the history proves it: every pairing of the rows with the sales that could own them
+    #: gives this sale one (`claims.judge`)
     CHARGED_PER_HISTORY = "charged_per_history"
-    #: past the horizon the history shows no matching charge
+    #: proven absent (no request can still land, the history on a measured clock shows no
+    #: row), nothing ever reached the service, or a person decided so
     NOT_CHARGED = "not_charged"
-    #: the history shows two or more candidates: a person must decide, never a guess
+    #: no proof either way, or a charged sale whose refund was refused: a person decides,
+    #: for the review's stated reason (`events.ReviewReason`), never a guess
     NEEDS_REVIEW = "needs_review"
     #: the cashier gave up; never sent again (the history is still watched)
     ABANDONED = "abandoned"
-    #: abandoned, later found charged in the history, and refunded automatically
+    #: abandoned, later proven charged by the history, and refunded automatically (204/409)
     REVERSED_AFTER_ABANDON = "reversed_after_abandon"
     #: a person settled the review: this history row is this sale (the customer paid)
     CHARGED_PER_REVIEW = "charged_per_review"
-    #: a person settled the review: the row was charged wrongly and is refunded (queued)
+    #: a person settled the review: the row was charged wrongly and is refunded (queued;
+    #: refused by the service, the sale goes back to review as `refund_refused`)
     REFUNDED_PER_REVIEW = "refunded_per_review"
 
 
@@ -92,6 +106,40 @@ class ReversalState(StrEnum):
     REFUSED = "refused"
     #: 401: kept until the terminal is re-paired
     CREDENTIALS_REJECTED = "credentials_rejected"
+
+
+class RefundReason(StrEnum):
+    """Why a refund was queued (stored in `reversal.reason` as the value)."""
+
+    #: an abandoned sale proven charged (the table's `Effect.REFUND` after `lookup_proven`)
+    ABANDONED = "abandoned"
+    #: `qrpos reverse` or the owner's refund of a charge by its id
+    MANUAL = "manual"
+    #: a person's decision on a review: "refund this row"
+    REVIEW = "review"
+
+
+#: states of a sale that block a new one: the resolver still has to settle it
+OPEN_STATES: Final = frozenset({IntentState.PENDING, IntentState.UNRESOLVED})
+#: states that block a new sale only while `charged` is unknown (a 401 after an unclear
+#: attempt: the charge may have landed)
+OPEN_WHILE_UNKNOWN: Final = frozenset({IntentState.CREDENTIALS_REJECTED})
+
+
+def is_open(state: IntentState, charged: int | bool | None) -> bool:
+    """Does a sale in `state` block a new one? The one definition of "open"."""
+    return state in OPEN_STATES or (state in OPEN_WHILE_UNKNOWN and charged is None)
+
+
+def _sql_list(states: frozenset[IntentState]) -> str:
+    return ", ".join(f"'{s.value}'" for s in sorted(states))
+
+
+#: `is_open` as a SQL condition on `charge_intent` (the states are our own constants)
+OPEN_SQL: Final = (
+    f"(state IN ({_sql_list(OPEN_STATES)}) OR "
+    f"(state IN ({_sql_list(OPEN_WHILE_UNKNOWN)}) AND charged IS NULL))"
+)
 
 
 #: states that mean the customer was charged
@@ -109,23 +157,10 @@ CHARGED_STATES: Final = frozenset(
 SOLD_STATES: Final = frozenset(
     {IntentState.APPROVED, IntentState.CHARGED_PER_HISTORY, IntentState.CHARGED_PER_REVIEW}
 )
-#: states after which nothing more happens automatically
-FINAL_STATES: Final = frozenset(
-    {
-        IntentState.APPROVED,
-        IntentState.DECLINED,
-        IntentState.REFUSED,
-        IntentState.TOKEN_USED,
-        IntentState.CHARGED_PER_HISTORY,
-        IntentState.NOT_CHARGED,
-        IntentState.NEEDS_REVIEW,
-        IntentState.REVERSED_AFTER_ABANDON,
-        IntentState.CHARGED_PER_REVIEW,
-        IntentState.REFUNDED_PER_REVIEW,
-    }
-)
-
-#: every legal move; the store refuses any other (a bug must not corrupt the audit trail)
+#: every legal move; the store refuses any other (a bug must not corrupt the audit trail).
+#: The same moves as the table's (`qrpos.ledger.moves.successors`): tests/ledger/
+#: test_moves.py holds the two equal (written out here so that the vocabulary imports
+#: nothing of the ledger)
 TRANSITIONS: Final[dict[IntentState, frozenset[IntentState]]] = {
     IntentState.PENDING: frozenset(
         {
@@ -139,6 +174,7 @@ TRANSITIONS: Final[dict[IntentState, frozenset[IntentState]]] = {
             IntentState.ABANDONED,
             IntentState.NOT_CHARGED,
             IntentState.NEEDS_REVIEW,
+            IntentState.CHARGED_PER_HISTORY,
         }
     ),
     IntentState.UNRESOLVED: frozenset(
@@ -175,6 +211,10 @@ TRANSITIONS: Final[dict[IntentState, frozenset[IntentState]]] = {
             IntentState.NOT_CHARGED,
         }
     ),
+    # a refund a person chose, refused by the service: back to a person
+    IntentState.REFUNDED_PER_REVIEW: frozenset(
+        {IntentState.REFUNDED_PER_REVIEW, IntentState.NEEDS_REVIEW}
+    ),
 }
 
 
@@ -183,8 +223,9 @@ def can_move(old: IntentState, new: IntentState) -> bool:
     return new in TRANSITIONS.get(old, frozenset())
 
 
-#: every legal move of a reversal: retried while pending; refunded and refused are final;
-#: one stopped by a 401 goes back to pending once the terminal is re-paired
+#: every legal move of a reversal (the table's, `qrpos.ledger.moves.refund_successors`):
+#: retried while pending; refunded and refused are final; one stopped by a 401 goes back
+#: to pending once the terminal is re-paired
 REVERSAL_TRANSITIONS: Final[dict[ReversalState, frozenset[ReversalState]]] = {
     ReversalState.PENDING: frozenset(ReversalState),
     ReversalState.CREDENTIALS_REJECTED: frozenset(
@@ -200,7 +241,7 @@ def can_move_reversal(old: ReversalState, new: ReversalState) -> bool:
     return new in REVERSAL_TRANSITIONS.get(old, frozenset())
 
 
-# --- the facts the decisions take (`qrpos.ledger.records` reads and writes them) ------
+# --- the facts the decisions take (the `*_sql` modules read and write them) ------------
 
 #: how an intent's transaction was proven (`qrpos.ledger.claims`)
 Proof = Literal["reply", "history", "review"]
@@ -223,7 +264,7 @@ class IntentChanges(TypedDict, total=False):
     clock_skew_s: float | None
     last_status: int | None
     #: the sale's last word for a person: kept as English (`last_detail`) and as the
-    #: `Said` (`detail_said`) by `records.update_intent`
+    #: `Said` (`detail_said`) by `sales_sql.update_intent`
     last_detail: Said | None
     decline_code: str | None
     if_absent: str | None
@@ -300,10 +341,8 @@ class IntentRow:
 
     @property
     def is_open(self) -> bool:
-        """Blocks a new sale: the resolver still has to settle it."""
-        return self.state in (IntentState.PENDING, IntentState.UNRESOLVED) or (
-            self.state is IntentState.CREDENTIALS_REJECTED and self.charged is None
-        )
+        """Blocks a new sale: the resolver still has to settle it (`is_open`)."""
+        return is_open(self.state, self.charged)
 
 
 @dataclass(frozen=True)
@@ -334,7 +373,7 @@ class ReversalChanges(TypedDict, total=False):
     next_try_at: float | None
     last_status: int | None
     #: the refund's last word: kept as English (`message`) and as the `Said`
-    #: (`message_said`) by `records.update_reversal`
+    #: (`message_said`) by `refunds_sql.update_reversal`
     message: Said | None
     resolved_at: float | None
 
@@ -356,208 +395,3 @@ class Moment:
     boot: str | None = None
     #: CLOCK_BOOTTIME seconds on this boot (None without a boot id)
     up: float | None = None
-
-
-# --- the service's clock, as measured from its replies' `Date` --------------------------
-# A Pi without a real-time clock can boot minutes (or days) off; the history's `createdAt`
-# is the server's clock. Every response's `Date` (charges, refunds and history pages alike)
-# measures `offset = server − local`; the latest measurement is kept in the outbox with
-# when it was taken and since when the offset has held (a jump of either clock resets that).
-#
-# A measurement is trusted for a sale when it is the sale's own (a response to one of its
-# requests), or the offset has held since before the sale, or it is the first measurement
-# ever and was taken close to the sale. After a jump, a sale from before it that has no
-# measurement of its own gets a window that spans the offsets before and after the jump
-# (the jump may have come before or after its requests); with two jumps since, it is
-# unmeasured. A sale's window also spans every offset its own responses measured (a 409's
-# and a 5xx's `Date` too, and its look-ups'): `qrpos.ledger.lookup.offsets_for`. And since a
-# service's commit times never go back when its clock does, the highest offset seen
-# (`high_s`) stays in every window until the service's clock has had time to catch up with it.
-# Without one the look-up window widens by `RetryPolicy.max_clock_skew_s`, and absence is
-# never final (`qrpos.ledger.claims`).
-
-#: the server's `Date` header has a resolution of one second (the true time is in [D, D+1))
-DATE_RESOLUTION_S = 1.0
-#: a slower exchange says too little about when the server stamped its `Date`
-MAX_ROUND_TRIP_S = 2.0
-#: a `Date` further than this from the kiosk's clock is garbage, not a measurement: a Pi
-#: may boot at 1970, but a year-9999 (or year-1) `Date` would place windows out of range
-MAX_OFFSET_S = 100 * 366 * 86_400.0
-
-
-@dataclass(frozen=True)
-class ClockReading:
-    """The last measured offset of the server's clock (server − local, seconds)."""
-
-    offset_s: float
-    #: local time of the measurement (UTC epoch seconds)
-    measured_at: float
-    #: local time since which every measurement agreed with `offset_s`
-    stable_since: float
-    #: True when an earlier measurement disagreed (a clock jumped at some point before
-    #: `stable_since`): then the offset is not known for anything before it
-    jumped: bool = False
-    #: the offset that held before the last jump, and since when (None: no jump known)
-    previous_s: float | None = None
-    previous_since: float | None = None
-    #: the highest offset measured while the service's stamps may still be catching up with
-    #: it (its commit times never go back when its clock does), and when it was last seen
-    high_s: float | None = None
-    high_at: float | None = None
-    #: the latest the service's clock was ever seen at (epoch seconds on *its* clock, so
-    #: stepping the kiosk's own clock cannot move it): commits are stamped no earlier
-    #: than this until the service's clock passes it again
-    high_date: float | None = None
-    #: the boot the reading's boot-clock stamps below belong to (None: not known)
-    boot: str | None = None
-    #: wall − boot clock when `offset_s` was measured: the kiosk's wall-clock "frame". NTP
-    #: stepping the wall clock changes the frame, not the service's clock, so an offset
-    #: measured in one frame is moved into a sale's frame by the difference of the two
-    #: (`in_frame`)
-    frame_s: float | None = None
-    #: the boot clock at `stable_since` (0.0: held since before this boot began)
-    stable_up: float | None = None
-    #: the boot clock at `previous_since`, and the frame `previous_s` was measured in
-    #: (None: on another boot, or not known)
-    previous_up: float | None = None
-    previous_frame_s: float | None = None
-    #: the highest mark the service's clock was *seen* to fall behind (epoch seconds on its
-    #: own clock): a measurement read the clock earlier than one seen before, so commits
-    #: were stamped at that mark until the clock passed it again. None: never seen going
-    #: back (then no commit is stamped ahead of the service's clock)
-    back_mark: float | None = None
-
-    @property
-    def measured_up(self) -> float | None:
-        """The boot clock at `measured_at` (None when the frame is not known)."""
-        return None if self.frame_s is None else self.measured_at - self.frame_s
-
-
-def frame_of(wall: float, boot: str | None, up: float | None) -> tuple[str, float] | None:
-    """A stamp's wall-clock frame (wall − boot clock) on its boot, or None without one."""
-    if boot is None or up is None:
-        return None
-    return boot, wall - up
-
-
-def in_frame(
-    offset_s: float, measured: tuple[str, float] | None, sale: tuple[str, float] | None
-) -> float:
-    """`offset_s` (server − wall, measured in frame `measured`) as it reads in the sale's
-    frame: NTP's steps of the wall clock between the two are taken out. Unchanged when
-    either frame is unknown or they are on different boots (nothing says how the wall
-    clock moved across a reboot)."""
-    if measured is None or sale is None or measured[0] != sale[0]:
-        return offset_s
-    return offset_s + measured[1] - sale[1]
-
-
-def plausible(server_date: datetime | None, local: float) -> datetime | None:
-    """The `Date`, or None when it is more than `MAX_OFFSET_S` from the kiosk's clock."""
-    if server_date is None or abs(server_date.timestamp() - local) > MAX_OFFSET_S:
-        return None
-    return server_date
-
-
-def offset_from(server_date: datetime | None, sent_local: float, end_local: float) -> float | None:
-    """server − local from one response's `Date`, taken against the request's midpoint.
-
-    None without a `Date`, when the round trip was too slow to place it within a second, or
-    when the `Date` is more than `MAX_OFFSET_S` from the kiosk's clock.
-    """
-    if server_date is None or not 0 <= end_local - sent_local <= MAX_ROUND_TRIP_S:
-        return None
-    offset = server_date.timestamp() + DATE_RESOLUTION_S / 2 - (sent_local + end_local) / 2
-    return offset if abs(offset) <= MAX_OFFSET_S else None
-
-
-def next_reading(
-    old: ClockReading | None,
-    offset_s: float,
-    at: float,
-    tolerance_s: float,
-    boot: str | None = None,
-    up: float | None = None,
-) -> ClockReading:
-    """The reading after a measurement of `offset_s` taken at local time `at` (boot clock
-    `up` on `boot`, when known): a change beyond `tolerance_s` (or the kiosk's time going
-    back) is a jump. The boot-clock stamps and frames let a sale compare the reading with
-    its own times although NTP stepped the wall clock between them.
-
-    On one boot, steadiness is judged on the boot clock (service − boot clock): a step of
-    the kiosk's wall clock is no jump of the service's, and must not make every sale's
-    window span the offsets before and after it."""
-    same_boot = old is not None and boot is not None and old.boot == boot
-    frame = None if boot is None or up is None else at - up
-    old_up = None if old is None else old.measured_up
-    if old is not None and same_boot and frame is not None and old_up is not None:
-        assert up is not None and old.frame_s is not None
-        service_now, service_then = offset_s + frame, old.offset_s + old.frame_s
-        # (the boot clock is derived back from a frame: allow for its rounding)
-        steady = up >= old_up - 1e-3 and abs(service_now - service_then) <= tolerance_s
-    else:
-        steady = (
-            old is not None
-            and at >= old.measured_at
-            and abs(offset_s - old.offset_s) <= tolerance_s
-        )
-    if old is None:
-        since, jumped, previous, previous_since = at, False, None, None
-    elif steady:
-        since, jumped = old.stable_since, old.jumped
-        previous, previous_since = old.previous_s, old.previous_since
-    else:
-        since, jumped, previous, previous_since = at, True, old.offset_s, old.stable_since
-    high, high_at = offset_s, at
-    if old is not None and old.high_s is not None and old.high_at is not None:
-        catching_up = at - old.high_at <= old.high_s - offset_s
-        if old.high_s > offset_s + tolerance_s and catching_up:
-            high, high_at = old.high_s, old.high_at
-    seen = at + offset_s  # the service's clock at this measurement
-    high_date = seen if old is None or old.high_date is None else max(old.high_date, seen)
-    back_mark = None if old is None else old.back_mark
-    if old is not None and old.high_date is not None:
-        # since the last measurement the service's clock ran at most the real time that
-        # passed (on the boot clock): its mark is at most that far past what was seen. A
-        # clock found short of that went back at some point, and commits were stamped at
-        # the mark, up to that bound. Across a reboot only this boot's uptime is known to
-        # have passed (a Pi boots on an old saved time, or an RTC set ahead: the wall clock
-        # would put the mark hours off and stretch every window to it)
-        if old_up is not None and same_boot and up is not None:
-            elapsed = max(0.0, up - old_up)
-        elif up is not None:
-            elapsed = max(0.0, up)
-        else:
-            elapsed = max(0.0, at - old.measured_at)
-        bound = max(old.high_date, old.measured_at + old.offset_s + elapsed)
-        if seen < bound - tolerance_s:
-            back_mark = bound if back_mark is None else max(back_mark, bound)
-    if old is None or boot is None or up is None:
-        stable_up: float | None = up
-        previous_up = previous_frame = None
-    elif steady:
-        # held across a reboot: at least since this boot began
-        stable_up = old.stable_up if same_boot else 0.0
-        previous_up = old.previous_up if same_boot else None
-        previous_frame = old.previous_frame_s if same_boot else None
-    else:
-        stable_up = up
-        previous_up = old.stable_up if same_boot else None
-        previous_frame = old.frame_s if same_boot else None
-    return ClockReading(
-        offset_s,
-        at,
-        since,
-        jumped,
-        previous,
-        previous_since,
-        high,
-        high_at,
-        high_date,
-        boot,
-        frame,
-        stable_up,
-        previous_up,
-        previous_frame,
-        back_mark,
-    )

@@ -8,7 +8,7 @@ the wall clock, often by hours, in either direction. So every duration that deci
 money is counted in *real seconds*: `CLOCK_BOOTTIME` on the boot that stamped it (a clock
 NTP never steps, that counts a suspend). The wall clock is only for what a person reads,
 the local day, and the history's windows (compared with the service's clock through the
-measured offset, `qrpos.ledger.states.ClockReading`).
+measured offset, `qrpos.ledger.clockreading.ClockReading`).
 
 Across a reboot the real time since a stamp is not known: it is *at least* the new boot's
 uptime, and no more is assumed. So after a reboot the key is never sent again (its
@@ -24,6 +24,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
+from qrpos.ledger.events import SaleEvent
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.states import IntentRow, IntentState, Moment
 
@@ -184,9 +185,65 @@ def bounded_wait(due: float | None, now: Moment, longest_s: float) -> float:
     """Seconds until the wall time `due`, never more than `longest_s` nor less than 0.
 
     Schedules are stored as wall times (readable in the outbox), but a wall clock stepped
-    back must not stretch a 15-second backoff into half an hour: no wait the policy can
-    ask for is longer than `longest_s`. A step forward only makes the wait shorter.
+    back must not stretch a 15-second backoff into half an hour, nor hold a look-up until
+    the clock has caught up with a stamp taken while it ran ahead: a due time further off
+    than any wait could be (`longest_s`) was stamped on a clock that has since stepped
+    back, and is due now (every wait here is before a request safe to repeat: a send of
+    the same key, a refund, a read of the history). A step forward only shortens a wait.
     """
     if due is None:
         return 0.0
-    return min(max(0.0, due - now.wall), longest_s)
+    left = due - now.wall
+    return 0.0 if left > longest_s else max(0.0, left)
+
+
+#: the status of a 429: the one answer whose wait the service names (`Retry-After`)
+RATE_LIMITED_STATUS = 429
+
+
+def retry_wait(
+    due: float | None,
+    last_status: int | None,
+    attempts: int,
+    policy: RetryPolicy,
+    now: Moment,
+    due_up: tuple[str, float] | None = None,
+) -> float:
+    """Seconds until the next try of a sale's key or of a refund: the ledger's one bounded
+    wait for retries.
+
+    `due_up` is the same instant on the boot clock (boot id, CLOCK_BOOTTIME), when the
+    process that scheduled it kept it: on that boot the wait is counted in real seconds,
+    which NTP never steps. Otherwise (another process, a reboot) the stored wall time is
+    read through `bounded_wait`, bounded by what the last answer could have asked for: the
+    backoff's ceiling after `attempts` sends, or a 429's bounded `Retry-After`. So a wall
+    clock stepped back by hours holds a retry no longer than its own backoff; a step
+    forward only shortens it (a retry is safe to repeat)."""
+    if last_status == RATE_LIMITED_STATUS:
+        longest = policy.longest_wait_s
+    else:
+        longest = policy.ceiling_s(attempts)
+    if due_up is not None and now.up is not None and due_up[0] == now.boot:
+        return min(max(0.0, due_up[1] - now.up), longest)
+    return bounded_wait(due, now, longest)
+
+
+def due_on_boot(delay_s: float, now: Moment) -> tuple[str, float] | None:
+    """`delay_s` from `now` on the boot clock (None without a boot id)."""
+    if now.boot is None or now.up is None:
+        return None
+    return now.boot, now.up + delay_s
+
+
+def next_step(row: IntentRow, policy: RetryPolicy, now: Moment, *, first: bool) -> SaleEvent:
+    """What time passing asks of a sale the drive holds: a send of its key, a look at the
+    history, or, when the key may no longer go out and nothing ever reached the service,
+    the fact that it never was delivered. The table of moves says what follows."""
+    if first:
+        return SaleEvent.SEND_DUE
+    sending = may_send(row, policy, now)
+    if sending and not look_first(row):
+        return SaleEvent.SEND_DUE
+    if not sending and not row.maybe_sent:
+        return SaleEvent.NEVER_DELIVERED
+    return SaleEvent.LOOKUP_DUE

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from qrpos.errors import QrposError
-from qrpos.ledger.states import IntentRow, IntentState, ReversalRow, ReversalState
-from qrpos.ledger.store import DamagedRow
+from qrpos.ledger.failures import DamagedRow
+from qrpos.ledger.states import IntentRow, IntentState, ReversalRow, ReversalState, is_open
 from qrpos.said import Said, say
 from qrpos.service import Transaction, format_rfc3339
 from qrpos.service.models import MalformedResponse, transaction_from_json_text
@@ -112,11 +112,7 @@ class SaleResult:
     @property
     def is_open(self) -> bool:
         """True while the resolver still has work on this sale (it blocks a new one)."""
-        return self.charged is None and self.state in (
-            IntentState.PENDING,
-            IntentState.UNRESOLVED,
-            IntentState.CREDENTIALS_REJECTED,
-        )
+        return is_open(self.state, self.charged)
 
 
 Phase = Literal["sending", "retrying", "backing_off", "checking_history"]
@@ -228,7 +224,7 @@ class AttemptView:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> AttemptView:
-        """From a row `records.attempts_of` read (its values already checked)."""
+        """From a row `service_sql.attempts_of` read (its values already checked)."""
         return cls(
             kind=row["kind"],
             n=row["n"],

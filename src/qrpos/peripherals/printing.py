@@ -24,6 +24,7 @@ from typing import Any
 
 from qrpos.ledger import Ledger
 from qrpos.ledger.prints import (
+    PrintState,
     next_slip,
     queue_slip,
     slip_counts,
@@ -156,7 +157,7 @@ class Printing:
 
     @property
     def queued(self) -> int:
-        return slip_counts(self.ledger).get("queued", 0)
+        return slip_counts(self.ledger).get(PrintState.QUEUED, 0)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="qrpos-printer", daemon=True)

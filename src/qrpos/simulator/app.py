@@ -46,7 +46,7 @@ OPENAPI_PATH = "/openapi.json"
 #: where the Gateway leaves the authenticated terminal for the route handlers
 TERMINAL_SCOPE_KEY = "qrpos.terminal"
 _AFTER_COMMIT = ("drop_after_commit", "error_after_commit", "trickle", "mismatched_reply")
-_BEFORE_COMMIT = ("rate_limit", "delay", "error_before_commit")
+_BEFORE_COMMIT = ("rate_limit", "delay", "error_before_commit", "forbidden")
 
 
 def _needs_auth(path: str) -> bool:
@@ -126,6 +126,10 @@ class Gateway:
                 break
             if fault.kind == "rate_limit":
                 await send_reply(_too_many(fault.retry_after), scope, receive, send)
+                return
+            if fault.kind == "forbidden":
+                reply = Reply.error(403, spec.ErrorText.FORBIDDEN)
+                await send_reply(reply, scope, receive, send)
                 return
             await send_reply(Reply.error(500, spec.ErrorText.INTERNAL_ERROR), scope, receive, send)
             return

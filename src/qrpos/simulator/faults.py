@@ -1,10 +1,13 @@
 """Fault injection and the gateway's request ceiling.
 
 Before commit: ``error_before_commit`` (500, nothing applied), ``delay`` (a slow server
-that still commits), ``rate_limit`` (429). After commit: ``drop_after_commit`` (the
-connection dies, no reply), ``error_after_commit`` (500 although applied), ``trickle``
-(the reply is sent ``bytes_per_s`` bytes a second, so each read arrives in time and only
-a deadline on the whole request notices), ``mismatched_reply`` (the charge is applied
+that still commits), ``rate_limit`` (429), ``forbidden`` (403 ``forbidden``, nothing
+applied: the answer the contract gives a refund it will not make, aimed at one of the
+kiosk's own charges so that a refusal can be met where the service would take it).
+After commit: ``drop_after_commit`` (the connection dies, no reply),
+``error_after_commit`` (500 although applied), ``trickle`` (the reply is sent
+``bytes_per_s`` bytes a second, so each read arrives in time and only a deadline on the
+whole request notices), ``mismatched_reply`` (the charge is applied
 and answered 201, but the body names another amount: a reply that is not this request's,
 as a confused gateway or cache would send). ``forget_idempotency`` treats the key as new.
 """
@@ -26,6 +29,7 @@ FaultKind = Literal[
     "forget_idempotency",
     "trickle",
     "mismatched_reply",
+    "forbidden",
 ]
 FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
 #: the service operations a fault can be aimed at; None = any `/v1` request

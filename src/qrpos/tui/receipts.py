@@ -94,7 +94,9 @@ class ReceiptFollower:
             return None
         if self._vat is None or self._vat.client is not client:
             # on the service's clock as measured (receipts are stamped by it), not the Pi's
-            clock = services.desk.service_now if services.desk is not None else services.clock
+            clock = (
+                services.desk.listing.service_now if services.desk is not None else services.clock
+            )
             self._vat = VatFollowUp(client, cache, clock, interval_s=self.interval_s)
         return self._vat
 

@@ -179,7 +179,7 @@ class Sale:
         if desk is None:
             self.next_sale("amount.not_paired", error=True)
             return
-        if blocking_sales(desk.unresolved()):
+        if blocking_sales(desk.listing.unresolved()):
             self.next_sale("amount.unresolved_blocks", error=True)
             return
         from qrpos.ledger.shifts import shift_needed
@@ -326,8 +326,8 @@ class Sale:
     async def count_unresolved(self) -> int:
         """Count the open sales for the status bar."""
         desk = self._services().desk
-        count = len(desk.unresolved()) if desk is not None else 0
-        foreign = desk is not None and desk.foreign_activity() is not None
+        count = len(desk.listing.unresolved()) if desk is not None else 0
+        foreign = desk is not None and desk.listing.foreign_activity() is not None
         self._post(StatusChanged(unresolved=count, foreign=foreign))
         return count
 
@@ -367,7 +367,7 @@ class Sale:
 
         desk = self._services().desk
         assert desk is not None
-        if not blocking_sales(desk.unresolved()):
+        if not blocking_sales(desk.listing.unresolved()):
             await self.count_unresolved()
             self._post(StatusChanged(starting=""))
             self.next_sale()
@@ -379,7 +379,7 @@ class Sale:
             if any(r.state is IntentState.CREDENTIALS_REJECTED for r in results):
                 self.lock()
                 return False
-            left = len(blocking_sales(desk.unresolved()))
+            left = len(blocking_sales(desk.listing.unresolved()))
             if not left:
                 break
             self._post(RecoveryLeft(left))

@@ -31,7 +31,7 @@ class KioskStatus:
     now: datetime | None = None
     #: the language the line is in (a switch redraws it)
     language: str = ""
-    #: another install is using this terminal's credentials (`ChargeDesk.foreign_activity`)
+    #: another install is using this terminal's credentials (`OutboxListing.foreign_activity`)
     foreign: bool = False
     #: the receipt printer needs attention (off, unplugged, out of paper): slips wait
     printer: bool = False

@@ -133,7 +133,8 @@ class EndOfDayScreen(Screen[None]):
             return None
         try:
             desk = self.ctx.services.desk
-            return await end_of_day(client, self.day, ledger=desk, csv_path=csv_path)
+            book = desk.listing if desk is not None else None
+            return await end_of_day(client, self.day, ledger=book, csv_path=csv_path)
         except ListingFailed as exc:
             self.show_error(t("eod.failed", reason=listing_failure(exc.outcome)))
         except ExportError as exc:

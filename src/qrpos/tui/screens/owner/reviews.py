@@ -154,7 +154,9 @@ class ReviewsScreen(Screen[None]):
         if desk is None:
             self.say(t("reverse.not_paired"))
             return
-        views, foreign = await asyncio.to_thread(lambda: (desk.reviews(), desk.foreign_activity()))
+        views, foreign = await asyncio.to_thread(
+            lambda: (desk.listing.reviews(), desk.listing.foreign_activity())
+        )
         self.reviews = {int(v.intent.id): v for v in views}
         self.foreign = foreign is not None
         table: DataTable[str] = self.query_one("#reviews", DataTable)

@@ -234,7 +234,8 @@ class ShiftScreen(Screen[None]):
 
         services = self.ctx.services
         until = max(to_utc, datetime.now(UTC))
-        return await shift_reconciliation(services.client, services.desk, from_utc, until)
+        book = services.desk.listing if services.desk is not None else None
+        return await shift_reconciliation(services.client, book, from_utc, until)
 
     def action_cashiers(self) -> None:
         """The cashiers: add, re-PIN, rename, remove (behind the manager PIN)."""
