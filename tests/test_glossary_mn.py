@@ -175,7 +175,11 @@ def test_a_retired_word_put_back_is_caught() -> None:
     strings["result.not_charged"] = "Төлбөр хийгдсэнгүй: үйлчлүүлэгчээс мөнгө суутгаагүй"
     strings["app.quit_title"] = "Киоскоос гарах уу?"
     strings["demo.keys"] = "o эзэн, PIN {pin}"
+    strings["customer.paid"] = "Төлөгдлөө"
+    strings["display.virtual"] = "Худалдан авагчийн дэлгэц"
     found = retired_words_used(rows, strings)
+    assert any("customer.paid: 'төлөгдл'" in f for f in found), found
+    assert any("display.virtual: 'худалдан авагч'" in f for f in found), found
     assert any("result.not_charged: 'суутга'" in f for f in found), found
     assert any("result.not_charged: 'төлбөр хий'" in f for f in found), found
     assert any("app.quit_title: 'киоск'" in f for f in found), found
@@ -221,6 +225,9 @@ APART = (
         "result.abandoned_title",
     ),
     ("slip.z_outcome.sale", "slip.z_outcome.not_charged", "slip.z_outcome.reversed"),
+    # the customer display: paid, not paid, and the cashier's to check (screen and pole)
+    ("customer.paid", "customer.not_paid", "customer.check"),
+    ("customer.pole.paid", "customer.pole.not_paid", "customer.pole.wait"),
 )
 
 

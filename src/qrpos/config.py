@@ -350,7 +350,7 @@ def _pin_screens(from_env: str | None, owner: Any) -> frozenset[str]:
         raise ConfigError(
             say(
                 "config.pin_screens_unknown",
-                "owner pin_screens {unknown}: the screens are {known}",
+                "[owner] pin_screens {unknown}: the screens are {known}",
                 unknown=", ".join(unknown),
                 known=", ".join(PIN_SCREENS),
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -463,6 +464,11 @@ async def run_checks(
     return checks
 
 
+#: a command in a detail or a fix: `qrpos` and its words and options
+_COMMAND = re.compile(r"\bqrpos(?: (?:--)?[a-z][a-z-]*)+")
+_NBSP = "\u00a0"
+
+
 def check_name(check: Check) -> str:
     """The check's name in the current language (the JSON keeps the stable name)."""
     return t_or(f"doctor.name.{check.name}", check.name)
@@ -482,14 +488,23 @@ def render_table(checks: list[Check], columns: int = 80) -> str:
     hang = " " * (width + status_width + 4)
 
     def fold(text: str, first: str) -> list[str]:
-        return textwrap.wrap(
+        width = max(columns, len(hang) + 20)
+        # a command an installer types stays on one line when a line can hold it
+        whole = _COMMAND.sub(
+            lambda m: m[0].replace(" ", _NBSP) if len(m[0]) <= width - len(hang) else m[0],
             text,
-            width=max(columns, len(hang) + 20),
-            initial_indent=first,
-            subsequent_indent=hang,
-            break_long_words=False,
-            break_on_hyphens=False,
-        ) or [first.rstrip()]
+        )
+        return [
+            line.replace(_NBSP, " ")
+            for line in textwrap.wrap(
+                whole,
+                width=width,
+                initial_indent=first,
+                subsequent_indent=hang,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        ] or [first.rstrip()]
 
     lines = []
     for c in checks:

@@ -128,6 +128,39 @@ def test_a_usage_error_is_told_in_the_configured_language(
     assert one_usage_message(err), err
 
 
+@pytest.mark.parametrize("language", ["mn", "en"])
+@pytest.mark.parametrize(
+    ("args", "key"),
+    [
+        (["history", "--from", "yesterday"], "cli.usage.not_when"),
+        (["history", "--to", "2026-13-01T08:00:00Z"], "cli.usage.not_when"),
+        (["report", "--date", "yesterday"], "cli.usage.not_day"),
+    ],
+)
+def test_a_day_or_time_not_understood_is_told_in_the_configured_language(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    key: str,
+    language: str,
+) -> None:
+    """A day the command cannot read is a usage error in the kiosk's language, like any
+    other malformed option (it was English, with a stray quote: "yesterday' is not ...")."""
+    from qrpos.present.i18n import current_language, set_language, t
+
+    monkeypatch.setenv("QRPOS_LANGUAGE", language)
+    assert main(args) == EXIT_USAGE
+    _, err = capsys.readouterr()
+    was = current_language()
+    set_language(language)
+    try:
+        said = t(key)
+    finally:
+        set_language(was)
+    assert said in " ".join(err.split()) and one_usage_message(err), err
+    assert "'" not in err and args[-1] not in err, err  # no quote, nothing echoed back
+
+
 def _run(
     args: list[bytes], stdin: bytes = b"", tmp: Path | None = None
 ) -> subprocess.CompletedProcess[bytes]:

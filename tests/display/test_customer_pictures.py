@@ -88,7 +88,7 @@ def test_the_test_pattern_fills_any_screen() -> None:
 @pytest.mark.parametrize(
     ("lang", "name", "expect"),
     [
-        ("mn", "paid", ["Төлөгдлөө", "12,500"]),
+        ("mn", "paid", ["Төлбөр амжилттай", "12,500"]),
         ("mn", "pay_camera", ["Төлөх", "12,500"]),
         ("en", "not_paid_no_money", ["Not paid", "Not enough money"]),
         ("en", "check", ["cashier will check", "12,500"]),

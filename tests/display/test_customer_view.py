@@ -123,8 +123,8 @@ def test_mongolian_words_use_the_letters_a_customer_reads(language: str) -> None
     pay = customer_view(SaleSnapshot("presenting", 12_500))
     assert pay.headline == "Төлөх дүн" and "QR код" in pay.lines[0] and "ү" in pay.lines[0]
     paid = customer_view(SaleSnapshot("result", 12_500, "charged_per_history"))
-    assert paid.headline == "Төлөгдлөө"
-    assert pole_lines(paid)[0] == "ТӨЛӨГДЛӨӨ   12,500 ₮"
+    assert paid.headline == "Төлбөр амжилттай"
+    assert pole_lines(paid)[0] == "ТӨЛСӨН      12,500 ₮"
 
 
 def test_every_view_fits_a_pole_display_in_both_languages(language: str) -> None:

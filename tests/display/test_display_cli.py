@@ -56,10 +56,10 @@ def test_preview_draws_any_state_as_a_picture_without_hardware(tmp_path: Path) -
 def test_preview_prints_a_pole_displays_lines_with_its_fallbacks(tmp_path: Path) -> None:
     done = qrpos(environment(tmp_path, "mn"), "display", "preview", "--state", "paid", "--text")
     assert done.returncode == 0, done.stderr
-    assert "|ТӨЛӨГДЛӨӨ   12,500 ₮|" in done.stdout  # ESC/POS draws Ө and ₮ itself
+    assert "|ТӨЛСӨН      12,500 ₮|" in done.stdout  # ESC/POS draws Ө and ₮ itself
     (tmp_path / "config.toml").write_text('[customer_display]\nprotocol = "cd5220"\n')
     done = qrpos(environment(tmp_path, "mn"), "display", "preview", "--state", "paid", "--text")
-    assert "|ТОЛОГДЛОО   12,500 T|" in done.stdout  # CD5220: the nearest letters
+    assert "|ТОЛСОН      12,500 T|" in done.stdout  # CD5220: the nearest letters
 
 
 @pytest.mark.parametrize(
@@ -73,10 +73,19 @@ def test_preview_prints_a_pole_displays_lines_with_its_fallbacks(tmp_path: Path)
         ("display",),
     ],
 )
-def test_a_usage_error_is_one_line_and_exits_64(tmp_path: Path, args: tuple[str, ...]) -> None:
-    done = qrpos(environment(tmp_path), *args)
+@pytest.mark.parametrize("language", ["en", "mn"])
+def test_a_usage_error_is_one_message_and_exits_64(
+    tmp_path: Path, args: tuple[str, ...], language: str
+) -> None:
+    """One message, folded to 80 columns (the lines after the first indented), ending in
+    the pointer to --help."""
+    done = qrpos(environment(tmp_path, language), *args)
     assert done.returncode == 64, done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    lines = done.stderr.rstrip("\n").splitlines()
+    assert lines and "Traceback" not in done.stderr
+    assert all(len(line) <= 80 for line in lines), lines
+    assert all(line.startswith("  ") for line in lines[1:]), lines
+    assert " ".join(done.stderr.split()).endswith("--help)"), done.stderr
 
 
 def test_the_test_pattern_reaches_a_pole_display(tmp_path: Path) -> None:

@@ -144,3 +144,27 @@ def test_an_unreachable_service_s_fix_names_where_its_url_was_set(
     expected = str(tmp_path / "config.toml") if where == "file" else where
     assert all(expected in line for line in fixes), result.stdout
     assert where == "file" or "config.toml" not in result.stdout
+
+
+@pytest.mark.parametrize("language", ["mn", "en"])
+def test_the_table_keeps_a_command_on_one_line_and_within_80_columns(language: str) -> None:
+    """An installer types the fix's command as it reads it: folding the table under its
+    column never breaks `qrpos outbox review --clear-foreign` across two lines."""
+    from qrpos.doctor import Check, render_table
+    from qrpos.present.i18n import current_language, set_language, t
+
+    was = current_language()
+    set_language(language)
+    try:
+        fix = t("doctor.fix.other_install")
+        detail = t("doctor.other_install.seen", count=1, since="2026-11-27 16:13",
+                   tx="tx_aff73cb65c3f2b4343e845c4")  # fmt: skip
+        checks = [
+            Check("other install", Status.FAIL, detail, fix),
+            Check("credentials live", Status.OK, "x"),  # the widest name sets the column
+        ]
+        lines = render_table(checks).splitlines()
+    finally:
+        set_language(was)
+    assert all(len(line) <= 80 for line in lines), lines
+    assert any("qrpos outbox review --clear-foreign" in line for line in lines), lines

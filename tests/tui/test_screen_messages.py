@@ -204,7 +204,7 @@ async def test_a_refusal_is_shown_in_the_screen_language_from_its_code(tmp_path:
         app.show_screen(screen)
         await pilot.pause()
         app.post_message(
-            ScanRefusedMessage("This QR code is a web link, not a wallet card.", "url")
+            ScanRefusedMessage("This QR code is a web link, not a wallet pass.", "url")
         )
         await pilot.pause()
         await pilot.pause()

@@ -128,7 +128,7 @@ def _priced(app: KioskApp) -> AmountScreen:
 def _refused() -> PresentCardScreen:
     screen = PresentCardScreen(12_500, timeout_s=3600)
     screen.call_after_refresh(
-        screen.show_refusal, "url", "This QR code is a web link, not a wallet card."
+        screen.show_refusal, "url", "This QR code is a web link, not a wallet pass."
     )
     return screen
 

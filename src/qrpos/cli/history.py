@@ -44,8 +44,10 @@ def register(sub: Any) -> None:
         help=t("help.history.summary"),
         description=t("help.history.about"),
     )
-    p.add_argument("--from", dest="from_", metavar="WHEN", help=t("help.history.from_"))
-    p.add_argument("--to", metavar="WHEN", help=t("help.history.to"))
+    p.add_argument(
+        "--from", dest="from_", metavar="WHEN", type=usage.when, help=t("help.history.from_")
+    )
+    p.add_argument("--to", metavar="WHEN", type=usage.when, help=t("help.history.to"))
     p.add_argument(
         "--limit",
         type=usage.bounded_int(1, 1_000_000),
@@ -58,13 +60,16 @@ def register(sub: Any) -> None:
 
 def parse_when(text: str, *, end: bool) -> datetime:
     """A local date (start of the day, or the start of the next one for `end`) or an
-    RFC 3339 instant; ValueError with a message for the user otherwise."""
-    if "T" in text or "t" in text:
+    RFC 3339 instant (as `usage.when` checked it); ValueError in the configured language
+    otherwise."""
+    try:
+        day = parse_day(text)
+    except ValueError:
         try:
             return parse_rfc3339(text)
         except ValueError:
-            raise ValueError(f"{text!r} is not an RFC 3339 date-time") from None
-    start, next_start = day_window(parse_day(text))
+            raise ValueError(t("cli.usage.not_when")) from None
+    start, next_start = day_window(day)
     return next_start if end else start
 
 
@@ -113,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         from_ = parse_when(args.from_, end=False) if args.from_ else None
         to = parse_when(args.to, end=True) if args.to else None
-    except ValueError as exc:
-        return fail(exc, EXIT_USAGE)
+    except ValueError as exc:  # not reached from the command line: argparse checked it
+        return fail(str(exc), EXIT_USAGE)
     if from_ and to and to < from_:
         return fail(t("cli.history.to_before_from"), EXIT_USAGE)
     try:

@@ -18,13 +18,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from qrpos.cli import usage
 from qrpos.cli.common import (
     EXIT_CREDENTIALS,
     EXIT_LOCAL_ERROR,
     EXIT_OK,
     EXIT_REFUSED,
     EXIT_UNRESOLVED,
-    EXIT_USAGE,
     SETUP_ERRORS,
     client_from_config,
     config_from_args,
@@ -34,7 +34,7 @@ from qrpos.config import Config
 from qrpos.present.format import format_mnt, group_thousands
 from qrpos.present.i18n import t
 from qrpos.present.owner import date_line, listing_failure, reconciliation_lines, summary_lines
-from qrpos.reports import ChargeBook, EndOfDay, ExportError, end_of_day, parse_day, today
+from qrpos.reports import ChargeBook, EndOfDay, ExportError, end_of_day, today
 from qrpos.reports.chart import hourly_rows
 from qrpos.service import ListingFailed, TerminalClient
 from qrpos.service.outcomes import BadRequest, CredentialsRejected, Refused
@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
         help=t("help.report.summary"),
         description=t("help.report.about"),
     )
-    p.add_argument("--date", help=t("help.report.date"))
+    p.add_argument("--date", type=usage.local_day, help=t("help.report.date"))
     p.add_argument("--csv", type=Path, metavar="PATH", help=t("help.report.csv"))
     p.add_argument("--json", action="store_true", help=t("help.report.json"))
     p.add_argument(
@@ -187,10 +187,7 @@ async def _report(config: Config, day: date, csv_path: Path | None) -> EndOfDay:
 def run(args: argparse.Namespace) -> int:
     if args.merge:
         return run_merge(args)
-    try:
-        day = parse_day(args.date) if args.date else today(datetime.now(UTC))
-    except ValueError as exc:
-        return fail(exc, EXIT_USAGE)
+    day = args.date or today(datetime.now(UTC))
     try:
         config = config_from_args(args)
         eod = asyncio.run(_report(config, day, args.csv))

@@ -20,6 +20,7 @@ import math
 import sys
 import unicodedata
 from collections.abc import Callable, Iterator
+from datetime import date
 from typing import NoReturn, TextIO
 from urllib.parse import urlsplit
 
@@ -207,6 +208,33 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
 
     parse.__name__ = "integer"
     return parse
+
+
+def local_day(value: str) -> date:
+    """A local day written ``YYYY-MM-DD``."""
+    from qrpos.reports.localday import parse_day
+
+    try:
+        return parse_day(text(value))
+    except ValueError:
+        raise UsageError(t("cli.usage.not_day")) from None
+
+
+def when(value: str) -> str:
+    """A local day (``YYYY-MM-DD``) or an RFC 3339 date-time, kept as written (the command
+    reads a day as its start or its end)."""
+    from qrpos.reports.localday import parse_day
+    from qrpos.service.models import parse_rfc3339
+
+    text(value)
+    try:
+        parse_day(value)
+    except ValueError:
+        try:
+            parse_rfc3339(value)
+        except ValueError:
+            raise UsageError(t("cli.usage.not_when")) from None
+    return value
 
 
 def base_url(value: str) -> str:

@@ -30,14 +30,15 @@ class RefusalCode(StrEnum):
 
 
 REFUSAL_TEXT: dict[RefusalCode, str] = {
-    RefusalCode.URL: "This QR code is a web link, not a wallet card.",
-    RefusalCode.FOREIGN_PAYMENT: "This is another payment app's code; show the meal wallet card.",
-    RefusalCode.NOT_A_TOKEN: "This QR code is not a meal wallet card.",
-    RefusalCode.INVALID_UTF8: "This card's code is damaged (not valid text); refresh the card.",
-    RefusalCode.SEVERAL_CARDS: "Several cards are in view: show one card.",
-    RefusalCode.HELD: "This card was in view before the last sale ended: take it away and "
+    RefusalCode.URL: "This QR code is a web link, not a wallet pass.",
+    RefusalCode.FOREIGN_PAYMENT: "This is another payment app's code; show the meal wallet's pass.",
+    RefusalCode.NOT_A_TOKEN: "This QR code is not a meal wallet pass.",
+    RefusalCode.INVALID_UTF8: "This QR code is damaged (not valid text): refresh the pass.",
+    RefusalCode.SEVERAL_CARDS: "Several QR codes are in view: show one.",
+    RefusalCode.HELD: "This code was in view before the last sale ended: take it away and "
     "show it again, or confirm it on screen.",
-    RefusalCode.SPENT: "This card's code has just paid: wait for the pass to show a new code.",
+    RefusalCode.SPENT: "A payment was just taken with this code: wait for the pass to show a "
+    "new code.",
 }
 
 
