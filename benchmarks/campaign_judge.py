@@ -117,6 +117,9 @@ class Figures:
     reviews_without_reason: int = 0
     #: the ledger raised in the middle of a sale (the campaign abandons it and goes on)
     crashes: int = 0
+    #: a sale in review whose charge's refund the service refused, reviewed for another
+    #: reason than `refund_refused` (issue 41: the review says the refund was refused)
+    refund_refused_unsaid: int = 0
     #: the run's time box (minutes) when it ended the sales early, else None
     time_boxed: float | None = None
     #: every refund of the outbox by where it ended ("refunded", "in review: REASON",
@@ -183,6 +186,7 @@ class Figures:
             and self.reviews_without_truth == 0
             and self.reviews_without_reason == 0
             and self.crashes == 0
+            and self.refund_refused_unsaid == 0
             and self.integrity == "ok"
             and not self.slow_kinds()
             and not self.held_too_long()
@@ -220,6 +224,7 @@ class Figures:
             f"refunded without proof {self.unproven_refunds}",
             f"refunds stuck    {self.refunds_stuck} (neither done nor in a person's review)",
             f"reviews without a reason {self.reviews_without_reason}",
+            f"refund refused, review says otherwise {self.refund_refused_unsaid}",
             f"refunds          {sum(self.refunds.values())}: "
             + (", ".join(f"{k} {v}" for k, v in sorted(self.refunds.items())) or "none"),
             f"refund after a clock step: {_spread(self.refund_after_step)} "

@@ -72,6 +72,7 @@ from qrpos.ledger import (
     MarkNotCharged,
     RefundRow,
     RetryPolicy,
+    outbox_views,
     sales_sql,
 )
 from qrpos.service import TerminalClient
@@ -493,6 +494,11 @@ async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
         if tx.wallet_id in truth and tx.username == run.username:
             truth[tx.wallet_id].append(tx.id)
     for install, desk in ((1, run.desk), (2, run.desk2)):
+        refused = {
+            v.transaction_id
+            for v in outbox_views(ledgers[install], include_final=True)
+            if v.kind == "reversal" and v.state == "refused"
+        }
         for review in desk.listing.reviews():
             intent_id = int(review.intent.id)
             row = ledgers[install].read(lambda c, i=intent_id: sales_sql.get_intent(c, i))
@@ -500,11 +506,13 @@ async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
             run.figures.reviews += 1
             if not reason_has_words(review.reason):
                 run.figures.reviews_without_reason += 1
-            if sale is not None:
-                kinds = ",".join(sorted(sale.kinds)) or "none"
-                run.figures.review_reasons[
-                    f"{review.reason}: install {install} {sale.scenario} [{kinds}]"
-                ] += 1
+            its_refund_refused = row is not None and row.tx_id in refused
+            if sale is not None and its_refund_refused and review.reason != "refund_refused":
+                examples = run.figures.examples["refund_refused_unsaid"]
+                shown = len(examples)
+                run.figures.count("refund_refused_unsaid", sale, row)
+                if len(examples) > shown:
+                    examples[-1] += f"; reviewed as {review.reason}"
             if sale is None:
                 run.figures.reviews_without_truth += 1
                 continue

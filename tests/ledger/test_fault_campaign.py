@@ -112,6 +112,7 @@ def test_bounded_campaign_every_refund_is_done_or_in_review_with_its_reason(
     assert figures.unproven_refunds == 0, figures.report()
     assert figures.refunds_stuck == 0, figures.report()
     assert figures.reviews_without_reason == 0, figures.report()
+    assert figures.refund_refused_unsaid == 0, figures.report()
     assert figures.refunds_late() == [], figures.report()
     assert sum(figures.refunds.values()) >= 2, figures.report()
 
