@@ -79,8 +79,12 @@ class RetryPolicy:
         return max(delay, bounded_retry_after(retry_after_s, self.longest_wait_s))
 
     def ceiling_s(self, attempt: int) -> float:
-        """The longest backoff after `attempt` sends (before a `Retry-After`)."""
-        return min(self.max_delay_s, self.base_delay_s * 2.0 ** max(0, attempt - 1))
+        """The longest backoff after `attempt` sends (before a `Retry-After`).
+
+        The doubling stops at 2**62: a sale held for hours sends a thousand times and more,
+        and 2.0**1024 raises OverflowError (a campaign crashed the till so at attempt
+        1,025); any delay the cap allows is reached long before."""
+        return min(self.max_delay_s, self.base_delay_s * 2.0 ** min(62, max(0, attempt - 1)))
 
     @property
     def longest_wait_s(self) -> float:
