@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install or upgrade qrpos as a kiosk on Raspberry Pi OS (64-bit, Bookworm).
+# Install or upgrade qrpos as a kiosk on Raspberry Pi OS (64-bit, Bookworm or Trixie).
 #
 #   sudo deploy/install.sh              install, or upgrade when run again: each release is
 #                                       built beside the current one, switched to, checked
@@ -120,15 +120,17 @@ preflight() {
     fi
     arch=$(uname -m)
     note "OS release: $codename, architecture: $arch"
+    # The two releases qrpos is built and tested for (docs/releases.md): the universal lock
+    # holds a set for each one's Python and numpy, and pip picks it by the Python it runs.
     case "$codename" in
-        bookworm) ;;
-        trixie)
-            # Trixie ships numpy 2.2; the lock pins Bookworm's numpy 1.24.2, against which
-            # picamera2 from apt is built. A Trixie lock is not made or tested yet.
-            warn "Trixie is not supported yet: the lock is for Bookworm (numpy 1.24.2);"
-            warn "the install stops at the numpy check (README, Installing)"
+        bookworm) note "supported: Debian 12 / Raspberry Pi OS Bookworm (Python 3.11, numpy 1.24.2)" ;;
+        trixie) note "supported: Debian 13 / Raspberry Pi OS Trixie (Python 3.13, numpy 2.2.4)" ;;
+        *)
+            warn "$codename is not a release qrpos supports (bookworm, trixie): the install goes on"
+            warn "only if this system's python3-numpy is the version the lock holds for its Python;"
+            warn "otherwise it stops at that check, after the system packages and before any"
+            warn "release is made (docs/releases.md)"
             ;;
-        *) warn "tested on Raspberry Pi OS Bookworm only; continuing" ;;
     esac
     [ "$arch" = aarch64 ] || warn "Raspberry Pi OS 64-bit (aarch64) is the supported target"
     if [ ! -r /proc/device-tree/model ] || ! grep -qa "Raspberry Pi" /proc/device-tree/model; then
@@ -221,7 +223,7 @@ python_env() {
     # version: picamera2, simplejpeg and the libcamera bindings are compiled against it,
     # so the venv keeps using python3-numpy instead of shadowing it with another one.
     local numpy_version locked_numpy
-    locked_numpy=$(sed -n 's/^numpy==\([^ ;]*\).*/\1/p' "$LOCK")
+    locked_numpy=$("$SYSTEM_PYTHON" "$here/deploy/locked_version.py" numpy "$LOCK") || locked_numpy=""
     numpy_version=$("$SYSTEM_PYTHON" -c 'import numpy; print(numpy.__version__)' 2>/dev/null) ||
         numpy_version=""
     if [ -z "$numpy_version" ] && [ "$DRY_RUN" -eq 1 ]; then
