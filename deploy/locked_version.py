@@ -56,13 +56,13 @@ def locked_version(name: str, lock_text: str, python: tuple[int, ...]) -> str | 
 def main(argv: list[str]) -> int:
     """`locked_version.py NAME LOCK`: print the version, exit 1 when there is none."""
     if len(argv) != 3:
-        print("usage: locked_version.py NAME LOCK", file=sys.stderr)
+        sys.stderr.write("usage: locked_version.py NAME LOCK\n")
         return 64
     with open(argv[2], encoding="utf-8") as lock:
         version = locked_version(argv[1], lock.read(), tuple(sys.version_info[:3]))
     if version is None:
         return 1
-    print(version)
+    sys.stdout.write(version + "\n")
     return 0
 
 
