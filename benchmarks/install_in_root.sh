@@ -3,7 +3,8 @@
 # Install qrpos into a fresh Debian root file system as an image builder would, and check
 # what an installer meets: the arm64 root runs under qemu-user (binfmt_misc).
 #
-#   sudo benchmarks/install_in_root.sh [--arch arm64|amd64] [--suite bookworm] [--root DIR]
+#   sudo benchmarks/install_in_root.sh [--release bookworm|trixie] [--arch arm64|amd64]
+#                                      [--root DIR] [--no-boot]
 #
 # Steps: debootstrap the root (kept in DIR, reused when it is there), put this checkout's
 # committed files in it (git archive HEAD), run deploy/install.sh --image-build inside it
@@ -13,28 +14,41 @@
 #     checks: there is no network service configured; it must not crash);
 #   - the unit verifies (`systemd-analyze verify` inside the root);
 #   - the textfile folder for node_exporter exists, owned by the kiosk user;
-#   - the release layout: /opt/qrpos/venv links into /opt/qrpos/releases/.
+#   - the release layout: /opt/qrpos/venv links into /opt/qrpos/releases/;
+#   - the wheels of the lock's set for the root's Python import, and numpy is the
+#     system's own (python3-numpy: 1.24.2 on Bookworm, 2.2.4 on Trixie), not shadowed;
+# then boots the root (systemd-nspawn --boot, unless --no-boot) and, inside it,
+# benchmarks/nspawn_sale.py: provision.sh pairs with a sandbox service, the unit starts,
+# its watchdog pings and a sale completes through the replay camera.
 # Prints one line per check and `RESULT: ok` or `RESULT: FAILED`. Needs root, network
-# (Debian's mirror and PyPI), debootstrap, and for arm64 qemu-user-static with its binfmt
-# handler registered (apt install qemu-user-static binfmt-support).
+# (Debian's mirror and PyPI), debootstrap, systemd-nspawn (systemd-container) and for
+# arm64 qemu-user-static with its binfmt handler registered (apt install
+# qemu-user-static binfmt-support). pip in the root trusts the host's CA bundle (a
+# proxy's own CA included).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ARCH=arm64
 SUITE=bookworm
 ROOT=""
+BOOT=1
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 
 while [ $# -gt 0 ]; do
     case "$1" in
         --arch) ARCH=$2; shift ;;
-        --suite) SUITE=$2; shift ;;
+        --release | --suite) SUITE=$2; shift ;;
         --root) ROOT=$2; shift ;;
-        -h | --help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --no-boot) BOOT=0 ;;
+        -h | --help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install_in_root.sh: unknown option $1" >&2; exit 64 ;;
     esac
     shift
 done
+case "$SUITE" in
+    bookworm | trixie) ;;
+    *) echo "install_in_root.sh: --release bookworm or trixie (the releases qrpos supports)" >&2; exit 64 ;;
+esac
 ROOT=${ROOT:-/var/tmp/qrpos-root-$SUITE-$ARCH}
 [ "$(id -u)" -eq 0 ] || { echo "install_in_root.sh: run as root" >&2; exit 1; }
 
@@ -53,6 +67,49 @@ check() {  # check NAME COMMAND...: one line, ok or FAIL
 inside() {
     chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/host-ca-certificates.crt "$@"
+}
+
+boot_and_sell() {
+    # The root booted as a machine (its own systemd as PID 1), the kiosk sold on inside it.
+    echo "== systemd-nspawn --boot: the unit, its watchdog and a sale inside the root"
+    command -v systemd-nspawn >/dev/null ||
+        { echo "FAIL  systemd-nspawn not found (apt install systemd-container)"; failed=1; return; }
+    for fs in dev sys proc; do umount -l "$ROOT/$fs" 2>/dev/null || true; done
+    # nspawn keeps per-machine state under /run/systemd/nspawn and refuses to clean it up
+    # from a disk file system: on a host whose /run is not a tmpfs (a container without
+    # systemd as PID 1), a tmpfs of its own there
+    if [ "$(stat -f -c %T /run)" != tmpfs ]; then
+        mkdir -p /run/systemd/nspawn
+        mountpoint -q /run/systemd/nspawn || mount -t tmpfs -o mode=0755 tmpfs /run/systemd/nspawn
+    fi
+    local machine=qrpos-check-$$ log=/tmp/qrpos-root-boot.log nspawn leader="" state="" booted=0
+    # --register=no --keep-unit: no systemd-machined needed on the host
+    systemd-nspawn --boot --register=no --keep-unit --machine="$machine" -D "$ROOT" \
+        >"$log" 2>&1 </dev/null &
+    nspawn=$!
+    for _ in $(seq 1 120); do
+        leader=$(pgrep -P "$nspawn" | head -n 1 || true)
+        [ -n "$leader" ] && state=$(nsenter -t "$leader" -a systemctl is-system-running 2>/dev/null || true)
+        case "$state" in running | degraded) booted=1; break ;; esac
+        sleep 2
+    done
+    if [ "$booted" -eq 0 ]; then
+        printf 'FAIL  the root boots (state: %s)\n' "${state:-none}"
+        tail -20 "$log" | sed 's/^/      /'
+        failed=1
+    else
+        printf 'ok    the root boots (systemd %s, %s)\n' \
+            "$(nsenter -t "$leader" -a systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')" "$state"
+        if ! nsenter -t "$leader" -a /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+            HOME=/root LANG=C.UTF-8 /opt/qrpos/venv/bin/python /opt/qrpos-src/benchmarks/nspawn_sale.py \
+            --patience "$([ "$ARCH" = "$(dpkg --print-architecture 2>/dev/null || echo amd64)" ] && echo 120 || echo 600)"; then
+            failed=1
+        fi
+        nsenter -t "$leader" -a systemctl poweroff >/dev/null 2>&1 || true
+    fi
+    for _ in $(seq 1 60); do kill -0 "$nspawn" 2>/dev/null || break; sleep 1; done
+    kill "$nspawn" 2>/dev/null || true
+    wait "$nspawn" 2>/dev/null || true
 }
 
 started=$SECONDS
@@ -91,6 +148,20 @@ check "qrpos doctor runs" inside sh -c 'QRPOS_LANGUAGE=en qrpos doctor --no-came
 check "the unit verifies" inside systemd-analyze verify /etc/systemd/system/qrpos.service
 check "textfile folder" inside sh -c 'test "$(stat -c %U /var/lib/node_exporter/textfile_collector)" = qrpos'
 check "release layout" inside sh -c 'readlink -f /opt/qrpos/venv | grep -q "^/opt/qrpos/releases/"'
-check "wheels for $ARCH" inside sh -c '/opt/qrpos/venv/bin/python -c "import zxingcpp, pyzbar.pyzbar, cv2, textual, httpx, msgspec"'
+check "wheels for $ARCH" inside sh -c '/opt/qrpos/venv/bin/python -c "import zxingcpp, pyzbar.pyzbar, cv2, textual, httpx, msgspec, PIL"'
+# the venv sees python3-numpy (picamera2 is built against it) and holds no numpy of its own
+check "numpy is the system's" inside sh -c 'v=$(/opt/qrpos/venv/bin/python -c "import numpy; print(numpy.__version__, numpy.__file__)") && echo "$v" && case "$v" in *" /usr/lib/python3/dist-packages/numpy/"*) ;; *) exit 1 ;; esac'
+check "a QR code decodes (zxing and zbar)" inside sh -c 'cd /tmp && /opt/qrpos/venv/bin/python -c "
+import numpy as np, segno, zxingcpp
+from pyzbar import pyzbar
+m = np.array(segno.make_qr(\"vqr_root_check\").matrix, np.uint8)
+img = np.kron(np.pad(1 - m, 4, constant_values=1) * 255, np.ones((6, 6), np.uint8)).astype(np.uint8)
+assert [r.text for r in zxingcpp.read_barcodes(img)] == [\"vqr_root_check\"]
+assert [r.data for r in pyzbar.decode(img)] == [b\"vqr_root_check\"]
+"'
+
+if [ "$BOOT" -eq 1 ] && [ "$failed" -eq 0 ]; then
+    boot_and_sell
+fi
 echo "elapsed: $((SECONDS - started)) s"
 if [ "$failed" -eq 0 ]; then echo "RESULT: ok"; else echo "RESULT: FAILED"; exit 1; fi
