@@ -114,9 +114,11 @@ has_candidate() {
 preflight() {
     step "Check the system"
     local codename=unknown arch
-    if [ -r /etc/os-release ]; then
-        # shellcheck disable=SC1091
-        codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
+    # QRPOS_OS_RELEASE: another os-release file, for tests of what is said on each release
+    local os_release=${QRPOS_OS_RELEASE:-/etc/os-release}
+    if [ -r "$os_release" ]; then
+        # shellcheck disable=SC1090
+        codename=$(. "$os_release" && echo "${VERSION_CODENAME:-unknown}")
     fi
     arch=$(uname -m)
     note "OS release: $codename, architecture: $arch"

@@ -164,3 +164,38 @@ def test_an_image_build_enables_the_unit_without_a_running_systemd() -> None:
     assert "daemon-reload" not in plan
     assert "systemctl restart" not in plan
     assert "provision.sh" in plan  # pairing is a first-boot step
+
+
+def _plan_on(tmp_path: Path, codename: str) -> str:
+    os_release = tmp_path / "os-release"
+    os_release.write_text(f"ID=debian\nVERSION_CODENAME={codename}\n")
+    result = subprocess.run(
+        ["bash", str(INSTALL), "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "LC_ALL": "C", "QRPOS_OS_RELEASE": str(os_release)},
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("codename", "said"),
+    [
+        ("bookworm", "supported: Debian 12 / Raspberry Pi OS Bookworm (Python 3.11, numpy 1.24.2)"),
+        ("trixie", "supported: Debian 13 / Raspberry Pi OS Trixie (Python 3.13, numpy 2.2.4)"),
+    ],
+)
+def test_both_releases_are_accepted_by_name(tmp_path: Path, codename: str, said: str) -> None:
+    plan = _plan_on(tmp_path, codename)
+    assert said in plan
+    assert "not supported" not in plan and "WARNING: trixie" not in plan
+
+
+def test_any_other_release_is_told_plainly_what_happens(tmp_path: Path) -> None:
+    plan = _plan_on(tmp_path, "noble")
+    warnings = [line.split("WARNING: ", 1)[1] for line in plan.splitlines() if "WARNING: " in line]
+    told = " ".join(warnings)
+    assert "noble is not a release qrpos supports (bookworm, trixie)" in told
+    assert "stops at that check" in told and "before any release is made" in told
