@@ -203,7 +203,13 @@ console_setup() {
 
 service_user() {
     step "Service user $SERVICE_USER (groups: camera, tones, buzzer, handheld scanner, printer)"
-    local groups=video,audio,input,dialout,lp
+    local groups=video,audio,input,dialout,lp group
+    # Debian 13's base system no longer has an "input" group (udev's package makes it; a
+    # minimal Trixie root has none): made here so that useradd can add the kiosk to it;
+    # udev's rules name the group, so it is the one the devices get when udev comes
+    for group in ${groups//,/ }; do
+        getent group "$group" >/dev/null || [ "$DRY_RUN" -eq 1 ] || run groupadd --system "$group"
+    done
     getent group gpio >/dev/null && groups+=,gpio  # Raspberry Pi OS's /dev/gpiochip*
     if getent passwd "$SERVICE_USER" >/dev/null; then
         note "user $SERVICE_USER exists"
