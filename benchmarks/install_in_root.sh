@@ -4,7 +4,7 @@
 # what an installer meets: the arm64 root runs under qemu-user (binfmt_misc).
 #
 #   sudo benchmarks/install_in_root.sh [--release bookworm|trixie] [--arch arm64|amd64]
-#                                      [--root DIR] [--no-boot]
+#                                      [--root DIR] [--no-boot] [--update]
 #
 # Steps: debootstrap the root (kept in DIR, reused when it is there), put this checkout's
 # committed files in it (git archive HEAD), run deploy/install.sh --image-build inside it
@@ -19,7 +19,9 @@
 #     system's own (python3-numpy: 1.24.2 on Bookworm, 2.2.4 on Trixie), not shadowed;
 # then boots the root (systemd-nspawn --boot, unless --no-boot) and, inside it,
 # benchmarks/nspawn_sale.py: provision.sh pairs with a sandbox service, the unit starts,
-# its watchdog pings and a sale completes through the replay camera.
+# its watchdog pings and a sale completes through the replay camera. With --update, the
+# kiosk is then updated by deploy/ansible/update.yml (run inside the root against itself,
+# ansible_connection=local) to a release built from the same checkout, and must sell again.
 # Prints one line per check and `RESULT: ok` or `RESULT: FAILED`. Needs root, network
 # (Debian's mirror and PyPI), debootstrap, systemd-nspawn (systemd-container) and for
 # arm64 qemu-user-static with its binfmt handler registered (apt install
@@ -32,6 +34,7 @@ ARCH=arm64
 SUITE=bookworm
 ROOT=""
 BOOT=1
+UPDATE=0
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 
 while [ $# -gt 0 ]; do
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
         --release | --suite) SUITE=$2; shift ;;
         --root) ROOT=$2; shift ;;
         --no-boot) BOOT=0 ;;
+        --update) UPDATE=1 ;;
         -h | --help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install_in_root.sh: unknown option $1" >&2; exit 64 ;;
     esac
@@ -100,9 +104,15 @@ boot_and_sell() {
     else
         printf 'ok    the root boots (systemd %s, %s)\n' \
             "$(nsenter -t "$leader" -a systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')" "$state"
+        local update=()
+        if [ "$UPDATE" -eq 1 ]; then
+            update=(--update "PIP_CERT=/etc/host-ca-certificates.crt /opt/ansible/bin/ansible-playbook \
+                -i /opt/qrpos-git/kiosk.ini /opt/qrpos-git/deploy/ansible/update.yml")
+        fi
         if ! nsenter -t "$leader" -a /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
             HOME=/root LANG=C.UTF-8 /opt/qrpos/venv/bin/python /opt/qrpos-src/benchmarks/nspawn_sale.py \
-            --patience "$([ "$ARCH" = "$(dpkg --print-architecture 2>/dev/null || echo amd64)" ] && echo 120 || echo 600)"; then
+            --patience "$([ "$ARCH" = "$(dpkg --print-architecture 2>/dev/null || echo amd64)" ] && echo 120 || echo 600)" \
+            "${update[@]}"; then
             failed=1
         fi
         nsenter -t "$leader" -a systemctl poweroff >/dev/null 2>&1 || true
@@ -160,6 +170,20 @@ assert [r.text for r in zxingcpp.read_barcodes(img)] == [\"vqr_root_check\"]
 assert [r.data for r in pyzbar.decode(img)] == [b\"vqr_root_check\"]
 "'
 
+if [ "$UPDATE" -eq 1 ] && [ "$failed" -eq 0 ]; then
+    # what update.yml needs on its controller, here the kiosk itself: ansible-core (the dev
+    # lock's version for this Python), git and a clone to pack, sudo for `become`
+    echo "== for --update: ansible-core, git and a clone of $(git -C "$here" rev-parse --short HEAD) in the root"
+    inside sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git sudo >/dev/null'
+    rm -rf "$ROOT/opt/qrpos-git"
+    git clone -q --no-hardlinks "$here" "$ROOT/opt/qrpos-git"
+    git -C "$ROOT/opt/qrpos-git" checkout -q "$(git -C "$here" rev-parse HEAD)"
+    printf '[kiosks]\nkiosk ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n' \
+        >"$ROOT/opt/qrpos-git/kiosk.ini"
+    inside sh -c 'v=$(python3 /opt/qrpos-src/deploy/locked_version.py ansible-core /opt/qrpos-src/deploy/requirements-dev.lock) &&
+        python3 -m venv /opt/ansible && /opt/ansible/bin/pip install -q "ansible-core==$v"' ||
+        { echo "FAIL  ansible-core in the root"; failed=1; }
+fi
 if [ "$BOOT" -eq 1 ] && [ "$failed" -eq 0 ]; then
     boot_and_sell
 fi

@@ -37,7 +37,8 @@ from pathlib import Path
 import httpx
 import segno
 
-QRPOS = "/opt/qrpos/venv/bin/qrpos"
+VENV = "/opt/qrpos/venv"
+QRPOS = f"{VENV}/bin/qrpos"
 CONFIG = Path("/etc/qrpos/config.toml")
 REPLAY = Path("/etc/qrpos/nspawn-check/pass.png")
 DROP_IN = Path("/etc/systemd/system/qrpos.service.d/nspawn-check.conf")
@@ -112,10 +113,95 @@ class Screen:
             time.sleep(0.15)
 
 
+def run_reading(screen: Screen, argv: list[str], stdin: str = "") -> tuple[int, str]:
+    """Run a command while the screen is read: a kiosk whose terminal nobody reads blocks
+    on its next write, and stops pinging its watchdog."""
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+        os.set_blocking(proc.stdout.fileno(), False)
+        out = ""
+        while proc.poll() is None:
+            screen.read(0.5)
+            out += proc.stdout.read() or ""
+        out += proc.stdout.read() or ""
+        return proc.returncode, out
+
+
+def unit_up(screen: Screen, patience: float, when: str) -> None:
+    """The unit active (READY=1 after the first screen), and its watchdog pinged since."""
+    started = time.monotonic()
+    while prop("ActiveState") != "active" and time.monotonic() - started < patience:
+        screen.read(0.5)
+    active = prop("ActiveState")
+    check(
+        f"the unit starts {when} (Type=notify: READY=1 once the first screen is drawn)",
+        active == "active",
+        f"{active} after {time.monotonic() - started:.0f} s, {os.path.realpath(VENV)}",
+    )
+    first = prop("WatchdogTimestampMonotonic")
+    screen.read(12.0)  # WatchdogSec=30s: systemd asks for a ping every 15 s at most
+    second = prop("WatchdogTimestampMonotonic")
+    check(
+        "its watchdog pings",
+        first not in ("", "0") and second not in ("", "0") and first != second,
+        f"last ping at {first} then {second} (monotonic µs), restarts {prop('NRestarts')}",
+    )
+
+
+def sell(screen: Screen, patience: float) -> bool:
+    """Type the amount on the kiosk's screen; True once it shows APPROVED."""
+    shown = screen.wait_for("Enter the amount", patience=patience)
+    check("the amount screen is drawn", shown is not None)
+    mark = len(screen.text)
+    screen.type(f"{AMOUNT}\r")
+    shown = screen.wait_for("APPROVED", "press Enter to charge it", patience=patience, since=mark)
+    if shown == "press Enter to charge it":  # the pass was in view before the sale
+        mark = len(screen.text)
+        screen.type("\r")
+        shown = screen.wait_for("APPROVED", patience=patience, since=mark)
+    check(f"a sale of {AMOUNT} MNT through the replay camera", shown == "APPROVED",
+          "APPROVED on the kiosk's screen" if shown else screen.text[-600:])  # fmt: skip
+    if shown == "APPROVED":
+        screen.type("x")  # next customer: the amount screen again
+    return shown == "APPROVED"
+
+
+def show_pass(sim: httpx.Client, wallet_id: str) -> None:
+    """The wallet's current QR token as the replay camera's image (it changes after every
+    charge, as a real pass does)."""
+    token = sim.get(f"/_sim/wallets/{wallet_id}").json()["qrToken"]
+    REPLAY.parent.mkdir(parents=True, exist_ok=True)
+    segno.make_qr(token, error="m").save(str(REPLAY), scale=6, border=4)
+    print(f"      wallet {wallet_id}, pass …{token[-4:]} in {REPLAY}", flush=True)
+
+
+def settled(sim: httpx.Client, wallet_id: str, sales: int) -> None:
+    balance = sim.get(f"/_sim/wallets/{wallet_id}").json()["balanceMNT"]
+    want = BALANCE - sales * AMOUNT
+    check(f"the wallet was charged {sales} time(s)", balance == want, f"{balance} MNT left")
+    listed = subprocess.run(
+        ["runuser", "-u", "qrpos", "--", QRPOS, "outbox", "list", "--all", "--json"],
+        capture_output=True, text=True, cwd="/", check=False,
+    )  # fmt: skip
+    rows = json.loads(listed.stdout or "[]")
+    charged = [r for r in rows if r.get("kind") == "charge" and r.get("charged")]
+    check("the outbox holds them, charged", [r["amountMNT"] for r in charged] == [AMOUNT] * sales)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--patience", type=float, default=180.0, help="seconds per step")
-    patience = parser.parse_args().patience
+    parser.add_argument(
+        "--update",
+        metavar="COMMAND",
+        help="after the first sale, run this (bash -c) to update the kiosk, then sell again",
+    )
+    args = parser.parse_args()
+    patience = args.patience
     saved_config = CONFIG.read_text()
     simulator = subprocess.Popen(
         [QRPOS, "simulator", "--host", "127.0.0.1", "--port", "0", "--no-rate-limit"],
@@ -129,11 +215,8 @@ def main() -> int:
         check("sandbox service", base_url.startswith("http://"), base_url)
         with httpx.Client(base_url=base_url, timeout=30) as sim:
             terminal = sim.post("/_sim/terminals", json={"merchant": "m_nspawn"}).json()
-            wallet = sim.post("/_sim/wallets", json={"balanceMNT": BALANCE}).json()
-            token = wallet["qrToken"]
-            REPLAY.parent.mkdir(parents=True, exist_ok=True)
-            segno.make_qr(token, error="m").save(str(REPLAY), scale=6, border=4)
-            print(f"      wallet {wallet['walletID']}, pass …{token[-4:]} in {REPLAY}")
+            wallet_id = sim.post("/_sim/wallets", json={"balanceMNT": BALANCE}).json()["walletID"]
+            show_pass(sim, wallet_id)
             CONFIG.write_text(
                 'state_dir = "/var/lib/qrpos"\nlanguage = "en"\n\n[scanner]\n'
                 f'source = "replay"\npath = "{REPLAY}"\nloop = true\n'
@@ -145,55 +228,30 @@ def main() -> int:
                 f"[Service]\nTTYPath={screen.path}\nDeviceAllow={screen.path} rw\n"
             )
             systemctl("daemon-reload")
-            paired = subprocess.run(
+            status, out = run_reading(
+                screen,
                 ["bash", str(PROVISION), "--base-url", base_url, "--username",
                  terminal["username"], "--no-pin"],
-                input=terminal["password"] + "\n", capture_output=True, text=True,
+                stdin=terminal["password"] + "\n",
             )  # fmt: skip
-            check("provision.sh pairs and starts the unit", paired.returncode == 0,
-                  (paired.stdout + paired.stderr).strip().splitlines()[-1:][0]
-                  if (paired.stdout + paired.stderr).strip() else "")  # fmt: skip
-            started = time.monotonic()
-            while prop("ActiveState") != "active" and time.monotonic() - started < patience:
-                screen.read(0.5)
-            active = prop("ActiveState")
-            check(
-                "the unit starts (Type=notify: READY=1 once the first screen is drawn)",
-                active == "active",
-                f"{active} after {time.monotonic() - started:.0f} s",
-            )
-            first = prop("WatchdogTimestampMonotonic")
-            screen.read(12.0)  # WatchdogSec=30s: systemd asks for a ping every 15 s at most
-            second = prop("WatchdogTimestampMonotonic")
-            check(
-                "its watchdog pings",
-                first not in ("", "0") and second not in ("", "0") and first != second,
-                f"last ping at {first} then {second} (monotonic µs), restarts {prop('NRestarts')}",
-            )
-            shown = screen.wait_for("Enter the amount", patience=patience)
-            check("the amount screen is drawn", shown is not None)
-            mark = len(screen.text)
-            screen.type(f"{AMOUNT}\r")
-            shown = screen.wait_for("APPROVED", "press Enter to charge it", patience=patience,
-                                    since=mark)  # fmt: skip
-            if shown == "press Enter to charge it":  # the pass was in view before the sale
-                mark = len(screen.text)
-                screen.type("\r")
-                shown = screen.wait_for("APPROVED", patience=patience, since=mark)
-            check(f"a sale of {AMOUNT} MNT through the replay camera", shown == "APPROVED",
-                  "APPROVED on the kiosk's screen" if shown else screen.text[-600:])  # fmt: skip
-            balance = sim.get(f"/_sim/wallets/{wallet['walletID']}").json()["balanceMNT"]
-            check("the wallet was charged once", balance == BALANCE - AMOUNT, f"{balance} MNT left")
-            listed = subprocess.run(
-                ["runuser", "-u", "qrpos", "--", QRPOS, "outbox", "list", "--all", "--json"],
-                capture_output=True, text=True, cwd="/", check=False,
-            )  # fmt: skip
-            rows = json.loads(listed.stdout or "[]")
-            charged = [r for r in rows if r.get("kind") == "charge" and r.get("charged")]
-            check("the outbox holds it, charged", [r["amountMNT"] for r in charged] == [AMOUNT])
-            check(
-                "no restart meanwhile", prop("NRestarts") == "0", f"NRestarts={prop('NRestarts')}"
-            )
+            last = out.strip().splitlines()[-1:] or [""]
+            check("provision.sh pairs and starts the unit", status == 0, last[0])
+            unit_up(screen, patience, "after provision.sh")
+            if sell(screen, patience):
+                settled(sim, wallet_id, 1)
+            if args.update:
+                before = os.path.realpath(VENV)
+                show_pass(sim, wallet_id)  # read again when the new release starts
+                status, out = run_reading(screen, ["bash", "-c", args.update])
+                print("\n".join("      | " + line for line in out.strip().splitlines()[-12:]))
+                after = os.path.realpath(VENV)
+                check("the update switched releases", status == 0 and after != before,
+                      f"exit {status}: {before} -> {after}")  # fmt: skip
+                unit_up(screen, patience, "on the new release")
+                if sell(screen, patience):
+                    settled(sim, wallet_id, 2)
+            restarts = prop("NRestarts")
+            check("no restart by the watchdog or a crash", restarts == "0", f"NRestarts={restarts}")
     finally:
         systemctl("stop", "qrpos.service")
         simulator.terminate()
