@@ -23,7 +23,12 @@ RELEASE = ROOT / "deploy" / "release.sh"
 
 
 @pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
-@pytest.mark.parametrize("script", [INSTALL, PROVISION, RELEASE], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "script",
+    # the root checks too: what installs and tests both releases (docs/releases.md)
+    [INSTALL, PROVISION, RELEASE, *ROOT.glob("benchmarks/*_in_root.sh")],
+    ids=lambda p: p.name,
+)
 def test_shellcheck_is_clean(script: Path) -> None:
     result = subprocess.run(
         ["shellcheck", "--severity=style", str(script)], capture_output=True, text=True
