@@ -22,7 +22,8 @@
 # its watchdog pings and a sale completes through the replay camera. With --update, the
 # kiosk is then updated by deploy/ansible/update.yml (run inside the root against itself,
 # ansible_connection=local) to a release built from the same checkout, and must sell again.
-# Prints one line per check and `RESULT: ok` or `RESULT: FAILED`. Needs root, network
+# Prints one line per check and `RESULT: ok` or `RESULT: FAILED`; the whole logs go beside
+# the root (DIR.install.log, DIR.boot.log, ...), so that two runs at once keep theirs. Needs root, network
 # (Debian's mirror and PyPI), debootstrap, systemd-nspawn (systemd-container) and for
 # arm64 qemu-user-static with its binfmt handler registered (apt install
 # qemu-user-static binfmt-support). pip in the root trusts the host's CA bundle (a
@@ -60,11 +61,11 @@ failed=0
 check() {  # check NAME COMMAND...: one line, ok or FAIL
     local name=$1
     shift
-    if "$@" >/tmp/qrpos-root-check.out 2>&1; then
+    if "$@" >"$ROOT.check.out" 2>&1; then
         printf 'ok    %s\n' "$name"
     else
         printf 'FAIL  %s\n' "$name"
-        sed 's/^/      /' /tmp/qrpos-root-check.out | tail -15
+        sed 's/^/      /' "$ROOT.check.out" | tail -15
         failed=1
     fi
 }
@@ -86,7 +87,7 @@ boot_and_sell() {
         mkdir -p /run/systemd/nspawn
         mountpoint -q /run/systemd/nspawn || mount -t tmpfs -o mode=0755 tmpfs /run/systemd/nspawn
     fi
-    local machine=qrpos-check-$$ log=/tmp/qrpos-root-boot.log nspawn leader="" state="" booted=0
+    local machine=qrpos-check-$$ log=$ROOT.boot.log nspawn leader="" state="" booted=0
     # --register=no --keep-unit: no systemd-machined needed on the host
     systemd-nspawn --boot --register=no --keep-unit --machine="$machine" -D "$ROOT" \
         >"$log" 2>&1 </dev/null &
@@ -125,8 +126,8 @@ boot_and_sell() {
 started=$SECONDS
 if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
     echo "== debootstrap $SUITE $ARCH into $ROOT"
-    debootstrap --arch="$ARCH" --variant=minbase "$SUITE" "$ROOT" "$MIRROR" >/tmp/qrpos-debootstrap.log 2>&1 ||
-        { tail -20 /tmp/qrpos-debootstrap.log; exit 1; }
+    debootstrap --arch="$ARCH" --variant=minbase "$SUITE" "$ROOT" "$MIRROR" >"$ROOT.debootstrap.log" 2>&1 ||
+        { tail -20 "$ROOT.debootstrap.log"; exit 1; }
 fi
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 # the host's trusted certificates (a proxy's own CA included), for pip inside the root; a
@@ -143,12 +144,12 @@ mkdir -p "$ROOT/opt/qrpos-src"
 git -C "$here" archive HEAD | tar -x -C "$ROOT/opt/qrpos-src"
 
 echo "== deploy/install.sh --image-build inside the root"
-if ! inside bash /opt/qrpos-src/deploy/install.sh --image-build >/tmp/qrpos-root-install.log 2>&1; then
-    tail -30 /tmp/qrpos-root-install.log
+if ! inside bash /opt/qrpos-src/deploy/install.sh --image-build >"$ROOT.install.log" 2>&1; then
+    tail -30 "$ROOT.install.log"
     echo "RESULT: FAILED (install.sh)"
     exit 1
 fi
-grep -E '^(==>|    WARNING)' /tmp/qrpos-root-install.log | sed 's/^/   /'
+grep -E '^(==>|    WARNING)' "$ROOT.install.log" | sed 's/^/   /'
 
 echo "== checks ($(inside uname -m), $(inside sh -c '. /etc/os-release; echo "$PRETTY_NAME"'))"
 check "qrpos on PATH" inside sh -c 'command -v qrpos && test "$(command -v qrpos)" = /usr/local/bin/qrpos'
