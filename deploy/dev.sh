@@ -38,7 +38,10 @@ apt_install() {
 }
 
 system_packages() {
-    local pkgs=()
+    # libfribidi0: Pillow's wheels load it to lay text out with raqm; without it the slips
+    # are drawn by the basic layout, other bytes than tests/peripherals/golden_slips.json
+    # pins and the kiosk prints (a fresh Debian 12 or 13 root has none)
+    local pkgs=(libfribidi0)
     # zbar's library: Debian 13 renamed it for the 64-bit time_t transition
     if command -v apt-cache >/dev/null && [ -n "$(apt-cache policy libzbar0t64 2>/dev/null |
         awk '/Candidate:/ && $2 != "(none)" {print $2}')" ]; then

@@ -148,7 +148,9 @@ preflight() {
 system_packages() {
     step "Install system packages"
     # alsa-utils: `aplay` plays the till's tones (hardware.md, Sound)
-    local pkgs=(python3 python3-venv python3-numpy kbd console-setup systemd alsa-utils)
+    # libfribidi0: Pillow lays the slips' text out with raqm only where it finds it (the
+    # bytes tests/peripherals/golden_slips.json pins); Raspberry Pi OS Lite may lack it
+    local pkgs=(python3 python3-venv python3-numpy kbd console-setup systemd alsa-utils libfribidi0)
     apt_update_once
     # Trixie renamed the library for the 64-bit time_t transition.
     if has_candidate libzbar0t64; then pkgs+=(libzbar0t64); else pkgs+=(libzbar0); fi

@@ -56,7 +56,7 @@ def plan() -> str:
 
 def test_plan_installs_the_system_packages(plan: str) -> None:
     (line,) = [ln for ln in plan.splitlines() if "apt-get install" in ln]
-    for package in ("python3-venv", "python3-numpy", "console-setup", "kbd"):
+    for package in ("python3-venv", "python3-numpy", "console-setup", "kbd", "libfribidi0"):
         assert f" {package}" in line
     assert "libzbar0" in line  # libzbar0 on Bookworm, libzbar0t64 on Trixie
     if "python3-picamera2" not in line:
