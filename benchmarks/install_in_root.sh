@@ -115,7 +115,8 @@ boot_and_sell() {
             # Under qemu-user the unit cannot start at all: systemd sets up its credentials
             # (LoadCredentialEncrypted=) with mount calls qemu-user does not emulate; the
             # journal says "Failed to set up credentials: Invalid argument" (status
-            # 243/CREDENTIALS), on Bookworm and Trixie alike. That is the emulator, not the
+            # 243/CREDENTIALS; seen on Bookworm, Trixie fails the same step with an empty
+            # journal under the emulator). That is the emulator, not the
             # unit: the unit, its watchdog and a sale are checked in an amd64 root.
             printf 'skip  the unit, its watchdog and a sale: not under qemu-user (%s on %s);\n' \
                 "$ARCH" "$(uname -m)"
