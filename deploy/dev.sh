@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The developer entry point on a fresh Debian 12 / Raspberry Pi OS machine.
+# The developer entry point on a fresh Debian 12 or 13 / Raspberry Pi OS machine.
 #   deploy/dev.sh demo    install everything, then start the demo kiosk
 #   deploy/dev.sh test    install everything, then lint, type-check and run the whole suite
 #   deploy/dev.sh bench   install everything, then run the long benchmarks in benchmarks/
 # It installs what it needs itself (system packages through apt, Python packages into
 # ./.venv from the hashed lock deploy/requirements-dev.lock, the same versions the kiosk
-# installs from deploy/requirements.lock) and is safe to run again.
+# installs from deploy/requirements.lock) and is safe to run again. The lock is universal:
+# pip takes the set for the Python it runs (3.11: Bookworm's numpy 1.24.2, 3.13: Trixie's
+# numpy 2.2.4; docs/releases.md).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,7 +38,17 @@ apt_install() {
 }
 
 system_packages() {
-    local pkgs=(libzbar0)
+    # libfribidi0: Pillow's wheels load it to lay text out with raqm; without it the slips
+    # are drawn by the basic layout, other bytes than tests/peripherals/golden_slips.json
+    # pins and the kiosk prints (a fresh Debian 12 or 13 root has none)
+    local pkgs=(libfribidi0)
+    # zbar's library: Debian 13 renamed it for the 64-bit time_t transition
+    if command -v apt-cache >/dev/null && [ -n "$(apt-cache policy libzbar0t64 2>/dev/null |
+        awk '/Candidate:/ && $2 != "(none)" {print $2}')" ]; then
+        pkgs+=(libzbar0t64)
+    else
+        pkgs+=(libzbar0)
+    fi
     "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || pkgs+=(python3-venv)
     command -v "$PYTHON" >/dev/null || pkgs+=(python3 python3-venv)
     if [ "$mode" = test ] || [ "$mode" = bench ]; then
@@ -64,6 +76,13 @@ python_packages() {
     local want
     want=$(cat pyproject.toml deploy/requirements-dev.lock | sha256sum | cut -d' ' -f1)
     if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+        local py
+        py=$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+        case "$py" in
+            3.11) say "Python $py: the lock's Debian 12 / Bookworm set (numpy 1.24.2)" ;;
+            3.13) say "Python $py: the lock's Debian 13 / Trixie set (numpy 2.2.4)" ;;
+            *) say "Python $py is neither 3.11 (Bookworm) nor 3.13 (Trixie): untested; trying the lock's set for it" ;;
+        esac
         say "installing the locked dependencies (every file checked by its sha256) into $VENV"
         "$VENV/bin/python" -m pip install -q --require-hashes -r deploy/requirements-dev.lock
         # qrpos itself: built from this checkout with the locked setuptools, nothing fetched

@@ -9,8 +9,11 @@
 #
 # Both are universal (every platform and Python >= 3.11: x86_64 dev machines and CI,
 # the aarch64 Pi) and carry the sha256 of every file PyPI has for each pinned release.
-# numpy is pinned to the Pi's own python3-numpy (Raspberry Pi OS / Debian 12: 1.24.2):
-# picamera2's compiled parts are built against it, and the venv must not shadow it.
+# numpy is pinned to each supported release's own python3-numpy, forked by Python version
+# in deploy/constraints.txt: Debian 12 / Bookworm (Python 3.11) 1.24.2, Debian 13 / Trixie
+# (Python 3.13) 2.2.4. picamera2's compiled parts are built against it and the kiosk's venv
+# must not shadow it; OpenCV follows (4.8 does not import under numpy 2). pip installs
+# the entries whose markers hold for its Python (docs/releases.md).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"

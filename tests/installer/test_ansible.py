@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 #: ansible-core is a dev dependency: its playbook runner sits beside this Python
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOK = ROOT / "deploy" / "ansible" / "site.yml"
 INVENTORY = ROOT / "deploy" / "ansible" / "inventory.example.ini"
 TASK_KEYS = {"name", "loop", "register", "notify", "tags", "when", "no_log", "changed_when",
-             "delegate_to", "become", "run_once"}  # fmt: skip
+             "delegate_to", "become", "run_once", "failed_when", "environment"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -75,3 +76,43 @@ def test_ansible_syntax_check(playbook: str) -> None:
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _tasks(playbook: str) -> list[dict[str, Any]]:
+    (play,) = yaml.safe_load((PLAYBOOK.with_name(playbook)).read_text())
+    return list(play["tasks"])
+
+
+@pytest.mark.parametrize("playbook", ["site.yml", "update.yml"])
+def test_the_fleet_builds_a_release_beside_the_current_one(playbook: str) -> None:
+    """As install.sh: a venv of its own under releases/, then release.sh's switch and
+    health gate; never pip into the venv the kiosk runs from (issue 40)."""
+    tasks = _tasks(playbook)
+    pips = [t["ansible.builtin.pip"] for t in tasks if "ansible.builtin.pip" in t]
+    assert [p["virtualenv"] for p in pips] == ["{{ qrpos_release }}"] * 2
+    assert pips[0]["virtualenv_site_packages"] is True  # picamera2 from apt
+    commands = [t["ansible.builtin.command"] for t in tasks if "ansible.builtin.command" in t]
+    argvs = [c["argv"] for c in commands if isinstance(c, dict) and "argv" in c]
+    activate = [a for a in argvs if "activate" in a]
+    assert activate == [
+        ["bash", "{{ qrpos_release_src }}/deploy/release.sh", "activate", "{{ qrpos_release }}"]
+    ]
+    # the release is built before the switch
+    switch = next(i for i, t in enumerate(tasks) if "release.sh" in json.dumps(t))
+    assert max(i for i, t in enumerate(tasks) if "ansible.builtin.pip" in t) < switch
+
+
+@pytest.mark.parametrize("playbook", ["site.yml", "update.yml"])
+def test_the_fleet_checks_the_numpy_the_lock_holds_for_the_kiosks_python(playbook: str) -> None:
+    """The lock forks numpy by Python (Bookworm 3.11, Trixie 3.13): the play asks
+    deploy/locked_version.py on the kiosk, as install.sh does, and stops on a mismatch
+    before any pip task."""
+    tasks = _tasks(playbook)
+    text = [json.dumps(t) for t in tasks]
+    ask = next(i for i, t in enumerate(text) if "deploy/locked_version.py" in t)
+    check = next(i for i, t in enumerate(tasks) if "ansible.builtin.assert" in t)
+    first_pip = next(i for i, t in enumerate(tasks) if "ansible.builtin.pip" in t)
+    assert ask < check < first_pip
+    assert tasks[check]["ansible.builtin.assert"]["that"] == (
+        "qrpos_numpy.stdout == qrpos_locked_numpy.stdout"
+    )

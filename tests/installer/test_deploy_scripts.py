@@ -23,7 +23,12 @@ RELEASE = ROOT / "deploy" / "release.sh"
 
 
 @pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
-@pytest.mark.parametrize("script", [INSTALL, PROVISION, RELEASE], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "script",
+    # the root checks too: what installs and tests both releases (docs/releases.md)
+    [INSTALL, PROVISION, RELEASE, *ROOT.glob("benchmarks/*_in_root.sh")],
+    ids=lambda p: p.name,
+)
 def test_shellcheck_is_clean(script: Path) -> None:
     result = subprocess.run(
         ["shellcheck", "--severity=style", str(script)], capture_output=True, text=True
@@ -51,7 +56,7 @@ def plan() -> str:
 
 def test_plan_installs_the_system_packages(plan: str) -> None:
     (line,) = [ln for ln in plan.splitlines() if "apt-get install" in ln]
-    for package in ("python3-venv", "python3-numpy", "console-setup", "kbd"):
+    for package in ("python3-venv", "python3-numpy", "console-setup", "kbd", "libfribidi0"):
         assert f" {package}" in line
     assert "libzbar0" in line  # libzbar0 on Bookworm, libzbar0t64 on Trixie
     if "python3-picamera2" not in line:
@@ -164,3 +169,38 @@ def test_an_image_build_enables_the_unit_without_a_running_systemd() -> None:
     assert "daemon-reload" not in plan
     assert "systemctl restart" not in plan
     assert "provision.sh" in plan  # pairing is a first-boot step
+
+
+def _plan_on(tmp_path: Path, codename: str) -> str:
+    os_release = tmp_path / "os-release"
+    os_release.write_text(f"ID=debian\nVERSION_CODENAME={codename}\n")
+    result = subprocess.run(
+        ["bash", str(INSTALL), "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "LC_ALL": "C", "QRPOS_OS_RELEASE": str(os_release)},
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("codename", "said"),
+    [
+        ("bookworm", "supported: Debian 12 / Raspberry Pi OS Bookworm (Python 3.11, numpy 1.24.2)"),
+        ("trixie", "supported: Debian 13 / Raspberry Pi OS Trixie (Python 3.13, numpy 2.2.4)"),
+    ],
+)
+def test_both_releases_are_accepted_by_name(tmp_path: Path, codename: str, said: str) -> None:
+    plan = _plan_on(tmp_path, codename)
+    assert said in plan
+    assert "not supported" not in plan and "WARNING: trixie" not in plan
+
+
+def test_any_other_release_is_told_plainly_what_happens(tmp_path: Path) -> None:
+    plan = _plan_on(tmp_path, "noble")
+    warnings = [line.split("WARNING: ", 1)[1] for line in plan.splitlines() if "WARNING: " in line]
+    told = " ".join(warnings)
+    assert "noble is not a release qrpos supports (bookworm, trixie)" in told
+    assert "stops at that check" in told and "before any release is made" in told

@@ -37,7 +37,9 @@ def scene_frame(scene_file: Callable[[Scene], Path]) -> Callable[[Scene], Frame]
 
     def frame(scene: Scene) -> Frame:
         if scene not in cache:
-            cache[scene] = to_grey(cv2.imread(str(scene_file(scene))))
+            image = cv2.imread(str(scene_file(scene)))
+            assert image is not None, scene_file(scene)  # OpenCV 4.10+ says it may be None
+            cache[scene] = to_grey(image)
         return cache[scene]
 
     return frame

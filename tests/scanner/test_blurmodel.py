@@ -33,7 +33,7 @@ def _small_code(
     by `blur` pixels, with sensor noise: (frame, true corners, modules, version, payload,
     pixels a module)."""
     rng = np.random.default_rng(seed)
-    payload = b"vqr_" + bytes(rng.integers(65, 90, 24).tolist())
+    payload = b"vqr_" + rng.integers(65, 90, 24).astype(np.uint8).tobytes()
     dark, version = modules_of(payload)
     module = float(rng.uniform(*module_px))
     side = dark.shape[0] * module
@@ -54,7 +54,7 @@ def _wrong(grid: _F64, dark: Modules) -> int:
 
 
 def test_the_error_function_is_within_its_published_bound() -> None:
-    x = np.linspace(-6.0, 6.0, 4001)
+    x = np.linspace(-6.0, 6.0, 4001, dtype=np.float64)
     exact = np.array([math.erf(v) for v in x])
     assert np.abs(blurmodel._erf(x) - exact).max() < 2e-7
 

@@ -68,7 +68,7 @@ def test_locate_reads_codes_under_two_pixels_a_module_through_the_blur_model(
         for seed in range(20):
             rng = np.random.default_rng(seed + 100)
             size = int(rng.integers(24, 40))
-            payload = b"vqr_" + bytes(rng.integers(65, 90, size).tolist())
+            payload = b"vqr_" + rng.integers(65, 90, size).astype(np.uint8).tobytes()
             module = float(rng.uniform(1.4, 1.9))
             skew = rng.uniform(-0.5, 0.5, (4, 2))
             turn = float(rng.uniform(0, 360))
@@ -188,7 +188,7 @@ def test_the_largest_quadrilateral_on_a_hull_is_the_largest(m: int, seed: int) -
 def test_the_hull_holds_every_point_and_is_made_of_them(m: int, seed: int) -> None:
     points = np.random.default_rng(seed).integers(0, 50, (m, 2)).astype(np.float64)
     hull = locate._hull(points)
-    assert {tuple(p) for p in hull.tolist()} <= {tuple(p) for p in points.tolist()}
+    assert {(float(x), float(y)) for x, y in hull} <= {(float(x), float(y)) for x, y in points}
     if len(hull) >= 3:
         a, b = hull, np.roll(hull, -1, axis=0)
         for p in points:  # on or inside every edge (counter-clockwise in x-right, y-up)

@@ -67,7 +67,7 @@ def test_refine_fits_the_grid_of_a_tilted_code_from_corners_half_a_module_off(
     strongest tilt, and all 401 read. The test asked for every module right until a CI
     run drew seed 70, tilt -0.297, 2.5 px a module.)"""
     rng = np.random.default_rng(seed)
-    payload = b"vqr_" + bytes(rng.integers(65, 90, 24).tolist())
+    payload = b"vqr_" + rng.integers(65, 90, 24).astype(np.uint8).tobytes()
     dark, version = _modules(payload)
     n = dark.shape[0]
     side = n * module_px

@@ -122,8 +122,9 @@ def deblur(frame: Frame) -> Frame:
     spectrum = np.empty((ch, cw // 2 + 1), np.complex64)
     for r in range(0, ch, _CHUNK):
         spectrum[r : r + _CHUNK] = np.fft.rfft(crop[r : r + _CHUNK], axis=1)
-    fy = np.fft.fftfreq(ch, 1.0)[:, None]
-    fx_all = np.fft.rfftfreq(cw, 1.0)
+    # float64 already (no copy); numpy 2's stubs say only "floating"
+    fy = np.fft.fftfreq(ch, 1.0).astype(np.float64, copy=False)[:, None]
+    fx_all = np.fft.rfftfreq(cw, 1.0).astype(np.float64, copy=False)
     for c in range(0, spectrum.shape[1], _CHUNK):
         band = np.fft.fft(spectrum[:, c : c + _CHUNK], axis=0)
         band *= _gain(fy, fx_all[None, c : c + _CHUNK], length, theta)

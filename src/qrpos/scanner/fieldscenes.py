@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import cv2
 import numpy as np
+import numpy.typing as npt
 
 from qrpos.scanner.frames import Frame
 from qrpos.scanner.hardscenes import HardScene, clean_twin, make_scene, render
@@ -201,7 +202,8 @@ def field_clean_twin(scene: FieldScene) -> FieldScene:
 
 def render_field(scene: FieldScene) -> Frame:
     """The greyscale frame the camera delivers for `scene`."""
-    frame = render(scene.base).astype(np.float32)
+    # any float dtype: OpenCV 4.10+'s stubs (Debian 13's set) type remap's result loosely
+    frame: npt.NDArray[Any] = render(scene.base).astype(np.float32)
     base, damage = scene.base, scene.damage
     h, w = frame.shape
     cx = w / 2 + base.offset[0] * w

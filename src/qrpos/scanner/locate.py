@@ -29,6 +29,8 @@ numpy only, like the other passes.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import numpy.typing as npt
 
@@ -129,7 +131,9 @@ def _hull(points: _F64) -> _F64:
 
     def half_hull(ordered: _F64) -> list[tuple[float, float]]:
         chain: list[tuple[float, float]] = []
-        for x, y in ordered.tolist():
+        # (m, 2) rows; numpy 2's stubs type tolist() as any nesting
+        rows = cast("list[list[float]]", ordered.tolist())
+        for x, y in rows:
             while len(chain) >= 2:
                 (ox, oy), (ax, ay) = chain[-2], chain[-1]
                 if (ax - ox) * (y - oy) - (ay - oy) * (x - ox) > 0:

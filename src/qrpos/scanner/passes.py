@@ -238,7 +238,10 @@ def _binomial3(f: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     Gaussian of 0.7 pixels."""
     p = np.pad(f, 1, mode="edge")
     rows = p[:-2] + 2 * p[1:-1] + p[2:]
-    out: npt.NDArray[np.float32] = rows[:, :-2] + 2 * rows[:, 1:-1] + rows[:, 2:]
+    # float32 already (no copy); numpy 2's stubs read `2 * float32` as float64
+    out: npt.NDArray[np.float32] = (rows[:, :-2] + 2 * rows[:, 1:-1] + rows[:, 2:]).astype(
+        np.float32, copy=False
+    )
     out *= np.float32(1 / 16)
     return out
 

@@ -53,8 +53,9 @@ def homographies(src: npt.ArrayLike, dst: npt.ArrayLike) -> npt.NDArray[np.float
     a[:, :, 0, 0:2] = a[:, :, 1, 3:5] = s
     a[:, :, 0, 2] = a[:, :, 1, 5] = 1.0
     a[:, :, :, 6:8] = -d[:, :, :, None] * s[None, :, None, :]
-    a = a.reshape(k, 8, 8)
-    h = np.linalg.solve(a, d.reshape(k, 8)[..., None])[..., 0]
+    # a name of its own: numpy 2's stubs give each rank its own type (Debian 13)
+    rows = a.reshape(k, 8, 8)
+    h = np.linalg.solve(rows, d.reshape(k, 8)[..., None])[..., 0]
     out: npt.NDArray[np.float64] = np.concatenate([h, np.ones((k, 1))], axis=1).reshape(k, 3, 3)
     return out
 
@@ -104,6 +105,9 @@ def halved(frame: npt.NDArray[np.uint8] | npt.NDArray[np.float32]) -> npt.NDArra
         out: npt.NDArray[np.float32] = total.astype(np.float32)
     else:
         f = frame[:h, :w].astype(np.float32)
-        out = f[0::2, 0::2] + f[1::2, 0::2] + f[0::2, 1::2] + f[1::2, 1::2]
+        # float32 already; said again for numpy 2's stubs, which widen the sum (no copy)
+        out = (f[0::2, 0::2] + f[1::2, 0::2] + f[0::2, 1::2] + f[1::2, 1::2]).astype(
+            np.float32, copy=False
+        )
     out *= np.float32(0.25)
     return out

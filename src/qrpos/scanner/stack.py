@@ -399,7 +399,8 @@ class FrameStack:
         if _agrees(small, self._small, expected):
             self.arrived = False
             self._still += 1
-            agree = np.ones(self._tiles, bool)
+            # typed as the other branch's: numpy 2's stubs would pin this one's rank
+            agree: _Bool = np.ones(self._tiles, bool)
             moved = _padded(frame, self._tiles, TILE)
         else:
             self.arrived = self._still >= SETTLED

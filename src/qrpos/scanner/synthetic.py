@@ -64,7 +64,8 @@ def _screen(payloads: Sequence[bytes], side: int, scene: Scene) -> NDArray[np.ui
     n = max(1, len(payloads))
     screen_h = int(side * 1.9) if n == 1 else int(side * 1.15)
     screen_w = int(side * 1.15) if n == 1 else int(side * (n + 0.3))
-    screen = np.full((screen_h, screen_w), 255, np.uint8)
+    # any rank: numpy 2's stubs would pin the first assignment's (tuple[int, int])
+    screen: npt.NDArray[np.uint8] = np.full((screen_h, screen_w), 255, np.uint8)
     # a header bar like a wallet pass, so the screen is not just a QR
     screen[: int(screen_h * 0.12) + 1, :] = 200
     for i, payload in enumerate(payloads):
