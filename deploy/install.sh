@@ -247,7 +247,7 @@ python_env() {
     if [ "$DRY_RUN" -eq 0 ] && [ "$numpy_version" != "$locked_numpy" ]; then
         echo "install.sh: the system's numpy $numpy_version is not the locked $locked_numpy:" \
             "this lock is for Raspberry Pi OS / Debian 12; pin numpy==$numpy_version in" \
-            "deploy/constraints.txt and run bash deploy/lock.sh (README, Installing)" >&2
+            "deploy/constraints.txt and run bash deploy/lock.sh (docs/dependencies.md)" >&2
         exit 1
     fi
     run "$NEW_RELEASE/bin/python" -m pip install --quiet --require-hashes -r "$LOCK"
