@@ -52,6 +52,12 @@ def slice_figures(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return figures
 
 
+#: the two tests of the slice share one campaign: on one xdist worker (--dist loadgroup), so
+#: it runs once per run, not once per worker
+ONE_CAMPAIGN = pytest.mark.xdist_group("fault_campaign_slice")
+
+
+@ONE_CAMPAIGN
 @pytest.mark.timeout(300)
 def test_bounded_campaign_never_charges_twice_nor_refunds_or_claims_wrongly(
     slice_figures: Any,
@@ -75,6 +81,7 @@ def test_bounded_campaign_never_charges_twice_nor_refunds_or_claims_wrongly(
     assert sum(figures.states.values()) >= figures.charges
 
 
+@ONE_CAMPAIGN
 @pytest.mark.timeout(300)
 def test_bounded_campaign_says_not_charged_only_when_true_and_answers_in_time(
     slice_figures: Any,
