@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from owner_harness import NOW, OwnerHost
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 
 from qrpos import spec
 from qrpos.ledger.shifts import add_cashier
@@ -210,7 +210,16 @@ def test_owner_screen_snapshot(
 ) -> None:
     set_language(language)
     app = OwnerHost(services, first_poll_s=3600)
-    assert snap_compare(app, terminal_size=SIZE, run_before=SCREENS[name])
+
+    async def showing(pilot: Any) -> None:
+        await SCREENS[name](pilot)
+        # a field's cursor blinks every 0.5 s: shown steadily, the picture does not depend
+        # on how long the screen took to get here (a PIN's scrypt on a busy machine)
+        for field in pilot.app.screen.query(Input):
+            field.cursor_blink = False
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=showing)
 
 
 def test_every_stored_snapshot_is_one_a_test_here_takes() -> None:
