@@ -154,6 +154,9 @@ async def _shift_x(pilot: Any) -> None:
     await until(pilot, lambda: isinstance(pilot.app.screen, ShiftScreen))
     screen = pilot.app.screen
     await until(pilot, lambda: screen.shift is not None)
+    # the X is drawn by a worker: waited for, not guessed at (on a busy machine a 0.3 s
+    # pause left it running, and it drew the X over the Z that _shift_z then took)
+    await until(pilot, lambda: all(w.is_finished for w in pilot.app.workers if w.node is screen))
     await pilot.pause(0.3)
 
 
