@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from qrpos.service import TerminalClient
 from qrpos.simulator import (
@@ -28,6 +29,14 @@ from qrpos.simulator import (
     serve_in_thread,
 )
 from qrpos.simulator.testing import asgi_transport
+
+# No per-example deadline: Hypothesis's default (200 ms an example) is a timed assertion,
+# which this project leaves to benchmarks/; with the suite on every core (pytest-xdist) or on
+# a busy CI machine an example waits for a core and fails the deadline for no fault of the
+# code (seen: 329 ms for a quick-prices example). Examples, strategies and health checks are
+# unchanged.
+settings.register_profile("qrpos", deadline=None)
+settings.load_profile("qrpos")
 
 #: the base URL clients use in-process (plain http is allowed to loopback only)
 ASGI_BASE_URL = "http://127.0.0.1"

@@ -16,6 +16,10 @@ import pytest
 
 from qrpos.credentials import CREDSTORE_PATH
 
+#: one worker for the module (--dist loadgroup): its dry-run plan (a module fixture, the
+#: install script run once) is then run once, not once per xdist worker
+pytestmark = pytest.mark.xdist_group("install_dry_run")
+
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL = ROOT / "deploy" / "install.sh"
 PROVISION = ROOT / "deploy" / "provision.sh"

@@ -66,6 +66,12 @@ def slice_figures(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return figures
 
 
+#: the tests of the slice share one campaign: on one xdist worker (--dist loadgroup), so
+#: it runs once per run, not once per worker
+ONE_CAMPAIGN = pytest.mark.xdist_group("fault_campaign_slice")
+
+
+@ONE_CAMPAIGN
 @pytest.mark.timeout(420)
 def test_bounded_campaign_never_charges_twice_nor_refunds_or_claims_wrongly(
     slice_figures: Any,
@@ -90,6 +96,7 @@ def test_bounded_campaign_never_charges_twice_nor_refunds_or_claims_wrongly(
     assert sum(figures.states.values()) >= figures.charges
 
 
+@ONE_CAMPAIGN
 @pytest.mark.timeout(420)
 def test_bounded_campaign_says_not_charged_only_when_true_and_answers_in_time(
     slice_figures: Any,
@@ -100,6 +107,7 @@ def test_bounded_campaign_says_not_charged_only_when_true_and_answers_in_time(
     assert figures.slow_kinds() == []
 
 
+@ONE_CAMPAIGN
 @pytest.mark.timeout(420)
 def test_bounded_campaign_every_refund_is_done_or_in_review_with_its_reason(
     slice_figures: Any,
@@ -117,6 +125,7 @@ def test_bounded_campaign_every_refund_is_done_or_in_review_with_its_reason(
     assert sum(figures.refunds.values()) >= 2, figures.report()
 
 
+@ONE_CAMPAIGN
 @pytest.mark.timeout(420)
 def test_bounded_campaign_answers_a_sale_whose_sends_cannot_get_through_in_45_s(
     slice_figures: Any,

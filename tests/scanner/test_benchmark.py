@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from qrpos.scanner.hardscenes import CONDITIONS
 
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "decode.py"
@@ -106,6 +108,7 @@ def test_hard_set_quick_on_a_core_four_times_slower_grows_the_run_time_budget() 
         assert re.search(rf"^{re.escape(row)}\s+[\d.]+%\s+0\s", done.stdout, re.MULTILINE), row
 
 
+@pytest.mark.timeout(300)  # the bound its subprocess is given below, not the suite's 120 s
 def test_field_set_quick_reports_both_halves_with_the_peers_and_no_false_token() -> None:
     """`fieldset.py --quick`: the tuning half and the held-back half, each condition a row,
     the kiosk and its peers side by side on the same frames."""

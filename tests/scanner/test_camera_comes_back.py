@@ -118,7 +118,11 @@ def test_the_configured_camera_is_chosen_again_at_each_open(tmp_path: Path) -> N
     try:
         assert events.wait_for(lambda: "unavailable" in _states(events))
         image.parent.mkdir()
-        assert cv2.imwrite(str(image), render_scene(Scene(payloads=[TOKEN.encode()])))
+        # the camera appears whole: written aside and renamed in, as the loop retrying
+        # every 50 ms could otherwise open the file half written (seen on a busy machine)
+        aside = tmp_path / "frame.png"
+        assert cv2.imwrite(str(aside), render_scene(Scene(payloads=[TOKEN.encode()])))
+        aside.replace(image)
         loop.arm()
         assert events.wait_for(lambda: bool(events.of(TokenRead)), timeout=10)
     finally:

@@ -36,7 +36,13 @@ from qrpos.tui.widgets.status_bar import status_line
 async def printing_kiosk(
     tmp_path: Path, live_url: str, sandbox: Sandbox, terminal: TerminalCredentials, port: Port
 ) -> AsyncIterator[tuple[Kiosk, Printing]]:
-    """The real app with a printer whose worker runs as on a till (retry every 50 ms)."""
+    """The real app with a printer whose worker runs as on a till (retry every 50 ms).
+
+    The service issues receipts only when the test says (`sandbox.settle_vat()`), not 10
+    wall-clock seconds after each sale: a slip printed at the sale says "pending", and the
+    history read back to build the slip expected must say so too, however long a busy
+    machine takes to get there."""
+    sandbox.configure(vat_issue_delay_s=86_400.0)
     services, ledger = make_services(tmp_path, live_url, terminal)
     printing = Printing(ledger, port, PrintSettings(device=port.name), clock=fixed_clock)
     printing.retry_s = 0.05
