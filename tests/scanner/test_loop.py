@@ -182,7 +182,7 @@ def test_two_different_tokens_in_one_frame_are_refused_and_stay_armed() -> None:
     refused = events.of(ScanRefused)
     assert isinstance(refused[0], ScanRefused)
     assert refused[0].code is RefusalCode.SEVERAL_CARDS
-    assert "one card" in refused[0].reason
+    assert "show one" in refused[0].reason
     assert events.of(TokenRead) == []
     # said once while the same two codes stay in view, not at every frame
     assert len(refused) == 1

@@ -281,7 +281,7 @@ async def test_a_pass_not_yet_refreshed_is_not_charged_and_the_refreshed_one_is(
         await kiosk.key_amount("5000")
         await _refused(kiosk, posted, RefusalCode.SPENT)
         assert demo.shown == spent
-        assert "just paid" in kiosk.text("#scan-status")
+        assert "just taken with this code" in kiosk.text("#scan-status")
         await pilot.press("enter")  # nothing to confirm: the spent code is not charged
         await pilot.pause(0.5)
         assert app.sale.state is SaleState.PRESENTING
