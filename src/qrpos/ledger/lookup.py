@@ -257,6 +257,7 @@ def _judged(
     changes.update(_words(event, verdict, watching))
     if event is SaleEvent.LOOKUP_MATCH_TO_CONFIRM:
         changes["matched_at"] = now
+        changes["matched_sends"] = row.attempts
     if event is SaleEvent.LOOKUP_NOT_YET and not window.measured:
         return changes, "no_candidate_unmeasured_clock"
     return changes, _AUDIT_WORDS.get(event, str(move.review or event))
