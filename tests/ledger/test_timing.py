@@ -312,6 +312,7 @@ def test_a_match_waiting_for_its_key_is_sent_before_any_further_look_up(
     assert not look_first(waiting)
     # the confirming send went out: the match no longer holds a look-up back, whatever
     # the wall clock says of the send's stamp (stepped back, it is before `matched_at`)
-    sent = {"attempts": row.attempts + 1, "last_sent_at": (row.last_sent_at or T0) - 7200.0}
-    confirmed = dataclasses.replace(waiting, **sent)
-    assert look_first(confirmed) == look_first(dataclasses.replace(row, **sent))
+    stepped = (row.last_sent_at or T0) - 7200.0
+    confirmed = dataclasses.replace(waiting, attempts=row.attempts + 1, last_sent_at=stepped)
+    plain = dataclasses.replace(row, attempts=row.attempts + 1, last_sent_at=stepped)
+    assert look_first(confirmed) == look_first(plain)
