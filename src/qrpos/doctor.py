@@ -190,7 +190,7 @@ def check_customer_display(
     """The customer display `[customer_display]` / `QRPOS_CUSTOMER_DISPLAY` names: a pole
     display's port opens (nothing is sent); a screen's connector has a screen plugged in
     (read from sysfs: the kiosk may hold the screen now) and pykms is there."""
-    from qrpos.peripherals.display_port import DisplayTrouble
+    from qrpos.peripherals.display_port import DisplayTrouble, load_pykms
     from qrpos.peripherals.display_settings import DisplaySettingError, display_settings
     from qrpos.said import say
 
@@ -217,15 +217,7 @@ def check_customer_display(
                         connector=chosen.target,
                     )
                 )
-            try:
-                import pykms  # type: ignore[import-not-found]  # noqa: F401
-            except ImportError:
-                raise DisplayTrouble(
-                    say(
-                        "display.no_kms",
-                        "the screen library (pykms) is not installed: install python3-picamera2",
-                    )
-                ) from None
+            load_pykms()
     except (DisplayTrouble, OSError) as exc:
         return Check(name, Status.FAIL, error_words(exc), t("doctor.display.fix"))
     return Check(name, Status.OK, t("doctor.display.ok", device=chosen.device))

@@ -24,11 +24,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from qrpos.errors import QrposError
 from qrpos.present.customer import CustomerView, offline_view
-from qrpos.said import Said
+from qrpos.said import Said, say
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -49,6 +49,21 @@ class DisplayTrouble(QrposError):
 
     def __init__(self, said: Said) -> None:
         super().__init__(said)
+
+
+def load_pykms() -> Any:
+    """`pykms` (python3-picamera2's kmsxx binding), or `DisplayTrouble` saying how to get
+    it: the second screen and `qrpos doctor` ask the same way."""
+    try:
+        import pykms  # type: ignore[import-not-found]  # python3-picamera2's kmsxx
+    except ImportError:
+        raise DisplayTrouble(
+            say(
+                "display.no_kms",
+                "the screen library (pykms) is not installed: install python3-picamera2",
+            )
+        ) from None
+    return pykms
 
 
 class DisplaySink(Protocol):

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from PIL import Image
 
 from qrpos.peripherals.customer_picture import draw_view
-from qrpos.peripherals.display_port import DisplayTrouble
+from qrpos.peripherals.display_port import DisplayTrouble, load_pykms
 from qrpos.present.customer import CustomerView
 from qrpos.said import Said, os_reason, say
 
@@ -93,15 +93,7 @@ class KmsFramebuffer:
     """A dumb XRGB8888 buffer on `connector` (e.g. ``HDMI-A-2``), in its default mode."""
 
     def __init__(self, connector: str) -> None:
-        try:
-            import pykms  # type: ignore[import-not-found]  # python3-picamera2's kmsxx
-        except ImportError:
-            raise DisplayTrouble(
-                say(
-                    "display.no_kms",
-                    "the screen library (pykms) is not installed: install python3-picamera2",
-                )
-            ) from None
+        pykms = load_pykms()
         try:
             self._card: Any = pykms.Card()
             resources = pykms.ResourceManager(self._card)
