@@ -55,8 +55,10 @@ system_packages() {
         # systemd-analyze checks the units, shellcheck the install script, tmux drives
         # the kiosk in a real terminal for the end-to-end test, libfaketime steps the wall
         # clock alone under the real commands (tests/ledger/test_cli_clock_steps.py),
-        # aplay plays the till's tones into ALSA's null device (tests/peripherals).
-        pkgs+=(shellcheck tmux libfaketime alsa-utils)
+        # aplay plays the till's tones into ALSA's null device (tests/peripherals),
+        # tesseract reads the customer display's pictures back in mn and en (tests/display).
+        pkgs+=(shellcheck tmux libfaketime alsa-utils tesseract-ocr tesseract-ocr-mon
+            tesseract-ocr-eng)
         command -v systemd-analyze >/dev/null || pkgs+=(systemd)
     fi
     if command -v dpkg-query >/dev/null; then
