@@ -306,7 +306,13 @@ def test_a_match_waiting_for_its_key_is_sent_before_any_further_look_up(
     row = dataclasses.replace(
         sale(up_at_send=100.0, sent_for_s=2.0), attempts=attempts, lookups=lookups
     )
-    waiting = dataclasses.replace(row, matched_at=(row.last_sent_at or T0) + 1.0)
+    waiting = dataclasses.replace(
+        row, matched_at=(row.last_sent_at or T0) + 1.0, matched_sends=row.attempts
+    )
     assert not look_first(waiting)
-    confirmed = dataclasses.replace(waiting, last_sent_at=(waiting.matched_at or T0) + 1.0)
-    assert look_first(confirmed) == look_first(row)
+    # the confirming send went out: the match no longer holds a look-up back, whatever
+    # the wall clock says of the send's stamp (stepped back, it is before `matched_at`)
+    stepped = (row.last_sent_at or T0) - 7200.0
+    confirmed = dataclasses.replace(waiting, attempts=row.attempts + 1, last_sent_at=stepped)
+    plain = dataclasses.replace(row, attempts=row.attempts + 1, last_sent_at=stepped)
+    assert look_first(confirmed) == look_first(plain)

@@ -27,7 +27,7 @@ from qrpos.ledger.listing import OutboxListing
 from qrpos.ledger.moves import charged_value, refund_move, sale_move
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.resolver import ProgressCallback, drive
-from qrpos.ledger.reversals import drive_reversal
+from qrpos.ledger.reversals import answer_changes, drive_reversal, refund_for_sale
 from qrpos.ledger.reviews import ReviewDecision
 from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalRow, ReversalState
 from qrpos.ledger.store import Ledger
@@ -257,19 +257,16 @@ class ChargeDesk:
         assert tx_id is not None
 
         def queue(conn: Any) -> ReversalRow:
-            existing = refunds_sql.reversal_for_tx(conn, tx_id)
-            if existing is not None:
-                return existing
-            rid = refunds_sql.insert_reversal(
-                conn,
-                tx_id=tx_id,
-                reason=RefundReason.ABANDONED,
-                now=self._ctx.now(),
-                intent_id=row.id,
-                amount_mnt=row.amount_mnt,
+            # the row's one refund: a refused one is queued again, one made by hand is
+            # attached, and if it has already ended the sale hears it now (the table moves it)
+            now = self._ctx.now()
+            sale = sales_sql.get_intent(conn, row.id)
+            assert sale is not None
+            rev = refund_for_sale(
+                conn, tx_id=tx_id, sale=sale, reason=RefundReason.ABANDONED, now=now
             )
-            rev = refunds_sql.get_reversal(conn, rid)
-            assert rev is not None
+            if rev.intent_id == sale.id and (answered := answer_changes(conn, sale, rev, now)):
+                sales_sql.update_intent(conn, sale.id, **answered)
             return rev
 
         rev = await self.ledger.awrite(queue)

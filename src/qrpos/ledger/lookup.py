@@ -14,10 +14,11 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
+from qrpos.ledger import reviews_sql, sales_sql, service_sql
 from qrpos.ledger.claims import (
     UNMEASURED,
     UNVERIFIED_CONFLICT,
+    Candidate,
     Claimant,
     Disputed,
     Proven,
@@ -31,10 +32,18 @@ from qrpos.ledger.claims import (
 )
 from qrpos.ledger.clockreading import ClockReading, offset_from
 from qrpos.ledger.context import Context
-from qrpos.ledger.events import Charged, Effect, SaleEvent
+from qrpos.ledger.events import Charged, Effect, ReviewReason, SaleEvent
 from qrpos.ledger.moves import absence_event, charged_value, dispute_event, sale_move
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.states import IntentChanges, IntentRow, IntentState, Moment, RefundReason
+from qrpos.ledger.reversals import answer_changes, refund_for_sale, refund_holder
+from qrpos.ledger.states import (
+    IntentChanges,
+    IntentRow,
+    IntentState,
+    Moment,
+    RefundReason,
+    ReversalRow,
+)
 from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
 from qrpos.ledger.typed_rows import Connection
 from qrpos.ledger.windows import measured_for, offsets_for, own_offsets, spanning, window_for
@@ -213,6 +222,11 @@ def _judged(
         abandoned=watching,
         foreign_until=service_sql.foreign_suspect_until(conn),
     )
+    if isinstance(verdict, Proven):
+        tx = verdict.transaction
+        if (holder := refund_holder(conn, tx.id, besides=row.id)) is not None:
+            # a row that a refund of another sale holds is that sale's: contested
+            verdict = Disputed(ReviewReason.CONTESTED_ROW, (Candidate(tx, (holder,)),))
     event = verdict_event(verdict, row, policy, looked_at, window, agreed)
     move = sale_move(row.state, event)
     changes: IntentChanges = {}
@@ -230,19 +244,14 @@ def _judged(
         changes["may_resend"] = 0
         shown = verdict.candidates if isinstance(verdict, Disputed) else ()
         reviews_sql.upsert_review(conn, row.id, move.review, candidates_json(shown), now)
+    refund: ReversalRow | None = None
     if isinstance(verdict, Proven) and Effect.REFUND in move.effects:
-        # queued in the commit that proves it: a crash before the refund goes out leaves
-        # it in the queue, never a charged sale nobody refunds (`ChargeDesk` sends it)
-        tx = verdict.transaction
-        if refunds_sql.reversal_for_tx(conn, tx.id) is None:
-            refunds_sql.insert_reversal(
-                conn,
-                tx_id=tx.id,
-                reason=RefundReason.ABANDONED,
-                now=now,
-                intent_id=row.id,
-                amount_mnt=row.amount_mnt,
-            )
+        # queued (or a refund made by hand attached) in the commit that proves it: a crash
+        # before the refund goes out leaves it in the queue, never a charged sale nobody
+        # refunds (`ChargeDesk` sends it); a refused one is queued again
+        refund = refund_for_sale(
+            conn, tx_id=verdict.transaction.id, sale=row, reason=RefundReason.ABANDONED, now=now
+        )
     if isinstance(verdict, Proven) and event is not SaleEvent.LOOKUP_MATCH_TO_CONFIRM:
         tx = verdict.transaction
         changes.update(
@@ -257,6 +266,13 @@ def _judged(
     changes.update(_words(event, verdict, watching))
     if event is SaleEvent.LOOKUP_MATCH_TO_CONFIRM:
         changes["matched_at"] = now
+        changes["matched_sends"] = row.attempts
+    if refund is not None and refund.intent_id == row.id:
+        # a refund made by hand had already landed: its answer reaches the sale now
+        proven = dataclasses.replace(
+            row, state=IntentState(move.next), charged=changes.get("charged", row.charged)
+        )
+        changes.update(answer_changes(conn, proven, refund, now))
     if event is SaleEvent.LOOKUP_NOT_YET and not window.measured:
         return changes, "no_candidate_unmeasured_clock"
     return changes, _AUDIT_WORDS.get(event, str(move.review or event))

@@ -260,6 +260,13 @@ MIGRATIONS: Final[tuple[str, ...]] = (
      WHERE high_date IS NOT NULL AND offset_s IS NOT NULL
        AND measured_at + offset_s < high_date - 5.0;
     """,
+    # 13: the confirming send of a history match is marked by a count, the sends made when
+    # the match was found (two wall stamps compared kept a clock stepped back between them
+    # "waiting" for hours); a match already waiting counts from now: at most one more send
+    """
+    ALTER TABLE charge_intent ADD COLUMN matched_sends INTEGER;
+    UPDATE charge_intent SET matched_sends = attempts WHERE matched_at IS NOT NULL;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -64,6 +64,19 @@ def insert_reversal(
     return cur.lastrowid
 
 
+def attach_sale(conn: Connection, reversal_id: int, intent_id: int, amount_mnt: int) -> ReversalRow:
+    """Make a refund that belongs to no sale (an owner's `qrpos reverse`) the refund of sale
+    `intent_id`: its answer then reaches the sale. A refund that has a sale keeps it."""
+    conn.execute(
+        "UPDATE reversal SET intent_id = ?, amount_mnt = COALESCE(amount_mnt, ?)"
+        " WHERE id = ? AND intent_id IS NULL",
+        (intent_id, amount_mnt, reversal_id),
+    )
+    row = get_reversal(conn, reversal_id)
+    assert row is not None
+    return row
+
+
 def update_reversal(
     conn: Connection, reversal_id: int, **changes: Unpack[ReversalChanges]
 ) -> ReversalRow:

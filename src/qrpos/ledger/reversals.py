@@ -22,8 +22,10 @@ from qrpos.ledger.states import (
     RATE_LIMITED,
     REPAIR_NEEDED,
     IntentChanges,
+    IntentRow,
     IntentState,
     Moment,
+    RefundReason,
     ReversalChanges,
     ReversalRow,
     ReversalState,
@@ -102,19 +104,54 @@ def _changes(
     return changes
 
 
-def _answer_sale(conn: Connection, refund: ReversalRow, now: float) -> None:
-    """Tell the refund's sale how its refund ended: the sale's table answers what follows
-    (an abandoned sale is reversed, or, its refund refused, goes to a person: the
-    customer was charged, and silence would keep the money)."""
-    if refund.intent_id is None:
-        return
-    sale = sales_sql.get_intent(conn, refund.intent_id)
-    if sale is None:
-        return
+def refund_for_sale(
+    conn: Connection, *, tx_id: str, sale: IntentRow, reason: RefundReason, now: float
+) -> ReversalRow:
+    """The refund of row `tx_id` that answers `sale`: one refund per row.
+
+    A refund of the row that moved or may move money (pending, kept for re-pairing,
+    refunded) is the one: if it belongs to no sale (an owner's `qrpos reverse`) the sale
+    is attached to it, so its answer reaches the sale (a second reversal would get a 409,
+    read as refunded, and prove nothing of its own). A refused one moved no money: a new
+    refund is queued, a new row (`REFUND_MOVES[refused]`). A live refund of another sale
+    is returned as it is (`lookup` never proves a sale on such a row: it is contested).
+    """
+    existing = refunds_sql.reversal_for_tx(conn, tx_id)
+    if existing is not None and existing.state is not ReversalState.REFUSED:
+        if existing.intent_id is None:
+            return refunds_sql.attach_sale(conn, existing.id, sale.id, sale.amount_mnt)
+        return existing
+    rid = refunds_sql.insert_reversal(
+        conn, tx_id=tx_id, reason=reason, now=now, intent_id=sale.id, amount_mnt=sale.amount_mnt
+    )
+    queued = refunds_sql.get_reversal(conn, rid)
+    assert queued is not None
+    return queued
+
+
+def refund_holder(conn: Connection, tx_id: str, *, besides: int) -> int | None:
+    """The sale, other than `besides`, whose refund of row `tx_id` moved or may move money
+    (one refund per row: the row is that sale's), or None. A refund by hand has no sale,
+    and a refused one holds nothing."""
+    refund = refunds_sql.reversal_for_tx(conn, tx_id)
+    if refund is None or refund.state is ReversalState.REFUSED or refund.intent_id == besides:
+        return None
+    return refund.intent_id
+
+
+def answer_changes(
+    conn: Connection, sale: IntentRow, refund: ReversalRow, now: float
+) -> IntentChanges:
+    """The sale's changes now that the refund of its row ended, as the sale's table answers
+    (an abandoned sale is reversed, or, its refund refused, goes to a person: the customer
+    was charged, and silence would keep the money); none when the table moves nothing. A
+    review this opens is written here."""
+    if refund.state not in (ReversalState.REFUNDED, ReversalState.REFUSED):
+        return {}
     event = refund_event(refunded=refund.state is ReversalState.REFUNDED)
     cell = sale_cell(sale.state, event)
     if isinstance(cell, Refusal) or cell.next is sale.state:
-        return  # a refund this sale does not wait for (a manual one, a late answer)
+        return {}  # a refund this sale does not wait for (a late answer)
     changes: IntentChanges = {"state": IntentState(cell.next), "resolved_at": now}
     if Effect.STOP_WATCHING in cell.effects:
         changes["watching"] = 0
@@ -137,7 +174,19 @@ def _answer_sale(conn: Connection, refund: ReversalRow, now: float) -> None:
             "charged as {id} after abandon; refunded",
             id=refund.tx_id,
         )
-    sales_sql.update_intent(conn, sale.id, **changes)
+    return changes
+
+
+def _answer_sale(conn: Connection, refund: ReversalRow, now: float) -> None:
+    """Tell the refund's sale how its refund ended (`answer_changes`)."""
+    if refund.intent_id is None:
+        return  # a manual refund of a row no sale was proven on
+    sale = sales_sql.get_intent(conn, refund.intent_id)
+    if sale is None:
+        return
+    changes = answer_changes(conn, sale, refund, now)
+    if changes:
+        sales_sql.update_intent(conn, sale.id, **changes)
 
 
 def _commit(

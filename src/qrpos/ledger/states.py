@@ -282,6 +282,7 @@ class IntentChanges(TypedDict, total=False):
     unclear_end_boot: str | None
     unclear_end_up: float | None
     matched_at: float | None
+    matched_sends: int | None
     first_sent_boot: str | None
     first_sent_up: float | None
     username: str | None
@@ -338,6 +339,9 @@ class IntentRow:
     username: str | None = None
     #: `last_detail` as words for a person in any language (`qrpos.said`, JSON)
     detail_said: str | None = None
+    #: the sends (`attempts`) when that match was found: the next send, and only it, is
+    #: the confirming one (a count, which no step of the wall clock moves)
+    matched_sends: int | None = None
 
     @property
     def is_open(self) -> bool:

@@ -122,14 +122,15 @@ def look_first(row: IntentRow) -> bool:
 
 def waits_for_key(row: IntentRow) -> bool:
     """A history match is waiting for its confirming send (`confirm_by_key` set
-    `matched_at`) and no send has gone out since: the next request must be that send. A
-    look-up first would let the match decide unconfirmed (`matched_at` is set), and a
-    row of an install nobody noticed yet would prove this sale: misattributed. Compares
-    two of this process's stamps; a clock step between them costs at most one more send
-    of the same key, never a skipped one."""
-    if row.matched_at is None:
+    `matched_at`, and `matched_sends`, the sends made by then) and no send has gone out
+    since: the next request must be that send. A look-up first would let the match decide
+    unconfirmed (`matched_at` is set), and a row of an install nobody noticed yet would
+    prove this sale: misattributed. Counted in sends, never by comparing wall stamps: a
+    clock stepped back between the match and the send must not make every later send
+    "the confirming one" (no backoff, no look-up) for as long as the step."""
+    if row.matched_at is None or row.matched_sends is None:
         return False
-    return row.last_sent_at is None or row.last_sent_at < row.matched_at
+    return row.attempts <= row.matched_sends
 
 
 def settled(policy: RetryPolicy, row: IntentRow, now: Moment) -> bool:

@@ -1,0 +1,135 @@
+"""Review of issue 41 (r41-attack): an abandoned sale proven charged on a row that already
+has a refund in the queue is never refunded by its own refund, nor reviewed.
+
+`lookup._judged` queues the abandoned sale's refund only `if reversal_for_tx(X) is None`,
+yet moves the sale by `SALE_MOVES[abandoned][lookup_proven]` regardless: charged, watching
+stopped, the refund "queued". `ChargeDesk._refund_abandoned` then returns the existing
+reversal whatever its state, and a refused one is never sent again. The existing refund
+is not the sale's (`intent_id` None: an owner's `qrpos reverse`), so `_answer_sale` never
+tells the sale how it ended. The sale stays `abandoned`, charged, unwatched, with no
+review: the customer's money held by a sale nobody looks at (issue 41's defect 1,
+through a neighbouring door). With a manual refund still pending instead, the sale
+never leaves `abandoned` when it lands (the money is right, the sale's state is not).
+
+Interleaving:
+  1. sale B (4500 MNT) commits X; its reply and every retry is a 500, the history cannot
+     be read; the till gives up and the cashier abandons B (watched).
+  2. the customer complains; the owner finds X and runs `qrpos reverse X` (behind the
+     PIN); the service answers 403: the manual refund is `refused`.
+  3. the history answers again; recovery proves X is B's (`lookup_proven`): no refund is
+     queued (X already has one, refused), B stops watching.
+  Expected: B is refunded by its own refund or lands in review (`refund_refused`).
+  Found: B is `abandoned`, charged, not watched, not in review.
+"""
+
+from __future__ import annotations
+
+from qrpos import spec
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, refunds_sql
+from qrpos.service import TerminalClient
+from qrpos.simulator import Sandbox
+
+AMOUNT = 4500
+
+
+async def test_an_abandon_proven_on_a_row_refused_by_hand_is_not_left_silent(
+    ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox
+) -> None:
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing(), jitter=lambda: 1.0)
+    warm = await desk.charge(100, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
+    assert warm.charged  # the terminal id and the service's clock are known
+    wallet = sandbox.create_wallet(10_000)
+    sandbox.arm_fault("error_after_commit", count=1000, operation="charge")
+    sandbox.arm_fault("error_before_commit", count=1000, operation="list")
+    sale = await desk.charge(AMOUNT, wallet.qr_token, deadline_s=2)
+    assert sale.state is IntentState.UNRESOLVED, sale
+    gave_up = await desk.abandon(sale.intent_id)
+    assert gave_up.state is IntentState.ABANDONED, gave_up
+    [charge] = [
+        tx
+        for tx in sandbox.transactions()
+        if tx.wallet_id == wallet.wallet_id and tx.type is spec.TxType.CHARGE
+    ]
+    # the owner refunds the customer's charge by hand; the service refuses it
+    sandbox.clear_faults()
+    sandbox.arm_fault("forbidden", count=1000, operation="reverse")
+    by_hand = await desk.reverse(charge.id, deadline_s=5)
+    assert by_hand.state == "refused", by_hand
+    # the history answers: recovery proves X is the abandoned sale's
+    await desk.recover(deadline_s=5, patient=True)
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - AMOUNT  # still charged
+    after = next(
+        r
+        for r in desk.listing.intents(include_final=True)
+        if r.kind == "charge" and r.id == str(sale.intent_id)
+    )
+    reviewed = [v.intent.id for v in desk.listing.reviews()]
+    assert after.state == IntentState.NEEDS_REVIEW or str(sale.intent_id) in reviewed, (
+        f"sale #{sale.intent_id} is {after.state}, charged={after.charged}, not reviewed: "
+        "the customer's money is held and nobody is asked"
+    )
+
+
+async def _abandoned_charge(desk: ChargeDesk, sandbox: Sandbox) -> tuple[int, str, str]:
+    """Sale B committed X, its replies all lost and the history unreadable, abandoned:
+    (B's id, X, B's wallet). Faults are cleared."""
+    warm = await desk.charge(100, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
+    assert warm.charged
+    wallet = sandbox.create_wallet(10_000)
+    sandbox.arm_fault("error_after_commit", count=1000, operation="charge")
+    sandbox.arm_fault("error_before_commit", count=1000, operation="list")
+    sale = await desk.charge(AMOUNT, wallet.qr_token, deadline_s=2)
+    assert sale.state is IntentState.UNRESOLVED, sale
+    assert (await desk.abandon(sale.intent_id)).state is IntentState.ABANDONED
+    [charge] = [
+        tx
+        for tx in sandbox.transactions()
+        if tx.wallet_id == wallet.wallet_id and tx.type is spec.TxType.CHARGE
+    ]
+    sandbox.clear_faults()
+    return sale.intent_id, charge.id, wallet.wallet_id
+
+
+def _sale_state(desk: ChargeDesk, intent_id: int) -> IntentState:
+    return next(
+        IntentState(r.state)
+        for r in desk.listing.intents(include_final=True)
+        if r.kind == "charge" and r.id == str(intent_id)
+    )
+
+
+def _refunds_of(ledger: Ledger, tx_id: str) -> list[tuple[int | None, str]]:
+    rows = ledger.read(lambda c: refunds_sql.list_reversals(c, include_final=True))
+    return [(r.intent_id, str(r.state)) for r in rows if r.tx_id == tx_id]
+
+
+async def test_an_abandon_proven_on_a_row_whose_refund_by_hand_is_pending_ends_reversed(
+    ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox
+) -> None:
+    """The owner's refund is still in the queue (500s) when recovery proves X is B's: B is
+    attached to that refund (no second one: the service would answer 409), and when it
+    lands B is `reversed_after_abandon`."""
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing(), jitter=lambda: 1.0)
+    sale_id, tx_id, wallet_id = await _abandoned_charge(desk, sandbox)
+    sandbox.arm_fault("error_before_commit", count=1000, operation="reverse")
+    by_hand = await desk.reverse(tx_id, deadline_s=1)
+    assert by_hand.state == "unresolved", by_hand
+    sandbox.clear_faults()
+    await desk.recover(deadline_s=10, patient=True)
+    assert sandbox.wallet(wallet_id).balance_mnt == 10_000  # refunded, once
+    assert _refunds_of(ledger, tx_id) == [(sale_id, "refunded")]
+    assert _sale_state(desk, sale_id) is IntentState.REVERSED_AFTER_ABANDON
+
+
+async def test_an_abandon_proven_on_a_row_already_refunded_by_hand_ends_reversed(
+    ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox
+) -> None:
+    """The owner's refund of X had landed before recovery proves X is B's: B is
+    `reversed_after_abandon` at once, and no second refund is queued."""
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing(), jitter=lambda: 1.0)
+    sale_id, tx_id, wallet_id = await _abandoned_charge(desk, sandbox)
+    assert (await desk.reverse(tx_id, deadline_s=5)).state == "refunded"
+    await desk.recover(deadline_s=10, patient=True)
+    assert sandbox.wallet(wallet_id).balance_mnt == 10_000
+    assert _refunds_of(ledger, tx_id) == [(sale_id, "refunded")]
+    assert _sale_state(desk, sale_id) is IntentState.REVERSED_AFTER_ABANDON
