@@ -39,8 +39,8 @@ async def test_an_abandon_proven_on_a_row_refused_by_hand_is_not_left_silent(
     warm = await desk.charge(100, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
     assert warm.charged  # the terminal id and the service's clock are known
     wallet = sandbox.create_wallet(10_000)
-    sandbox.arm_fault("error_after_commit", count=1000, operation="charge")
-    sandbox.arm_fault("error_before_commit", count=1000, operation="list")
+    sandbox.arm_fault("error_after_commit", count=10**6, operation="charge")
+    sandbox.arm_fault("error_before_commit", count=10**6, operation="list")
     sale = await desk.charge(AMOUNT, wallet.qr_token, deadline_s=2)
     assert sale.state is IntentState.UNRESOLVED, sale
     gave_up = await desk.abandon(sale.intent_id)
@@ -76,8 +76,8 @@ async def _abandoned_charge(desk: ChargeDesk, sandbox: Sandbox) -> tuple[int, st
     warm = await desk.charge(100, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
     assert warm.charged
     wallet = sandbox.create_wallet(10_000)
-    sandbox.arm_fault("error_after_commit", count=1000, operation="charge")
-    sandbox.arm_fault("error_before_commit", count=1000, operation="list")
+    sandbox.arm_fault("error_after_commit", count=10**6, operation="charge")
+    sandbox.arm_fault("error_before_commit", count=10**6, operation="list")
     sale = await desk.charge(AMOUNT, wallet.qr_token, deadline_s=2)
     assert sale.state is IntentState.UNRESOLVED, sale
     assert (await desk.abandon(sale.intent_id)).state is IntentState.ABANDONED
