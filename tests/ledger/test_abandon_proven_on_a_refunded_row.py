@@ -52,7 +52,7 @@ async def test_an_abandon_proven_on_a_row_refused_by_hand_is_not_left_silent(
     ]
     # the owner refunds the customer's charge by hand; the service refuses it
     sandbox.clear_faults()
-    sandbox.arm_fault("forbidden", count=1000, operation="reverse")
+    sandbox.arm_fault("forbidden", count=10**6, operation="reverse")
     by_hand = await desk.reverse(charge.id, deadline_s=5)
     assert by_hand.state == "refused", by_hand
     # the history answers: recovery proves X is the abandoned sale's
@@ -111,7 +111,7 @@ async def test_an_abandon_proven_on_a_row_whose_refund_by_hand_is_pending_ends_r
     lands B is `reversed_after_abandon`."""
     desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing(), jitter=lambda: 1.0)
     sale_id, tx_id, wallet_id = await _abandoned_charge(desk, sandbox)
-    sandbox.arm_fault("error_before_commit", count=1000, operation="reverse")
+    sandbox.arm_fault("error_before_commit", count=10**6, operation="reverse")
     by_hand = await desk.reverse(tx_id, deadline_s=1)
     assert by_hand.state == "unresolved", by_hand
     sandbox.clear_faults()

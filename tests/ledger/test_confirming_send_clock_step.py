@@ -62,7 +62,7 @@ async def test_a_clock_step_back_before_the_confirming_send_sends_the_burst_unpa
         jitter=lambda: 1.0,
     )
     # committed at once; the charge endpoint's answers are all lost (500 after commit)
-    sandbox.arm_fault("error_after_commit", count=1000, operation="charge")
+    sandbox.arm_fault("error_after_commit", count=10**6, operation="charge")
     result = await desk.charge(700, wallet.qr_token, deadline_s=20, on_progress=seen)
     assert ahead["s"] == STEP_BACK_S, [s.phase for s in steps]  # the step happened
     assert result.state is IntentState.CHARGED_PER_HISTORY, (result, steps)
