@@ -177,17 +177,19 @@ async def second_install(
     await client.aclose()
 
 
-@pytest.mark.parametrize("settle_s", [0.0, 5.0])
+@pytest.mark.parametrize(("settle_s", "horizon_s"), [(0.0, 3600.0), (5.0, 3600.0), (0.0, 0.0)])
 async def test_second_install_is_noticed_and_its_charge_is_not_claimed(
     ledger: Ledger,
     asgi_client: TerminalClient,
     sandbox: Sandbox,
     second_install: ChargeDesk,
     settle_s: float,
+    horizon_s: float,
 ) -> None:
-    """Noticed either way; with late commits still settling, the key is asked again and its
-    answer (a charge made now) proves the sale; settled, a person decides."""
-    policy = RetryPolicy.testing(max_sends=2, settle_s=settle_s)
+    """Noticed either way. The key was never answered: while it may still be sent it is
+    asked once more (settled or not), and its answer (a charge made now) proves the sale;
+    once it may no longer be sent, a person decides."""
+    policy = RetryPolicy.testing(max_sends=2, settle_s=settle_s, resend_horizon_s=horizon_s)
     desk = ChargeDesk(ledger, asgi_client, policy=policy)
     mine, theirs, theirs_too = (sandbox.create_wallet(10_000) for _ in range(3))
     # this kiosk's sale never commits and its outcome stays unclear for now
@@ -200,7 +202,7 @@ async def test_second_install_is_noticed_and_its_charge_is_not_claimed(
     assert (await second_install.charge(120, theirs_too.qr_token, deadline_s=5)).charged
     [result] = await desk.recover()
     [their_tx] = charges_of(sandbox, theirs)
-    if settle_s:
+    if horizon_s:
         assert result.state is IntentState.APPROVED and result.transaction is not None
         assert charges_of(sandbox, mine) == [result.transaction.id] != [their_tx]
     else:

@@ -17,6 +17,7 @@ from qrpos.ledger.states import IntentRow, Moment
 from qrpos.ledger.timing import (
     absence,
     bounded_wait,
+    key_had_its_say,
     look_first,
     may_send,
     settled,
@@ -316,3 +317,19 @@ def test_a_match_waiting_for_its_key_is_sent_before_any_further_look_up(
     confirmed = dataclasses.replace(waiting, attempts=row.attempts + 1, last_sent_at=stepped)
     plain = dataclasses.replace(row, attempts=row.attempts + 1, last_sent_at=stepped)
     assert look_first(confirmed) == look_first(plain)
+
+
+def test_the_key_is_not_sent_after_its_confirming_send() -> None:
+    """A history match gives the key one send (`confirm_by_key`); after it the history
+    decides, and a match that went away is forgotten (the key may speak again)."""
+    now = Moment(wall=T0 + 20, boot=BOOT, up=120.0)
+    waiting = dataclasses.replace(
+        sale(up_at_send=100.0, sent_for_s=5.0), attempts=3, matched_at=T0 + 10, matched_sends=3
+    )
+    assert not key_had_its_say(waiting)
+    assert may_send(waiting, POLICY, now)  # the confirming send itself
+    spoke = dataclasses.replace(waiting, attempts=4)
+    assert key_had_its_say(spoke)
+    assert not may_send(spoke, POLICY, now)
+    forgot = dataclasses.replace(spoke, matched_at=None, matched_sends=None)
+    assert may_send(forgot, POLICY, now)

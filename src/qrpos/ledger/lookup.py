@@ -16,8 +16,6 @@ from dataclasses import dataclass
 
 from qrpos.ledger import reviews_sql, sales_sql, service_sql
 from qrpos.ledger.claims import (
-    UNMEASURED,
-    UNVERIFIED_CONFLICT,
     Candidate,
     Claimant,
     Disputed,
@@ -46,19 +44,12 @@ from qrpos.ledger.states import (
 )
 from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
 from qrpos.ledger.typed_rows import Connection
+from qrpos.ledger.verdict_words import AUDIT_WORDS, verdict_words
 from qrpos.ledger.windows import measured_for, offsets_for, own_offsets, spanning, window_for
 from qrpos.said import Said, say
 from qrpos.service import CredentialsRejected, Page, TerminalClient, Transaction, Unresolved
 from qrpos.service.limits import CursorTrail
 from qrpos.service.outcomes import ListOutcome
-
-#: what an intent ends as when the service answered its key and the history shows nothing
-_ABSENT_STATE = {
-    "declined": IntentState.DECLINED,
-    "refused": IntentState.REFUSED,
-}
-#: a 409 to a same-key retry ("not_charged" is how older outboxes stored it): a review
-_VERIFY = ("review", "not_charged")
 
 #: rows per page of a look-up (the spec's maximum)
 PAGE_LIMIT = 1000
@@ -263,10 +254,15 @@ def _judged(
         )
         if watching:
             changes.pop("resolved_at", None)  # resolved once its refund has landed
-    changes.update(_words(event, verdict, watching))
+    changes.update(verdict_words(event, verdict, watching))
     if event is SaleEvent.LOOKUP_MATCH_TO_CONFIRM:
         changes["matched_at"] = now
         changes["matched_sends"] = row.attempts
+    elif event is SaleEvent.LOOKUP_NOT_YET and row.matched_at is not None:
+        # the match is gone (another sale of this till proved it its own): the key may
+        # speak again, and confirms the next match anew
+        changes["matched_at"] = None
+        changes["matched_sends"] = None
     if refund is not None and refund.intent_id == row.id:
         # a refund made by hand had already landed: its answer reaches the sale now
         proven = dataclasses.replace(
@@ -275,7 +271,7 @@ def _judged(
         changes.update(answer_changes(conn, proven, refund, now))
     if event is SaleEvent.LOOKUP_NOT_YET and not window.measured:
         return changes, "no_candidate_unmeasured_clock"
-    return changes, _AUDIT_WORDS.get(event, str(move.review or event))
+    return changes, AUDIT_WORDS.get(event, str(move.review or event))
 
 
 def verdict_event(
@@ -288,91 +284,15 @@ def verdict_event(
 ) -> SaleEvent:
     """The sale's event for what a look-up that saw the whole window found (`agreed`: its
     own `Date` agreed with the clock the window was placed on)."""
+    if isinstance(verdict, Proven | Disputed) and confirm_by_key(row, policy, looked_at):
+        # the key was never answered: it gets one send to speak before the rows decide
+        return SaleEvent.LOOKUP_MATCH_TO_CONFIRM
     if isinstance(verdict, Proven):
-        if confirm_by_key(row, policy, looked_at):
-            return SaleEvent.LOOKUP_MATCH_TO_CONFIRM
         return SaleEvent.LOOKUP_PROVEN
     if isinstance(verdict, Disputed):
         return dispute_event(verdict.reason, settled=settled(policy, row, looked_at))
     word = absence(policy, row, looked_at, measured=window.measured, agreed=agreed)
     return absence_event(word, row.if_absent)
-
-
-#: the audit trail's word for a look-up's event (a review's is its reason)
-_AUDIT_WORDS = {
-    SaleEvent.LOOKUP_MATCH_TO_CONFIRM: "confirm_by_key",
-    SaleEvent.LOOKUP_PROVEN: "proof",
-    SaleEvent.LOOKUP_DISPUTED_UNSETTLED: "disputed_unsettled",
-    SaleEvent.LOOKUP_ABSENT: "absent",
-    SaleEvent.LOOKUP_ABSENT_AFTER_DECLINE: "absent",
-    SaleEvent.LOOKUP_ABSENT_AFTER_REFUSAL: "absent",
-    SaleEvent.LOOKUP_NOT_YET: "no_candidate",
-}
-
-
-def _words(event: SaleEvent, verdict: Verdict, watching: bool) -> IntentChanges:
-    """The sale's last word after a look-up's event (none while nothing changed)."""
-    if isinstance(verdict, Proven):
-        tx_id = verdict.transaction.id
-        if event is SaleEvent.LOOKUP_MATCH_TO_CONFIRM:
-            said = say(
-                "sale.confirm_by_key",
-                "{id} in the history may be this sale: asking the service with the same key first",
-                id=tx_id,
-            )
-        elif watching:
-            said = say(
-                "sale.found_after_abandon",
-                "found charged as {id} after abandon: refunding",
-                id=tx_id,
-            )
-        else:
-            said = say("sale.found_in_history", "found in the history as {id}", id=tx_id)
-        return {"last_detail": said}
-    if isinstance(verdict, Disputed) and event is not SaleEvent.LOOKUP_DISPUTED_UNSETTLED:
-        ids = ", ".join(c.transaction.id for c in verdict.candidates[:5])
-        count = len(verdict.candidates)
-        return {
-            "last_detail": say(
-                "sale.disputed",
-                "{reason}: {count} matching charge"
-                + ("s" if count > 1 else "")
-                + " in the history ({ids}); a person must decide",
-                reason=verdict.reason,
-                count=count,
-                ids=ids,
-            )
-        }
-    if event is SaleEvent.LOOKUP_ABSENT_AFTER_CONFLICT:
-        said = say(
-            "sale.unverified_conflict",
-            UNVERIFIED_CONFLICT + ": a retry with the same key got 409 after an unclear "
-            "attempt and the history shows no matching charge; a person must decide",
-        )
-        return {"last_detail": said}
-    if event is SaleEvent.LOOKUP_UNMEASURED:
-        said = say(
-            "sale.unmeasured",
-            UNMEASURED + ": no matching charge, but the server's clock at the time of "
-            "the sale is unknown; a person must decide",
-        )
-        return {"last_detail": said}
-    if event in _ABSENT_EVENTS and watching:
-        said = say("sale.abandoned_absent", "abandoned; the history shows it was not charged")
-        return {"last_detail": said}
-    if event in _ABSENT_EVENTS:
-        said = say("sale.absent", "the history shows no such charge: not charged")
-        return {"last_detail": said}
-    return {}
-
-
-_ABSENT_EVENTS = frozenset(
-    {
-        SaleEvent.LOOKUP_ABSENT,
-        SaleEvent.LOOKUP_ABSENT_AFTER_DECLINE,
-        SaleEvent.LOOKUP_ABSENT_AFTER_REFUSAL,
-    }
-)
 
 
 async def check_history(ctx: Context, row: IntentRow) -> IntentRow:

@@ -26,7 +26,11 @@ asks once). So the cashier's answer is due a request timeout and a look-up after
 history first showed the charge (30 s + a look-up at the defaults, within 45 s), never
 after the charge endpoint recovers; and a key never answered is judged by the rule of
 proof alone, which needs every pairing, another install's known rows and every held
-review's rows accounted for (`claims.judge`).
+review's rows accounted for (`claims.judge`). Rows that prove nothing by themselves (a
+dispute: another install's, two of one price) get the same one confirming send; if it,
+too, goes unanswered, the key is not sent again (`timing.key_had_its_say`), the dispute
+settles and goes to a person (never "declined"): sending on would restart the settling
+with every unclear send and hold the till until the cashier gave up.
 """
 
 from __future__ import annotations

@@ -76,7 +76,8 @@ def may_send(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
     A burst of `max_sends`, then one more after each look-up the service answered (the
     same key is the fastest proof then: it replays the 201 or charges once), until
     `resend_horizon_s` real seconds after the first send. After a reboot the time since is
-    unknown, and so is the service's retention of the key: never again.
+    unknown, and so is the service's retention of the key: never again. Nor once the key
+    had its say on a history match (`key_had_its_say`): the history decides from then on.
     """
     elapsed = since_first_send(row, now).exactly
     return (
@@ -84,9 +85,27 @@ def may_send(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
         and bool(row.may_resend)
         and row.token is not None
         and row.attempts < policy.max_sends + row.answered_lookups
+        and not key_had_its_say(row)
         and elapsed is not None
         and elapsed < policy.resend_horizon_s
     )
+
+
+def key_had_its_say(row: IntentRow) -> bool:
+    """The confirming send of a history match went out, whatever came of it.
+
+    The history showed rows this sale may own while its key was never answered; the key
+    got one send to speak (`confirm_by_key`). If that send, too, got no answer, the
+    charge endpoint does not get through and the history decides: a proof, or a review
+    once late commits had `settle_s` (never "declined": nothing says it was not charged).
+    Sending on would hold the till for an endpoint that cannot answer (each unclear send
+    restarts the settling, so a disputed match would never settle: the campaign's held
+    sales waited until the cashier gave up). A later look-up that no longer sees a match
+    forgets it (`matched_at` cleared), and the key may speak again.
+    """
+    if row.matched_at is None or row.matched_sends is None:
+        return False
+    return row.attempts > row.matched_sends
 
 
 def burst_spent(row: IntentRow, policy: RetryPolicy) -> bool:
@@ -166,13 +185,15 @@ def absence(
 
 
 def confirm_by_key(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
-    """Should a history match wait for one more send of the key?
+    """Should a history match (a proof, or rows that only a person could tell apart) wait
+    for one more send of the key?
 
     Yes while the service never answered this key after the unclear attempt and the key may
     still be sent (this look-up allows one more): its answer is proof by reply (a replay of
     this sale's 201, or a charge made now because nothing ever committed, when the row was
     another's), or a 409 that leaves the history to decide. Once only: after that send
-    (whatever came of it) the match decides. An abandoned sale never sends.
+    (whatever came of it) the match decides, and the key is not sent again
+    (`key_had_its_say`). An abandoned sale never sends.
     """
     if row.state is IntentState.ABANDONED or row.if_absent is not None:
         return False
