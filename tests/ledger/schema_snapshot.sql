@@ -1,4 +1,4 @@
--- user_version 13
+-- user_version 14
 
 -- index attempt_intent on attempt
 CREATE INDEX attempt_intent ON attempt (intent_id);

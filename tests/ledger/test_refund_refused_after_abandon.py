@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +167,38 @@ def test_the_owner_settles_a_refused_refund(
     # nothing of this sale is left for the kiosk to work on
     left = qrpos(cli_env, "outbox", "resolve", "--deadline", "5")
     assert left.returncode == 0, left.stdout + left.stderr
+
+
+@pytest.mark.parametrize("decision", ["keep_as_paid", "refund_again"])
+def test_an_outbox_from_before_the_fix_gets_its_review(
+    tmp_path: Path, cli_env: dict[str, str], sandbox: Sandbox, decision: str
+) -> None:
+    """A till upgraded from a qrpos before issue 41 may hold such a sale as that version
+    left it: `abandoned`, charged, its refund refused, no review, seen by nobody. Opening
+    the file (migration 14) gives it the review the table now opens, and the owner can
+    settle it like any other."""
+    row, wallet, tx_id, said = abandoned_charged_sale_refused_its_refund(cli_env, sandbox)
+    path = Path(cli_env["QRPOS_STATE_DIR"]) / "outbox.sqlite3"
+    conn = sqlite3.connect(path)
+    with conn:  # what the old version left: no review, the sale still abandoned
+        conn.execute("DELETE FROM review WHERE intent_id = ?", (row["id"],))
+        conn.execute("UPDATE charge_intent SET state = 'abandoned' WHERE id = ?", (row["id"],))
+        conn.execute("PRAGMA user_version = 13")
+    conn.close()
+    listed = [r for r in reviews(cli_env) if str(r["id"]) == str(row["id"])]
+    assert listed, f"sale #{row['id']} is not in `qrpos outbox review` after the upgrade"
+    [review] = listed
+    assert review["reason"] == REFUND_REFUSED, review
+    assert tx_id in [c["transactionID"] for c in review["candidates"]], review
+    sale = next(r for r in outbox(cli_env) if r["id"] == row["id"])
+    assert (sale["state"], sale["charged"]) == ("needs_review", True), sale
+    if decision == "keep_as_paid":
+        out = qrpos(cli_env, "outbox", "review", str(row["id"]), "--charged", tx_id)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - AMOUNT
+    else:
+        sandbox.clear_faults()
+        out = qrpos(cli_env, "outbox", "review", str(row["id"]), "--refund", tx_id)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000
+    assert [r for r in reviews(cli_env) if str(r["id"]) == str(row["id"])] == []

@@ -267,6 +267,30 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     ALTER TABLE charge_intent ADD COLUMN matched_sends INTEGER;
     UPDATE charge_intent SET matched_sends = attempts WHERE matched_at IS NOT NULL;
     """,
+    # 14: before issue 41, a refund refused after an abandon left its sale `abandoned`,
+    # charged, seen by nobody (no review, no screen): the customer's money held by a sale
+    # the till had given up on. The table now moves such a sale to a person's review
+    # (`refund_refused`, as `reversals.answer_changes` writes it); a file from then gets
+    # the review it should have had. Not while another refund of the sale may still land.
+    """
+    INSERT INTO review (intent_id, reason, candidates, opened_at)
+    SELECT i.id, 'refund_refused',
+           CASE WHEN i.tx_json IS NULL THEN '[]'
+                ELSE '[{"others": [], "transaction": ' || i.tx_json || '}]' END,
+           (julianday('now') - 2440587.5) * 86400.0
+      FROM charge_intent i
+     WHERE i.state = 'abandoned' AND i.charged = 1
+       AND NOT EXISTS (SELECT 1 FROM review r WHERE r.intent_id = i.id)
+       AND EXISTS (SELECT 1 FROM reversal v WHERE v.intent_id = i.id AND v.state = 'refused')
+       AND NOT EXISTS (SELECT 1 FROM reversal v
+                        WHERE v.intent_id = i.id AND v.state <> 'refused');
+    UPDATE charge_intent
+       SET state = 'needs_review', watching = 0, may_resend = 0, token = NULL,
+           resolved_at = (julianday('now') - 2440587.5) * 86400.0
+     WHERE state = 'abandoned'
+       AND id IN (SELECT intent_id FROM review
+                   WHERE reason = 'refund_refused' AND decided_at IS NULL);
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
