@@ -177,7 +177,7 @@ def test_an_outbox_from_before_the_fix_gets_its_review(
     left it: `abandoned`, charged, its refund refused, no review, seen by nobody. Opening
     the file (migration 14) gives it the review the table now opens, and the owner can
     settle it like any other."""
-    row, wallet, tx_id, said = abandoned_charged_sale_refused_its_refund(cli_env, sandbox)
+    row, wallet, tx_id, _ = abandoned_charged_sale_refused_its_refund(cli_env, sandbox)
     path = Path(cli_env["QRPOS_STATE_DIR"]) / "outbox.sqlite3"
     conn = sqlite3.connect(path)
     with conn:  # what the old version left: no review, the sale still abandoned
