@@ -3,6 +3,8 @@ foreign rows only when no pairing of rows to sales can account for them."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import itertools
 from datetime import UTC, datetime, timedelta
 
@@ -115,6 +117,26 @@ def test_two_lost_replies_of_one_price_are_both_charged() -> None:
     # but an abandoned one of them is not refunded on a guess: which wallet is unknown
     refund = judge(a, rows, [b], owned=(), foreign_active=False, abandoned=True)
     assert isinstance(refund, Disputed)
+
+
+def test_a_row_explained_only_by_sales_in_review_is_not_taken_by_choice() -> None:
+    """Found by the campaign: three rows of one price, this sale's reply lost, two earlier
+    sales of that price in review whose windows reach the rows. Every pairing gives this
+    sale a row, but which one was a choice; the person then said one of the two was not
+    charged, and the row this sale had taken was a second install's, its own left unowned.
+    A pairing that leans on a sale in review proves the charge of no particular row."""
+    me = claimant(3, 500, 20, 30)
+    in_review = [
+        dataclasses.replace(claimant(i, 500, 0, 40), in_review=True, offered=frozenset())
+        for i in (1, 2)
+    ]
+    rows = [row(1, 500, 25), row(2, 500, 26), row(3, 500, 27)]
+    verdict = judge(me, rows, in_review, owned=(), foreign_active=False, abandoned=False)
+    assert isinstance(verdict, Disputed) and verdict.reason == "ambiguous_history"
+    # the same rows explained by open sales of this till (a canteen's set menu): charged
+    open_ones = [claimant(i, 500, 0, 40) for i in (1, 2)]
+    verdict = judge(me, rows, open_ones, owned=(), foreign_active=False, abandoned=False)
+    assert isinstance(verdict, Proven)
 
 
 def test_a_row_offered_by_a_review_is_held_for_it() -> None:
