@@ -105,7 +105,13 @@ def _changes(
 
 
 def refund_for_sale(
-    conn: Connection, *, tx_id: str, sale: IntentRow, reason: RefundReason, now: float
+    conn: Connection,
+    *,
+    tx_id: str,
+    sale: IntentRow,
+    reason: RefundReason,
+    now: float,
+    amount_mnt: int | None = None,
 ) -> ReversalRow:
     """The refund of row `tx_id` that answers `sale`: one refund per row.
 
@@ -114,15 +120,19 @@ def refund_for_sale(
     is attached to it, so its answer reaches the sale (a second reversal would get a 409,
     read as refunded, and prove nothing of its own). A refused one moved no money: a new
     refund is queued, a new row (`REFUND_MOVES[refused]`). A live refund of another sale
-    is returned as it is (`lookup` never proves a sale on such a row: it is contested).
+    is returned as it is (`lookup` never proves a sale on such a row: it is contested;
+    `reviews.decide` refuses it). A refund is always of the whole row: `amount_mnt` is
+    the row's (the sale's when not given: a proof matched the two), recorded when the
+    refund has none yet.
     """
+    amount = sale.amount_mnt if amount_mnt is None else amount_mnt
     existing = refunds_sql.reversal_for_tx(conn, tx_id)
     if existing is not None and existing.state is not ReversalState.REFUSED:
         if existing.intent_id is None:
-            return refunds_sql.attach_sale(conn, existing.id, sale.id, sale.amount_mnt)
+            return refunds_sql.attach_sale(conn, existing.id, sale.id, amount)
         return existing
     rid = refunds_sql.insert_reversal(
-        conn, tx_id=tx_id, reason=reason, now=now, intent_id=sale.id, amount_mnt=sale.amount_mnt
+        conn, tx_id=tx_id, reason=reason, now=now, intent_id=sale.id, amount_mnt=amount
     )
     queued = refunds_sql.get_reversal(conn, rid)
     assert queued is not None
