@@ -35,7 +35,7 @@ from qrpos.ledger.context import Context
 from qrpos.ledger.events import Charged, Effect, ReviewReason, SaleEvent
 from qrpos.ledger.moves import absence_event, charged_value, dispute_event, sale_move
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.reversals import answer_changes, refund_for_sale, refund_holder
+from qrpos.ledger.reversals import answer_changes, held_by_hand, refund_for_sale, refund_holder
 from qrpos.ledger.states import (
     IntentChanges,
     IntentRow,
@@ -228,6 +228,8 @@ def _judged(
             # a row that a refund of another sale holds is that sale's: contested
             verdict = Disputed(ReviewReason.CONTESTED_ROW, (Candidate(tx, (holder,)),))
     event = verdict_event(verdict, row, policy, looked_at, window, agreed)
+    if isinstance(verdict, Proven):  # on a row refunded by hand: its own event, maybe a review
+        verdict, event = held_by_hand(conn, row, verdict, event)
     move = sale_move(row.state, event)
     changes: IntentChanges = {}
     if move.next is not row.state:
@@ -302,6 +304,7 @@ def verdict_event(
 _AUDIT_WORDS = {
     SaleEvent.LOOKUP_MATCH_TO_CONFIRM: "confirm_by_key",
     SaleEvent.LOOKUP_PROVEN: "proof",
+    SaleEvent.LOOKUP_PROVEN_REFUNDED_ROW: "proof",
     SaleEvent.LOOKUP_DISPUTED_UNSETTLED: "disputed_unsettled",
     SaleEvent.LOOKUP_ABSENT: "absent",
     SaleEvent.LOOKUP_ABSENT_AFTER_DECLINE: "absent",

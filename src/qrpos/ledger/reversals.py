@@ -13,11 +13,11 @@ import time
 
 from qrpos import spec
 from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
-from qrpos.ledger.claims import Candidate, candidates_json
+from qrpos.ledger.claims import Candidate, Disputed, Proven, candidates_json
 from qrpos.ledger.clockreading import offset_from
 from qrpos.ledger.context import Context
-from qrpos.ledger.events import Charged, Effect, RefundEvent, Refusal
-from qrpos.ledger.moves import charged_value, refund_event, refund_move, sale_cell
+from qrpos.ledger.events import Charged, Effect, RefundEvent, Refusal, SaleEvent
+from qrpos.ledger.moves import charged_value, proven_event, refund_event, refund_move, sale_cell
 from qrpos.ledger.states import (
     RATE_LIMITED,
     REPAIR_NEEDED,
@@ -147,6 +147,26 @@ def refund_holder(conn: Connection, tx_id: str, *, besides: int) -> int | None:
     if refund is None or refund.state is ReversalState.REFUSED or refund.intent_id == besides:
         return None
     return refund.intent_id
+
+
+def held_by_hand(
+    conn: Connection, sale: IntentRow, proven: Proven, event: SaleEvent
+) -> tuple[Proven | Disputed, SaleEvent]:
+    """A look-up's proof of `sale` on a row that a refund made by hand holds (no sale's;
+    queued, kept or landed; a refused one moved nothing) is its own event
+    (`moves.proven_event`); when the table sends that to a person, the review offers the
+    row. (A live refund of another sale made the row contested before: `refund_holder`.)"""
+    refund = refunds_sql.reversal_for_tx(conn, proven.transaction.id)
+    by_hand = (
+        refund is not None
+        and refund.intent_id is None
+        and refund.state is not ReversalState.REFUSED
+    )
+    event = proven_event(event, refunded_by_hand=by_hand)
+    cell = sale_cell(sale.state, event)
+    if isinstance(cell, Refusal) or cell.review is None:
+        return proven, event
+    return Disputed(cell.review, (Candidate(proven.transaction, ()),)), event
 
 
 def answer_changes(
