@@ -4,7 +4,6 @@ foreign rows only when no pairing of rows to sales can account for them."""
 from __future__ import annotations
 
 import dataclasses
-
 import itertools
 from datetime import UTC, datetime, timedelta
 

@@ -40,7 +40,13 @@ from qrpos.ledger.states import (
 S, E = IntentState, SaleEvent
 
 #: the events that prove a charge: a matching reply, the history, a person
-PROOF = {E.REPLY_APPROVED, E.LOOKUP_PROVEN, E.DECIDE_CHARGED, E.DECIDE_REFUND}
+PROOF = {
+    E.REPLY_APPROVED,
+    E.LOOKUP_PROVEN,
+    E.LOOKUP_PROVEN_REFUNDED_ROW,
+    E.DECIDE_CHARGED,
+    E.DECIDE_REFUND,
+}
 #: the events that prove nothing was charged
 ABSENCE = {
     E.REPLY_DECLINED,
@@ -168,6 +174,25 @@ def test_absence_words_map_to_their_events() -> None:
     )
 
 
+def test_a_proof_on_a_row_refunded_by_hand_is_its_own_event() -> None:
+    """An open sale proven on a row the owner refunds by hand is not sold: a person closes
+    it; an abandoned one takes that refund as its own."""
+    by_hand = E.LOOKUP_PROVEN_REFUNDED_ROW
+    assert moves.proven_event(E.LOOKUP_PROVEN, refunded_by_hand=True) is by_hand
+    assert moves.proven_event(E.LOOKUP_PROVEN, refunded_by_hand=False) is E.LOOKUP_PROVEN
+    confirm = E.LOOKUP_MATCH_TO_CONFIRM  # the key's reply is checked against the queue
+    assert moves.proven_event(confirm, refunded_by_hand=True) is confirm
+    for state in (S.PENDING, S.UNRESOLVED):
+        move = moves.sale_move(state, by_hand)
+        assert (move.next, move.review, move.charged) == (
+            S.NEEDS_REVIEW,
+            ReviewReason.REVERSED_ROW,
+            Charged.YES,
+        )
+    assert Effect.REFUND in moves.sale_move(S.ABANDONED, by_hand).effects
+    assert moves.sale_move(S.ABANDONED, by_hand) == moves.sale_move(S.ABANDONED, E.LOOKUP_PROVEN)
+
+
 # --- random event sequences through the table ------------------------------------------
 
 #: the raw facts a driver may gather; replies go through `reply_event` as a driver does
@@ -232,7 +257,9 @@ def _check(sale: Sale) -> None:
     if sale.state in NOT_CHARGED_STATES:
         assert sale.charged == 0
         # a charge once proven is never undone by a word: only a refund returns the money
-        assert not {E.REPLY_APPROVED, E.LOOKUP_PROVEN} & set(sale.seen), sale.seen
+        assert not {E.REPLY_APPROVED, E.LOOKUP_PROVEN, E.LOOKUP_PROVEN_REFUNDED_ROW} & set(
+            sale.seen
+        ), sale.seen
         proofs = ABSENCE & set(sale.seen)
         assert proofs, f"not charged without proof of absence: {sale.seen}"
         if sale.unclear:

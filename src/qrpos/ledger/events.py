@@ -23,7 +23,7 @@ class ReviewReason(StrEnum):
     CONTESTED_ROW = "contested_row"
     #: a 201 that does not fit the request, or is owned or known as something else
     REPLY_MISMATCH = "reply_mismatch"
-    #: the sale's only row is already reversed
+    #: the sale's only row is already reversed, or is being refunded by hand
     REVERSED_ROW = "reversed_row"
     #: another install uses these credentials
     FOREIGN_ACTIVITY = "foreign_activity"
@@ -86,6 +86,8 @@ class SaleEvent(StrEnum):
     # a look-up's verdict (`verdict_event`)
     LOOKUP_PROVEN = "lookup_proven"
     LOOKUP_MATCH_TO_CONFIRM = "lookup_match_to_confirm"
+    #: proven on a row a refund made by hand holds, queued or landed (`proven_event`)
+    LOOKUP_PROVEN_REFUNDED_ROW = "lookup_proven_refunded_row"
     LOOKUP_AMBIGUOUS = "lookup_ambiguous"
     LOOKUP_CONTESTED = "lookup_contested"
     LOOKUP_REVERSED_ROW = "lookup_reversed_row"

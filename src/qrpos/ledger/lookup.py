@@ -33,7 +33,7 @@ from qrpos.ledger.context import Context
 from qrpos.ledger.events import Charged, Effect, ReviewReason, SaleEvent
 from qrpos.ledger.moves import absence_event, charged_value, dispute_event, sale_move
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.reversals import answer_changes, refund_for_sale, refund_holder
+from qrpos.ledger.reversals import answer_changes, held_by_hand, refund_for_sale, refund_holder
 from qrpos.ledger.states import (
     IntentChanges,
     IntentRow,
@@ -219,6 +219,8 @@ def _judged(
             # a row that a refund of another sale holds is that sale's: contested
             verdict = Disputed(ReviewReason.CONTESTED_ROW, (Candidate(tx, (holder,)),))
     event = verdict_event(verdict, row, policy, looked_at, window, agreed)
+    if isinstance(verdict, Proven):  # on a row refunded by hand: its own event, maybe a review
+        verdict, event = held_by_hand(conn, row, verdict, event)
     move = sale_move(row.state, event)
     changes: IntentChanges = {}
     if move.next is not row.state:

@@ -8,9 +8,9 @@ reason. A cell the table does not have is a bug, found at import (`_complete`) a
 
 Events are facts the drivers gathered (a reply of each kind, a look-up's verdict, the
 cashier's abandon, a person's decision, a refund's answer, time passing); the drivers
-name the event (`reply_event`, `absence_event`, `dispute_event`, `refund_event` here;
-`lookup.verdict_event`, `reviews.decision_event`, `timing.next_step`), look the move up
-(`sale_move`, `refund_move`) and apply it. None of them chooses a state.
+name the event (`reply_event`, `absence_event`, `dispute_event`, `proven_event`,
+`refund_event` here; `lookup.verdict_event`, `reviews.decision_event`, `timing.next_step`),
+look the move up (`sale_move`, `refund_move`) and apply it. None of them chooses a state.
 
 Pure: no sqlite3, httpx, clock or random (an import-linter contract holds it so).
 
@@ -90,6 +90,10 @@ def _open_row(state: IntentState) -> dict[SaleEvent, Cell]:
         E.REJECTED_AFTER_UNCLEAR: Move(S.CREDENTIALS_REJECTED, answered, Charged.UNKNOWN),
         E.LOOKUP_PROVEN: Move(S.CHARGED_PER_HISTORY, answered, Charged.YES),
         E.LOOKUP_MATCH_TO_CONFIRM: _stay(state, F.SEND),
+        # proven on a row the owner refunds by hand: its money is going back, so it is not
+        # sold; a person closes it (by refunding the row, which takes that refund as the
+        # sale's), as when the history already lists the row reversed
+        E.LOOKUP_PROVEN_REFUNDED_ROW: _review(ReviewReason.REVERSED_ROW, Charged.YES),
         E.LOOKUP_AMBIGUOUS: _review(ReviewReason.AMBIGUOUS_HISTORY),
         E.LOOKUP_CONTESTED: _review(ReviewReason.CONTESTED_ROW),
         E.LOOKUP_REVERSED_ROW: _review(ReviewReason.REVERSED_ROW),
@@ -151,6 +155,8 @@ def _abandoned_row() -> dict[SaleEvent, Cell]:
         # every pairing (`claims.judge` with `abandoned`)
         E.LOOKUP_PROVEN: Move(state, refund, Charged.YES),
         E.LOOKUP_MATCH_TO_CONFIRM: Refusal(watched + ": no send confirms a match"),
+        # the refund made by hand becomes this sale's (`reversals.refund_for_sale`)
+        E.LOOKUP_PROVEN_REFUNDED_ROW: Move(state, refund, Charged.YES),
         E.LOOKUP_AMBIGUOUS: _review(ReviewReason.AMBIGUOUS_HISTORY),
         E.LOOKUP_CONTESTED: _review(ReviewReason.CONTESTED_ROW),
         E.LOOKUP_REVERSED_ROW: _review(ReviewReason.REVERSED_ROW),
@@ -374,6 +380,14 @@ _DISPUTES: Final = {
 def dispute_event(reason: ReviewReason, settled: bool) -> SaleEvent:
     """The event of a look-up whose rows prove nothing either way."""
     return _DISPUTES[reason] if settled else E.LOOKUP_DISPUTED_UNSETTLED
+
+
+def proven_event(event: SaleEvent, *, refunded_by_hand: bool) -> SaleEvent:
+    """A look-up's proof on a row that a refund made by hand holds (no sale's; queued, kept
+    or landed) is its own event: the customer's money is going back."""
+    if refunded_by_hand and event is E.LOOKUP_PROVEN:
+        return E.LOOKUP_PROVEN_REFUNDED_ROW
+    return event
 
 
 def refund_event(refunded: bool) -> SaleEvent:

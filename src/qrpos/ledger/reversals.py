@@ -13,11 +13,11 @@ import time
 
 from qrpos import spec
 from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
-from qrpos.ledger.claims import Candidate, candidates_json
+from qrpos.ledger.claims import Candidate, Disputed, Proven, candidates_json
 from qrpos.ledger.clockreading import offset_from
 from qrpos.ledger.context import Context
-from qrpos.ledger.events import Charged, Effect, RefundEvent, Refusal
-from qrpos.ledger.moves import charged_value, refund_event, refund_move, sale_cell
+from qrpos.ledger.events import Charged, Effect, RefundEvent, Refusal, SaleEvent
+from qrpos.ledger.moves import charged_value, proven_event, refund_event, refund_move, sale_cell
 from qrpos.ledger.states import (
     RATE_LIMITED,
     REPAIR_NEEDED,
@@ -105,7 +105,13 @@ def _changes(
 
 
 def refund_for_sale(
-    conn: Connection, *, tx_id: str, sale: IntentRow, reason: RefundReason, now: float
+    conn: Connection,
+    *,
+    tx_id: str,
+    sale: IntentRow,
+    reason: RefundReason,
+    now: float,
+    amount_mnt: int | None = None,
 ) -> ReversalRow:
     """The refund of row `tx_id` that answers `sale`: one refund per row.
 
@@ -114,15 +120,19 @@ def refund_for_sale(
     is attached to it, so its answer reaches the sale (a second reversal would get a 409,
     read as refunded, and prove nothing of its own). A refused one moved no money: a new
     refund is queued, a new row (`REFUND_MOVES[refused]`). A live refund of another sale
-    is returned as it is (`lookup` never proves a sale on such a row: it is contested).
+    is returned as it is (`lookup` never proves a sale on such a row: it is contested;
+    `reviews.decide` refuses it). A refund is always of the whole row: `amount_mnt` is
+    the row's (the sale's when not given: a proof matched the two), recorded when the
+    refund has none yet.
     """
+    amount = sale.amount_mnt if amount_mnt is None else amount_mnt
     existing = refunds_sql.reversal_for_tx(conn, tx_id)
     if existing is not None and existing.state is not ReversalState.REFUSED:
         if existing.intent_id is None:
-            return refunds_sql.attach_sale(conn, existing.id, sale.id, sale.amount_mnt)
+            return refunds_sql.attach_sale(conn, existing.id, sale.id, amount)
         return existing
     rid = refunds_sql.insert_reversal(
-        conn, tx_id=tx_id, reason=reason, now=now, intent_id=sale.id, amount_mnt=sale.amount_mnt
+        conn, tx_id=tx_id, reason=reason, now=now, intent_id=sale.id, amount_mnt=amount
     )
     queued = refunds_sql.get_reversal(conn, rid)
     assert queued is not None
@@ -137,6 +147,26 @@ def refund_holder(conn: Connection, tx_id: str, *, besides: int) -> int | None:
     if refund is None or refund.state is ReversalState.REFUSED or refund.intent_id == besides:
         return None
     return refund.intent_id
+
+
+def held_by_hand(
+    conn: Connection, sale: IntentRow, proven: Proven, event: SaleEvent
+) -> tuple[Proven | Disputed, SaleEvent]:
+    """A look-up's proof of `sale` on a row that a refund made by hand holds (no sale's;
+    queued, kept or landed; a refused one moved nothing) is its own event
+    (`moves.proven_event`); when the table sends that to a person, the review offers the
+    row. (A live refund of another sale made the row contested before: `refund_holder`.)"""
+    refund = refunds_sql.reversal_for_tx(conn, proven.transaction.id)
+    by_hand = (
+        refund is not None
+        and refund.intent_id is None
+        and refund.state is not ReversalState.REFUSED
+    )
+    event = proven_event(event, refunded_by_hand=by_hand)
+    cell = sale_cell(sale.state, event)
+    if isinstance(cell, Refusal) or cell.review is None:
+        return proven, event
+    return Disputed(cell.review, (Candidate(proven.transaction, ()),)), event
 
 
 def answer_changes(

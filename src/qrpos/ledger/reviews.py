@@ -17,7 +17,8 @@ from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
 from qrpos.ledger.events import Effect, Refusal, ReviewReason, SaleEvent
 from qrpos.ledger.failures import DamagedRow
 from qrpos.ledger.moves import charged_value, sale_cell
-from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalState
+from qrpos.ledger.reversals import answer_changes, refund_for_sale
+from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalRow, ReversalState
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.typed_rows import Connection, stored_json
 from qrpos.ledger.views import IntentView, intent_view
@@ -194,6 +195,7 @@ def decide(
     view = _view(conn, row)
     what = _describe(decision)
     reversal_id: int | None = None
+    refund: ReversalRow | None = None
     state, charged = IntentState(cell.next), charged_value(cell, row.charged)
     if isinstance(decision, MarkNotCharged):
         row = sales_sql.update_intent(
@@ -216,17 +218,26 @@ def decide(
         # a refund the service refused moved no money: it blocks neither choice
         live = existing if existing is None or existing.state is not ReversalState.REFUSED else None
         if Effect.REFUND in cell.effects:
-            if live is None:
-                reversal_id = refunds_sql.insert_reversal(
-                    conn,
-                    tx_id=tx.id,
-                    reason=RefundReason.REVIEW,
-                    now=now,
-                    intent_id=intent_id,
-                    amount_mnt=tx.amount_mnt,
+            if live is not None and live.intent_id not in (None, intent_id):
+                raise ReviewRefused(
+                    say(
+                        "error.review_owned",
+                        "{tx} already belongs to sale #{intent}",
+                        tx=tx.id,
+                        intent=live.intent_id,
+                    )
                 )
-            else:
-                reversal_id = live.id
+            # one refund per row, of the whole row: one made by hand (queued or landed)
+            # becomes this sale's, so its answer reaches the sale (`refund_for_sale`)
+            refund = refund_for_sale(
+                conn,
+                tx_id=tx.id,
+                sale=row,
+                reason=RefundReason.REVIEW,
+                now=now,
+                amount_mnt=tx.amount_mnt,
+            )
+            reversal_id = refund.id
         elif live is not None:
             raise ReviewRefused(
                 say(
@@ -249,6 +260,8 @@ def decide(
                 "sale.decided", "a person decided: {what} ({actor})", what=what, actor=actor
             ),
         )
+        if refund is not None and (answered := answer_changes(conn, row, refund, now)):
+            row = sales_sql.update_intent(conn, intent_id, **answered)  # it had ended
     reviews_sql.mark_decided(
         conn,
         intent_id,

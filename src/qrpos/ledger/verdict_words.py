@@ -15,6 +15,7 @@ from qrpos.said import say
 AUDIT_WORDS = {
     SaleEvent.LOOKUP_MATCH_TO_CONFIRM: "confirm_by_key",
     SaleEvent.LOOKUP_PROVEN: "proof",
+    SaleEvent.LOOKUP_PROVEN_REFUNDED_ROW: "proof",
     SaleEvent.LOOKUP_DISPUTED_UNSETTLED: "disputed_unsettled",
     SaleEvent.LOOKUP_ABSENT: "absent",
     SaleEvent.LOOKUP_ABSENT_AFTER_DECLINE: "absent",
