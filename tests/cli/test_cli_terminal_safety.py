@@ -26,6 +26,10 @@ from qrpos.cli import main
 from qrpos.redact import terminal_safe
 from qrpos.simulator.server import serve_in_thread
 
+#: a command run in-process leaves `safe_output`'s wrapper to a finalizer after pytest
+#: closed the captured output: nothing may be raised from it (Python 3.13 reports it)
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+
 UNSAFE = {"Cc", "Cf", "Zl", "Zp", "Cs", "Cn"}
 ESCAPES = ["\x1b]0;owned\x07", "\x1b[2J\x1b[H", "\x9b31m", "\u202eexe.txt", "\u2028", "\x00"]
 hostile_text = st.lists(

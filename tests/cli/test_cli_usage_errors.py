@@ -19,6 +19,10 @@ from headless import one_usage_message
 from qrpos.cli import COMMANDS, build_parser, main
 from qrpos.cli.usage import EXIT_USAGE, safe_output
 
+#: a command run in-process leaves `safe_output`'s wrapper to a finalizer after pytest
+#: closed the captured output: nothing may be raised from it (Python 3.13 reports it)
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+
 #: a well-formed command line per command, to which one garbage value is added
 BASELINE = {
     "run": ["run"],

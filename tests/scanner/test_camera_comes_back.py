@@ -5,10 +5,12 @@ configured choice is made again at each open (a webcam plugged in after boot is 
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
 import cv2
+import pytest
 
 from qrpos.scanner import (
     CameraUnavailable,
@@ -123,6 +125,96 @@ def test_the_configured_camera_is_chosen_again_at_each_open(tmp_path: Path) -> N
         aside = tmp_path / "frame.png"
         assert cv2.imwrite(str(aside), render_scene(Scene(payloads=[TOKEN.encode()])))
         aside.replace(image)
+        loop.arm()
+        assert events.wait_for(lambda: bool(events.of(TokenRead)), timeout=10)
+    finally:
+        loop.stop()
+
+
+def test_a_replay_frame_half_written_counts_the_camera_unavailable_until_it_is_whole(
+    tmp_path: Path,
+) -> None:
+    """A frame being replaced is first an empty file, then its first bytes: OpenCV raises
+    on the empty one (`cv2.error`), and that ended the thread that opens the camera
+    again, so the camera never came back. Each read is a camera unavailable, tried again
+    until the file is whole, then the sale's code is read."""
+    image = tmp_path / "frame.png"
+    source = ChosenAtOpen({"source": "replay", "path": str(image)})
+    events = Events()
+    loop = ScanLoop(source, make_decoder(), events, stats_interval_s=0.05, retry_s=0.05)
+    loop.start()
+    try:
+        assert events.wait_for(lambda: "unavailable" in _states(events))
+        whole = cv2.imencode(".png", render_scene(Scene(payloads=[TOKEN.encode()])))[1]
+        for part in (b"", whole.tobytes()[:100]):
+            image.write_bytes(part)  # created, not yet written; then its first bytes
+            tries = _states(events).count("unavailable") + 2
+
+            def tried_again(at_least: int = tries) -> bool:
+                return _states(events).count("unavailable") >= at_least
+
+            assert events.wait_for(tried_again)  # the opening thread lives on
+            assert "not an image" in (loop.stats.last_error or "")
+        image.write_bytes(whole.tobytes())
+        loop.arm()
+        assert events.wait_for(lambda: bool(events.of(TokenRead)), timeout=10)
+        assert events.wait_for(lambda: _states(events)[-1] == "running")
+    finally:
+        loop.stop()
+
+
+class OddCamera(FlakyCamera):
+    """A camera whose driver raises errors of its own kind, not `CameraUnavailable`
+    (picamera2 and V4L2 raise RuntimeError, OSError, even AttributeError mid-sale)."""
+
+    name = "odd"
+
+    def __init__(self, frame: Frame, missing: int, error: type[Exception]) -> None:
+        super().__init__(frame, missing)
+        self.error = error
+
+    def open(self) -> None:
+        self.opens += 1
+        if self.opens <= self.missing or self.unplugged:
+            raise self.error("camera driver fell over")
+
+    def read(self) -> Frame | None:
+        time.sleep(0.005)
+        if self.unplugged:
+            raise self.error("camera driver fell over mid-read")
+        return self.frame
+
+
+@pytest.mark.parametrize("error", [RuntimeError, AttributeError, OSError, ValueError])
+def test_a_camera_raising_errors_of_its_own_kind_is_unavailable_logged_and_comes_back(
+    error: type[Exception], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Neither `start()` nor the threads behind it end on a driver's own error: the camera
+    is unavailable (the screen says it needs attention, the sale goes on), the error's
+    traceback is logged (a bug is not hidden), and the camera is read once it works."""
+    caplog.set_level(logging.INFO, logger="qrpos.scanner.loop")
+    camera = OddCamera(render_grey(Scene(payloads=[TOKEN.encode()])), missing=2, error=error)
+    events = Events()
+    loop = ScanLoop(
+        camera, make_decoder(), events, stats_interval_s=0.05, retry_s=0.05, reopen_after=3
+    )
+    loop.start()  # the first open raises: start() does not
+    try:
+        assert events.wait_for(lambda: "running" in _states(events))
+        assert camera.opens == 3 and _states(events).count("unavailable") == 2
+        # each failed open logged, the first of the run with its traceback
+        opened = [r for r in caplog.records if "camera open failed" in r.getMessage()]
+        assert len(opened) == 2 and error.__name__ in opened[0].getMessage()
+        assert opened[0].exc_info and opened[0].exc_info[0] is error
+        assert not opened[1].exc_info
+        # its reads fail mid-sale: logged with the traceback once, reopened, back again
+        camera.unplugged = True
+        assert events.wait_for(lambda: _states(events)[-1] == "unavailable", timeout=30)
+        read = [r for r in caplog.records if "camera read failed" in r.getMessage()]
+        assert read and read[0].exc_info and read[0].exc_info[0] is error
+        assert all(not r.exc_info for r in read[1:])
+        camera.unplugged = False
+        assert events.wait_for(lambda: _states(events)[-1] == "running", timeout=10)
         loop.arm()
         assert events.wait_for(lambda: bool(events.of(TokenRead)), timeout=10)
     finally:

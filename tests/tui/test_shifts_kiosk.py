@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,6 +24,7 @@ from qrpos.peripherals.printer import FilePort
 from qrpos.peripherals.printing import Printing
 from qrpos.peripherals.render import escpos_bytes
 from qrpos.peripherals.slip import z_slip
+from qrpos.present.shifts import report_lines
 from qrpos.reports.endofday import end_of_day
 from qrpos.reports.localday import to_local, today
 from qrpos.service import TerminalClient
@@ -241,3 +243,55 @@ async def test_a_shift_left_open_since_yesterday_says_so(
         screen = await shift_screen(kiosk)
         await kiosk.until(lambda: "OPEN SINCE" in kiosk.text("#shift-report"))
         assert screen.shift is not None and screen.shift.cashier == "Bat"
+
+
+async def test_an_x_computed_before_the_z_does_not_replace_it_on_screen(
+    tmp_path: Path,
+    live_url: str,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a slow Pi the X of the shift being closed can finish after its Z was taken: the
+    newest request wins, and the Z stays on screen."""
+    from qrpos.ledger import shifts as shift_book
+
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    add_cashier(ledger, "Bat", pin_record("1357", cashier=True), at=datetime.now(UTC))
+    ledger.close()
+    manager_pin.set_pin(tmp_path, MANAGER)
+    real_figures = shift_book.figures
+    reading, go_on = threading.Event(), threading.Event()
+
+    def slow_figures(ledger: Ledger, shift_id: int | None) -> Any:
+        reading.set()
+        go_on.wait(10)
+        return real_figures(ledger, shift_id)
+
+    async with kiosk_on(tmp_path, live_url, sandbox, terminal) as kiosk:
+        await start(kiosk, "1", "1357")
+        await sell(kiosk, "4500")
+        # the X the shift screen computes as it opens is slow (the seam: the X's figures)
+        monkeypatch.setattr(shift_book, "figures", slow_figures)
+        try:
+            screen = await shift_screen(kiosk)
+            await kiosk.until(reading.is_set)
+            monkeypatch.setattr(shift_book, "figures", real_figures)
+            await kiosk.pilot.press("z")
+            await kiosk.on_screen("PinDialog")
+            await kiosk.pilot.press(*"1357", "enter")
+            await kiosk.until(lambda: screen.z_report is not None, timeout=15)
+            assert screen.z_report is not None
+            z_shown = "\n".join(report_lines(screen.z_report))
+            await kiosk.on_screen("ShiftScreen")
+            await kiosk.until(lambda: kiosk.text("#shift-report") == z_shown)
+        finally:
+            go_on.set()  # the X lands now, after the Z
+
+        def x_running() -> bool:
+            return any(w.group == "owner-shift-x" and w.is_running for w in kiosk.app.workers)
+
+        await kiosk.until(lambda: not x_running())
+        for _ in range(3):
+            await kiosk.pilot.pause()
+        assert kiosk.text("#shift-report") == z_shown

@@ -271,10 +271,27 @@ def read_stdin_line(stream: TextIO | None = None) -> str:
 
 
 class _SafeStream(io.TextIOBase):
-    """A text stream that writes through `terminal_safe` to the stream it wraps."""
+    """A text stream that writes through `terminal_safe` to the stream it wraps.
+
+    It holds no buffer and does not own the stream it wraps: closing it closes only the
+    wrapper and flushes nothing. (A logging handler made during a command keeps it past
+    `safe_output`; it is closed by its finalizer when collected, often after the stream
+    it wraps was closed, a test's captured output or a pipe at exit. `io.IOBase.close`
+    flushed that stream then, and its `ValueError` was raised from `__del__`: an
+    "Exception ignored in" on Python 3.13, pytest's PytestUnraisableExceptionWarning.)
+    """
 
     def __init__(self, inner: TextIO) -> None:
+        super().__init__()
         self._inner = inner
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        self._closed = True
 
     def write(self, s: str) -> int:
         self._inner.write(terminal_safe(s))

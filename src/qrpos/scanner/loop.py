@@ -141,6 +141,8 @@ class ScanLoop:
         self._decode_ms = 0.0
         self._last_error: str | None = None
         self._camera_state = "stopped"
+        # the last open raised something else than CameraUnavailable (logged in full once)
+        self._open_failing = False
 
     # --- control ------------------------------------------------------------------------
     def start(self) -> None:
@@ -169,10 +171,20 @@ class ScanLoop:
             self.source.open()
         except CameraUnavailable as exc:
             self._last_error = str(exc)
-            self._set_state("unavailable")
-            self._emit(self.stats)
-            return False
-        return True
+        except Exception as exc:
+            # a driver's or a file's own error (or one of ours): the camera is counted
+            # unavailable and tried again, as a missing one is, never the end of the thread
+            # that opens it; the traceback goes to the log (a bug is not hidden), once a
+            # run of failed opens (tried every few seconds), the rest in a line each
+            self._last_error = f"camera open failed: {type(exc).__name__}: {exc}"
+            log.warning("%s", self._last_error, exc_info=not self._open_failing)
+            self._open_failing = True
+        else:
+            self._open_failing = False
+            return True
+        self._set_state("unavailable")
+        self._emit(self.stats)
+        return False
 
     def _open_later(self) -> None:
         """Try the camera again every `retry_s` until it opens, then start reading it."""
@@ -275,7 +287,9 @@ class ScanLoop:
                 failures += 1
                 self._last_error = f"camera read failed: {type(exc).__name__}: {exc}"
                 self._set_state("error")
-                log.warning("%s", self._last_error)
+                # the first failure of a run with its traceback (a bug in a driver or in
+                # ours shows where), the rest in a line each
+                log.warning("%s", self._last_error, exc_info=failures == 1)
                 self._stop.wait(min(2.0, 0.05 * 2**failures))
                 frame = None
                 if failures >= self._reopen_after:

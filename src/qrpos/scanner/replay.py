@@ -33,7 +33,12 @@ def read_image(path: Path) -> Frame:
         raise ImageUnreadable(
             say("image.cannot_read", "cannot read {path}: {why}", path=str(path), why=why)
         ) from None
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+    try:
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+    except cv2.error:
+        # OpenCV raises on an empty buffer (a file created but not yet written, as a
+        # frame being replaced is) where a short one only returns None: the same answer
+        image = None
     if image is None:
         raise ImageUnreadable(
             say("image.not_an_image", "{path} is not an image OpenCV can read", path=str(path))

@@ -63,6 +63,9 @@ class ShiftScreen(Screen[None]):
         self.busy = False
         #: the Z just taken, shown until the screen is left
         self.z_report: dict[str, Any] | None = None
+        #: counts what was asked of the report's space: an X worker draws only if nothing
+        #: was asked after it (a slow Pi's X, computed before the Z, must not replace it)
+        self._asked = 0
 
     def compose(self) -> ComposeResult:
         yield Static(t("shift.title"), id="title", markup=False)
@@ -99,6 +102,7 @@ class ShiftScreen(Screen[None]):
         """The Z just taken, the open shift's X, or who may start one."""
         report = self.query_one("#shift-report", Static)
         hint = self.query_one("#hint", Static)
+        self._asked += 1
         if self._ledger is None:
             report.update(t("reverse.not_paired"))
             hint.update(t("shift.hint_back"))
@@ -106,7 +110,7 @@ class ShiftScreen(Screen[None]):
             report.update("\n".join(report_lines(self.z_report)))
             hint.update(t("shift.hint_back"))
         elif self.shift is not None:
-            self.show_x(self.shift)
+            self.show_x(self.shift, self._asked)
             hint.update(t("shift.hint_open"))
         elif not self.cashiers:
             report.update(t("shift.no_cashiers"))
@@ -118,8 +122,9 @@ class ShiftScreen(Screen[None]):
             hint.update(t("shift.hint_start"))
 
     @work(exclusive=True, group="owner-shift-x", exit_on_error=False)
-    async def show_x(self, shift: Shift) -> None:
-        """The open shift's X, and today's shifts by cashier under it."""
+    async def show_x(self, shift: Shift, asked: int) -> None:
+        """The open shift's X, and today's shifts by cashier under it; drawn only while
+        nothing was asked of the report's space since (`asked`): the newest request wins."""
         from qrpos.ledger.shifts import by_cashier, figures, shifts
         from qrpos.reports.localday import local_day_of
 
@@ -139,7 +144,8 @@ class ShiftScreen(Screen[None]):
         for name, sums in sorted(totals.items()):
             count = t("cli.shift.sales_n", count=sums.sales)
             lines.append(f"  {name[:24]:<24} {count:<16} {format_mnt(sums.sales_mnt):>14}")
-        self.query_one("#shift-report", Static).update("\n".join(lines))
+        if asked == self._asked:
+            self.query_one("#shift-report", Static).update("\n".join(lines))
 
     # --- keys ---------------------------------------------------------------------------
 
@@ -207,6 +213,9 @@ class ShiftScreen(Screen[None]):
         from qrpos.ledger.shifts import take_z
 
         self.busy = True
+        # the X under way is of the shift being closed: it is not drawn over the Z
+        self._asked += 1
+        self.workers.cancel_group(self, "owner-shift-x")
         try:
             now = self.ctx.services.clock()
             self.query_one("#shift-report", Static).update(t("shift.taking_z"))
