@@ -141,6 +141,8 @@ class Claimant:
     #: rows its open review offers: held for it whatever their amount or time (a reply
     #: that did not match the sale included), until a person settles it
     offered: frozenset[str] = frozenset()
+    #: waiting for a person: whether it was charged at all may yet be decided "no"
+    in_review: bool = False
 
     def could_own(self, tx: Transaction) -> bool:
         """True when `tx` could be this intent's charge."""
@@ -371,6 +373,14 @@ def judge(
         return Disputed(AMBIGUOUS, candidates)
     if not given.certain or given.canonical is None:
         return Disputed(CONTESTED if len(found) == 1 else AMBIGUOUS, candidates)
+    if len(given.possible) > 1 and any(
+        c.in_review and c.could_own(tx) for c in rivals for tx in given.possible
+    ):
+        # a sale waiting for a person accounts for a row only if the person says it was
+        # charged; said "not charged", the row this sale did not take is left over: the row
+        # it took by choice may be another install's nobody noticed (a campaign's sale took
+        # a second install's row so, its own row left unowned)
+        return Disputed(AMBIGUOUS, candidates)
     if abandoned:
         # a refund goes to one customer's wallet: only on the row that is this sale's in
         # every pairing (a row another sale holds through the history was chosen, not

@@ -189,6 +189,7 @@ def _judged(
             window_for(n, policy, reading),
             n.tx_id,
             offered.get(n.id, frozenset()),
+            in_review=n.state is IntentState.NEEDS_REVIEW,
         )
         for n in neighbours
         if could_claim(n) and n.id != row.id
