@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,7 @@ from qrpos.ledger.timing import (
     look_first,
     may_send,
     settled,
+    wait_for,
 )
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
@@ -333,3 +335,19 @@ def test_the_key_is_not_sent_after_its_confirming_send() -> None:
     assert not may_send(spoke, POLICY, now)
     forgot = dataclasses.replace(spoke, matched_at=None, matched_sends=None)
     assert may_send(forgot, POLICY, now)
+
+
+@settings(max_examples=200, deadline=None)
+@given(step=steps, interval=st.floats(0.5, 30, allow_nan=False))
+def test_a_look_ups_wait_kept_on_the_boot_clock_ignores_any_step(
+    step: float, interval: float
+) -> None:
+    """A look-up's next one is due `interval` real seconds later on this boot, whatever the
+    wall clock did since; only a wait without its boot stamp falls back to the bounded wall
+    reading (where a step back of less than the bound used to stretch it by the step)."""
+    due_wall, due_up = T0 + interval, (BOOT, 500.0 + interval)
+    later = Moment(wall=T0 + 0.25 + step, boot=BOOT, up=500.25)
+    longest = 35.0
+    assert wait_for(due_wall, later, longest, due_up) == pytest.approx(max(0.0, interval - 0.25))
+    walled = wait_for(due_wall, later, longest, None)
+    assert 0.0 <= walled <= longest

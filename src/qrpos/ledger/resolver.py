@@ -35,12 +35,12 @@ from qrpos.ledger.states import (
     Moment,
 )
 from qrpos.ledger.timing import (
-    bounded_wait,
     due_on_boot,
     may_send,
     next_step,
     retry_wait,
     since_first_send,
+    wait_for,
     waits_for_key,
 )
 from qrpos.ledger.typed_rows import Connection
@@ -410,13 +410,17 @@ async def drive(
             watching = row.state is IntentState.ABANDONED
             if row.lookups and row.last_lookup_at is not None:
                 longest = max(ctx.policy.lookup_interval_s, ctx.policy.settle_s)
-                wait = bounded_wait(_next_lookup_at(row, ctx.policy), moment, longest)
+                on_boot = ctx.due_up.get(("lookup", row.id))
+                wait = wait_for(_next_lookup_at(row, ctx.policy), moment, longest, on_boot)
                 if watching and wait > 0:
                     return row  # not due yet; recovery goes on to the next one
                 if not await ctx.pause(wait, deadline):
                     return row
             _report(progress, row, "checking_history", started, row.last_detail or "")
             row = await check_history(ctx, row)
+            # the next look's due time on the boot clock too: a wall clock stepped after
+            # this look changes no wait of this process
+            _keep_due(ctx, ("lookup", row.id), _next_lookup_at(row, ctx.policy), ctx.moment())
             if watching:
                 return row  # one look per pass, so one stuck sale never starves the others
         if time.monotonic() >= deadline:

@@ -245,9 +245,19 @@ def retry_wait(
         longest = policy.longest_wait_s
     else:
         longest = policy.ceiling_s(attempts)
+    return wait_for(due, now, longest, due_up)
+
+
+def wait_for(
+    due: float | None, now: Moment, longest_s: float, due_up: tuple[str, float] | None
+) -> float:
+    """The ledger's one bounded wait: until `due_up` on the boot clock when it was kept on
+    this boot (real seconds, never stepped), else until the stored wall time `due` through
+    `bounded_wait`; never more than `longest_s`. Retries (`retry_wait`) and look-ups wait
+    through it."""
     if due_up is not None and now.up is not None and due_up[0] == now.boot:
-        return min(max(0.0, due_up[1] - now.up), longest)
-    return bounded_wait(due, now, longest)
+        return min(max(0.0, due_up[1] - now.up), longest_s)
+    return bounded_wait(due, now, longest_s)
 
 
 def due_on_boot(delay_s: float, now: Moment) -> tuple[str, float] | None:
