@@ -30,6 +30,7 @@ from qrpos.ledger.events import (
 )
 from qrpos.ledger.states import (
     CHARGED_STATES,
+    OPEN_STATES,
     REVERSAL_TRANSITIONS,
     SOLD_STATES,
     TRANSITIONS,
@@ -371,3 +372,20 @@ def test_the_state_diagram_draws_exactly_the_tables_moves() -> None:
     }
     assert drawn - table == set(), f"drawn, not in the table: {sorted(drawn - table)}"
     assert table - drawn == set(), f"in the table, not drawn: {sorted(table - drawn)}"
+
+
+@pytest.mark.parametrize("state", sorted(OPEN_STATES))
+def test_the_cashier_is_answered_exactly_when_the_sale_leaves_the_open_states(
+    state: IntentState,
+) -> None:
+    """`answer_cashier` is carried out by the drive (`resolver.drive`), which holds the
+    till while the sale is open and returns it the moment it is not, or at the deadline.
+    So for a sale the till waits on, the table's effect and that rule must agree in every
+    cell: a move that leaves the open states answers; one that stays does not, but the
+    deadline's (the till is never held past it: "still checking")."""
+    for event, cell in moves.SALE_MOVES[state].items():
+        if not isinstance(cell, Move):
+            continue
+        answers = Effect.ANSWER_CASHIER in cell.effects
+        leaves = cell.next not in OPEN_STATES
+        assert answers == (leaves or event is E.DEADLINE), (state, event, cell)

@@ -59,7 +59,9 @@ class Effect(StrEnum):
     OPEN_REVIEW = "open_review"
     #: wait until a boot-clock instant (`timing.wait_s`), then ask again
     WAIT = "wait"
-    #: the cashier (or the CLI) gets its answer now: the till is not held for this sale
+    #: the cashier (or the CLI) gets its answer now: the till is not held for this sale.
+    #: Carried out by the drive, which holds the till while the sale is open and returns
+    #: it the moment it is not, or at the deadline (a test holds every cell to that rule)
     ANSWER_CASHIER = "answer_cashier"
     #: keep reading the history of an abandoned sale
     WATCH = "watch"
