@@ -207,6 +207,10 @@ def test_the_device_setting(device: str, kind: str, target: str, baud: int) -> N
         ({"device": "hdmi"}, "display.setting_device"),
         ({"device": "vfd:"}, "display.setting_device"),
         ({"device": "vfd:/dev/ttyUSB0@fast"}, "display.setting_baud"),
+        ({"device": "vfd:/dev/ttyUSB0@0"}, "display.setting_baud_range"),
+        ({"device": "vfd:/dev/ttyUSB0@49"}, "display.setting_baud_range"),
+        ({"device": "vfd:/dev/ttyUSB0@4000001"}, "display.setting_baud_range"),
+        ({"device": "vfd:/dev/ttyUSB0@99999999999999999999"}, "display.setting_baud_range"),
         ({"device": "vfd:/dev/ttyUSB0", "protocol": "star"}, "display.setting_protocol"),
         ({"device": "vfd:/dev/ttyUSB0", "codepage": "cp1251"}, "display.setting_codepage"),
     ],
@@ -220,3 +224,26 @@ def test_a_setting_that_names_no_display(table: dict[str, str], key: str) -> Non
 def test_cd5220_takes_no_user_defined_characters_by_default() -> None:
     assert not display_settings({"protocol": "cd5220"}).model.uses_udc
     assert display_settings({"protocol": "escpos"}).model.uses_udc
+
+
+def test_a_baud_rate_too_large_for_the_kernel_is_a_setting_not_a_traceback() -> None:
+    """An installer's typo (a baud of 20 digits) was taken by the settings, and pyserial's
+    OverflowError escaped `PoleSink.write`: `qrpos display test` and `qrpos doctor` ended in
+    a traceback, and the kiosk logged one for every view while its status bar said the
+    display was ready. The setting is refused now, and the sink says trouble whatever baud
+    it is handed."""
+    import os
+    import pty
+
+    with pytest.raises(DisplaySettingError):
+        display_settings({"device": "vfd:/dev/ttyUSB0@4294967296"})
+    primary, secondary = pty.openpty()
+    try:
+        for baud in (4_294_967_296, 10**20):
+            with pytest.raises(DisplayTrouble) as trouble:
+                PoleSink(os.ttyname(secondary), baud).write(b"x")
+            assert trouble.value.said.key == "display.open"
+    finally:
+        os.close(primary)
+        os.close(secondary)
+

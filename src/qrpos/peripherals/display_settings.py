@@ -21,6 +21,10 @@ from qrpos.peripherals.display_port import DisplaySink
 from qrpos.peripherals.pole import CODEPAGES, PROTOCOLS, PoleModel
 from qrpos.said import say
 
+#: the baud rates a serial port is asked for: pyserial hands a larger one to the kernel as
+#: a C int, and it overflows (OverflowError, not a port that cannot be opened)
+MIN_BAUD, MAX_BAUD = 50, 4_000_000
+
 
 class DisplaySettingError(QrposError, ValueError):
     """A `[customer_display]` setting that names no display; the message names it."""
@@ -82,7 +86,17 @@ def display_settings(table: Mapping[str, Any]) -> DisplaySettings:
                     value=repr(device),
                 )
             ) from None
-        if path and baud > 0:
+        if path and not MIN_BAUD <= baud <= MAX_BAUD:
+            raise DisplaySettingError(
+                say(
+                    "display.setting_baud_range",
+                    "[customer_display] the baud rate in {value} is not {low} to {high}",
+                    value=repr(device),
+                    low=MIN_BAUD,
+                    high=MAX_BAUD,
+                )
+            )
+        if path:
             return DisplaySettings(device, "vfd", path, baud, model, shop)
     raise DisplaySettingError(
         say(

@@ -174,7 +174,7 @@ class PoleSink:
             port = serial.Serial(
                 self.device, self.baud, timeout=self.timeout_s, write_timeout=self.timeout_s
             )
-        except (serial.SerialException, OSError, ValueError) as exc:
+        except (serial.SerialException, OSError, ValueError, OverflowError) as exc:
             raise DisplayTrouble(
                 say(
                     "display.open",
