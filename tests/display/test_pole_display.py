@@ -14,9 +14,15 @@ import pytest
 from virtual_pole import VirtualPole
 
 from qrpos.peripherals.display_port import CustomerDisplay
-from qrpos.peripherals.pole import PoleModel, PoleSink, encode_line, view_frame
+from qrpos.peripherals.pole import PoleModel, PoleSink, as_shown, encode_line, view_frame
 from qrpos.present import i18n
-from qrpos.present.customer import REASON_OUTCOMES, VIEW_KINDS, CustomerView, preview_view
+from qrpos.present.customer import (
+    REASON_OUTCOMES,
+    VIEW_KINDS,
+    CustomerView,
+    pole_lines,
+    preview_view,
+)
 
 GOLDEN = Path(__file__).with_name("golden_pole.json")
 UPDATE = os.environ.get("QRPOS_UPDATE_GOLDENS") == "1"
@@ -158,3 +164,19 @@ def test_stopping_the_till_says_the_display_is_not_connected(
         assert b"Display not" in last and b"connected to till" in last
     finally:
         pole.unplug()
+
+
+@pytest.mark.parametrize("model", [PoleModel("escpos"), PoleModel("cd5220", udc=False)])
+def test_a_control_character_in_the_text_is_never_a_command(model: PoleModel) -> None:
+    """The shop's name is the installer's text, sent in every idle frame: its ESC @ (reset),
+    FF (clear), US (cursor), CR (the end of a CD5220 line) or a C1 code reached the pole
+    display raw and were obeyed. Each is shown as "?" now; the frame's only commands are
+    its own."""
+    hostile = "Cafe\x1b@\x0c\x1f$\x01\x02\r\x9b2J\u200e\u2028X"
+    view = preview_view("idle", shop=hostile)
+    frame = view_frame(view, model)
+    clean = view_frame(preview_view("idle", shop="Cafe?@??$????2J??X"), model)
+    assert frame == clean
+    for line in pole_lines(view):
+        assert all(b >= 0x20 for b in encode_line(line, model))
+        assert as_shown(line, model).isprintable()

@@ -20,6 +20,7 @@ that was unplugged or power-cycled shows the newest state as soon as it takes by
 from __future__ import annotations
 
 import contextlib
+import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -94,10 +95,11 @@ def udc_definition() -> bytes:
 
 def encode_line(text: str, model: PoleModel) -> bytes:
     """One 20-character line in the model's code page: a letter it lacks is drawn as a
-    user-defined character (where it takes them) or as the nearest letter, else "?"."""
+    user-defined character (where it takes them) or as the nearest letter, else "?"; a
+    control character is "?" (text never carries a command to the display)."""
     codec = CODEPAGES[model.codepage][0]
     out = bytearray()
-    for ch in text:
+    for ch in map(_plain, text):
         if model.uses_udc and ch in _UDC_CHARS:
             out.append(_UDC_FIRST + _UDC_CHARS.index(ch))
             continue
@@ -113,7 +115,7 @@ def as_shown(text: str, model: PoleModel) -> str:
     the nearest letter, else "?" (`qrpos display preview --text`)."""
     codec = CODEPAGES[model.codepage][0]
     out = []
-    for ch in text:
+    for ch in map(_plain, text):
         if model.uses_udc and ch in _UDC_CHARS:
             out.append(ch)
             continue
@@ -122,6 +124,16 @@ def as_shown(text: str, model: PoleModel) -> str:
         ch = NEAREST.get(ch, ch)
         out.append(ch.encode(codec, errors="replace").decode(codec))
     return "".join(out)
+
+
+def _plain(ch: str) -> str:
+    """`ch` as text the display shows: a control or format character (ESC, FF, CR, a C1
+    code, a bidi mark: from a `shop` name, say) is "?", any other space a space. Never a
+    command: ESC @ in the text would reset the display, CR end a CD5220 line."""
+    category = unicodedata.category(ch)
+    if category[0] == "C" or category in ("Zl", "Zp"):
+        return "?"
+    return " " if category == "Zs" else ch
 
 
 def pole_frame(lines: tuple[str, str], model: PoleModel) -> bytes:
