@@ -247,3 +247,23 @@ def test_a_baud_rate_too_large_for_the_kernel_is_a_setting_not_a_traceback() -> 
         os.close(primary)
         os.close(secondary)
 
+
+def test_an_empty_camera_frame_does_not_keep_the_last_sale_on_the_screen() -> None:
+    """A camera frame of no pixels (0×0: a camera that hands over an empty buffer) made the
+    picture divide by zero; the worker logged it and dropped the view, so the screen kept
+    the last sale's "paid" while the next sale asked to pay. An empty frame is no camera
+    view now: the amount is drawn without it."""
+    fb = FakeFramebuffer((400, 240))
+    display = CustomerDisplay(
+        FramebufferSink("kms:fake", lambda: fb), camera=lambda: Image.new("L", (0, 0))
+    )
+    display.start()
+    try:
+        display.show(preview_view("paid", amount=100))
+        until(lambda: display.current is not None and display.current.kind == "paid")
+        display.show(preview_view("pay", amount=200))
+        until(lambda: display.current is not None and display.current.kind == "pay", 2.0)
+        assert display.current is not None and display.current.amount_mnt == 200
+        assert display.state == "ready"
+    finally:
+        display.stop(farewell=False)

@@ -75,8 +75,8 @@ def draw_view(
 
     The words are drawn once per view and size (cached): the camera's view, redrawn
     several times a second while the customer aims, is pasted into a copy."""
-    if not (view.camera and camera is not None):
-        return _base(view, size, None).copy()
+    if not (view.camera and camera is not None and camera.width and camera.height):
+        return _base(view, size, None).copy()  # an empty frame is no camera view
     x, y, w, h = box = _camera_box(size, camera.size)
     image = _base(view, size, box).copy()
     image.paste(camera.convert("RGB").resize((w, h), Image.Resampling.BILINEAR), (x, y))
