@@ -57,10 +57,20 @@ class FramebufferSink:
 
     def show(self, view: CustomerView, camera: Image.Image | None = None) -> None:
         """Draw `view` at the screen's size and put it up."""
-        if self._fb is None:
-            self._fb = self._open()
-        picture = draw_view(view, self._fb.size, camera)
+        self._put(lambda size: draw_view(view, size, camera))
+
+    def show_picture(self, picture_for: Callable[[tuple[int, int]], Image.Image]) -> None:
+        """Put up a picture drawn for the screen's size (the test pattern)."""
+        self._put(picture_for)
+
+    def _put(self, picture_for: Callable[[tuple[int, int]], Image.Image]) -> None:
+        """Open the screen if it is not, draw for its size, put the picture up; an OSError
+        on the way (the buffer not mapped, the screen gone) is `DisplayTrouble`, and the
+        screen is opened again next time."""
         try:
+            if self._fb is None:
+                self._fb = self._open()
+            picture = picture_for(self._fb.size)
             self._fb.write(picture)
         except OSError as exc:
             self.close()
@@ -72,12 +82,6 @@ class FramebufferSink:
                     why=os_reason(exc),
                 )
             ) from None
-
-    def show_picture(self, picture_for: Callable[[tuple[int, int]], Image.Image]) -> None:
-        """Put up a picture drawn for the screen's size (the test pattern)."""
-        if self._fb is None:
-            self._fb = self._open()
-        self._fb.write(picture_for(self._fb.size))
 
     def close(self) -> None:
         """Let the screen go (it is opened again on the next view)."""
