@@ -213,9 +213,11 @@ def test_the_device_setting(device: str, kind: str, target: str, baud: int) -> N
         ({"device": "vfd:/dev/ttyUSB0@99999999999999999999"}, "display.setting_baud_range"),
         ({"device": "vfd:/dev/ttyUSB0", "protocol": "star"}, "display.setting_protocol"),
         ({"device": "vfd:/dev/ttyUSB0", "codepage": "cp1251"}, "display.setting_codepage"),
+        ({"device": "vfd:/dev/ttyUSB0", "udc": "false"}, "display.setting_udc"),
+        ({"device": "vfd:/dev/ttyUSB0", "udc": 0}, "display.setting_udc"),
     ],
 )
-def test_a_setting_that_names_no_display(table: dict[str, str], key: str) -> None:
+def test_a_setting_that_names_no_display(table: dict[str, object], key: str) -> None:
     with pytest.raises(DisplaySettingError) as error:
         display_settings(table)
     assert error.value.said is not None and error.value.said.key == key

@@ -66,7 +66,15 @@ def display_settings(table: Mapping[str, Any]) -> DisplaySettings:
                 value=repr(codepage),
             )
         )
-    udc = bool(table.get("udc", protocol == "escpos"))
+    udc = table.get("udc", protocol == "escpos")
+    if not isinstance(udc, bool):  # "false" in quotes is a string, and bool() of it is True
+        raise DisplaySettingError(
+            say(
+                "display.setting_udc",
+                "[customer_display] udc is true or false (no quotes), not {value}",
+                value=repr(udc),
+            )
+        )
     model = PoleModel(protocol, codepage, udc)
     shop = str(table.get("shop", ""))
     if device == "off":
