@@ -207,7 +207,12 @@ def check_customer_display(
 
             PoleSink(chosen.target, chosen.baud, chosen.model).write(b"")
         else:
-            statuses = sorted(sys_drm.glob(f"card*-{chosen.target}/status"))
+            # the connector named, never a pattern: `kms:*` must not find any screen
+            statuses = sorted(
+                card / "status"
+                for card in sys_drm.glob("card*")
+                if card.name.partition("-")[2] == chosen.target and (card / "status").is_file()
+            )
             plugged = any(p.read_text().strip() == "connected" for p in statuses)
             if not plugged:
                 raise DisplayTrouble(

@@ -144,3 +144,20 @@ def test_the_doctors_line(tmp_path: Path, speaking_english: None) -> None:
     (drm / "card1-HDMI-A-2" / "status").write_text("connected\n")
     plugged = check_customer_display({"device": "kms:HDMI-A-2"}, sys_drm=drm)
     assert plugged.status is Status.FAIL and "pykms" in plugged.detail  # not on this machine
+
+
+@pytest.mark.parametrize("connector", ["*", "HDMI-A-?", "[H]DMI-A-2", "*/../card1-HDMI-A-2"])
+def test_the_doctor_reads_the_connector_named_not_a_pattern(
+    tmp_path: Path, speaking_english: None, monkeypatch: pytest.MonkeyPatch, connector: str
+) -> None:
+    """The connector's name went into a glob: `kms:*` (or `HDMI-A-?`) found whichever
+    screen was plugged in, and the doctor said OK for a connector the kiosk cannot open."""
+    from qrpos.peripherals import display_port
+
+    monkeypatch.setattr(display_port, "load_pykms", lambda: object())  # as on a Pi
+    drm = tmp_path / "drm"
+    (drm / "card1-HDMI-A-2").mkdir(parents=True)
+    (drm / "card1-HDMI-A-2" / "status").write_text("connected\n")
+    assert check_customer_display({"device": "kms:HDMI-A-2"}, sys_drm=drm).status is Status.OK
+    line = check_customer_display({"device": f"kms:{connector}"}, sys_drm=drm)
+    assert line.status is Status.FAIL and "no connected screen" in line.detail
