@@ -11,8 +11,9 @@ saying why not. `CustomerDisplay` owns one sink and one thread:
   newest view waits and is tried again every `retry_s`, so the display shows the sale as
   it is the moment it is back. `state` and `on_state` say "attention" with the reason, as
   the receipt printer's worker does.
-- The thread is supervised: an unexpected error is logged and the loop goes on; a thread
-  that died anyway is started again by the next `show`.
+- The thread is supervised: an unexpected error in a sink is logged (once, not at every
+  retry), said as trouble, and its view waits like any other; a thread that died anyway is
+  started again by the next `show`.
 - A screen that shows the camera (`sink.live`) is redrawn with the newest frame while the
   view asks for it (the customer aims the phone by it).
 - `stop` shows "display not connected to the till" (one try) before letting go.
@@ -189,10 +190,20 @@ class CustomerDisplay:
         try:
             self.sink.show(shown, self._frame() if shown.camera else None)
         except DisplayTrouble as exc:
-            with self._lock:
-                if self._pending is None:
-                    self._pending = shown  # the newest still waits for the display
+            self._keep(shown)
             self._set("attention", exc.said)
+            return self.retry_s
+        except Exception as exc:  # a bug in a sink or the drawing: said once, the view waits
+            self._keep(shown)
+            said = say(
+                "display.write",
+                "{device} stopped taking data ({why})",
+                device=self.sink.name,
+                why=Said.plain(f"{type(exc).__name__}: {exc}"),
+            )
+            if said != self.trouble:  # not a traceback every retry
+                log.exception("customer display failed")
+            self._set("attention", said)
             return self.retry_s
         at = time.perf_counter()
         self.current = shown
@@ -204,6 +215,12 @@ class CustomerDisplay:
             except Exception:
                 log.exception("customer display listener failed")
         return self.camera_every_s if self._camera_wanted() else None
+
+    def _keep(self, view: CustomerView) -> None:
+        """`view` was not shown: it waits for the display, unless a newer one came."""
+        with self._lock:
+            if self._pending is None:
+                self._pending = view
 
     def _camera_wanted(self) -> bool:
         return (
