@@ -20,8 +20,16 @@ WIDTH = 80
 
 
 def columns(line: str) -> int:
-    """Cells the line takes on a console (wide East Asian characters take two)."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+    """Cells the line takes on a console (wide East Asian characters take two, combining
+    marks none)."""
+    return sum(
+        0
+        if unicodedata.category(c) in ("Mn", "Me")
+        else 2
+        if unicodedata.east_asian_width(c) in "WF"
+        else 1
+        for c in line
+    )
 
 
 def too_wide(text: str) -> list[str]:
@@ -166,3 +174,16 @@ def test_the_fold_keeps_a_long_message_whole_and_within_the_console() -> None:
     assert too_wide(folded) == [] and len(folded.splitlines()) > 2
     assert "".join(folded.split()) == "".join(said.split())
     assert folded.startswith("qrpos\u00a0reverse:")
+
+
+def test_the_fold_keeps_a_combining_mark_on_its_letter() -> None:
+    """A word of accented letters typed as letter + combining mark (a value a usage error
+    quotes) was counted a column per mark: its lines were cut at half the console's width,
+    and a mark was cut from its letter to the start of the next line, where it sat on the
+    indent's space."""
+    said = "qrpos\u00a0display: " + "e\u0301" * 120
+    folded = fold(said)
+    lines = folded.splitlines()
+    assert too_wide(folded) == [] and "".join(folded.split()) == "".join(said.split())
+    assert all(unicodedata.category(line.lstrip()[0]) != "Mn" for line in lines)
+    assert columns(lines[1]) >= WIDTH - 1  # the console's width is used

@@ -61,8 +61,15 @@ class UsageParser(argparse.ArgumentParser):
 
 
 def cells(text: str) -> int:
-    """Columns `text` takes on a console (a wide East Asian character takes two)."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    """Columns `text` takes on a console (a wide East Asian character takes two, a
+    combining mark none: it sits on the letter before it)."""
+    return sum(_cell(c) for c in text)
+
+
+def _cell(c: str) -> int:
+    if unicodedata.category(c) in ("Mn", "Me"):
+        return 0
+    return 2 if unicodedata.east_asian_width(c) in "WF" else 1
 
 
 def fold(text: str, width: int = USAGE_WIDTH, indent: str = "  ", *, cut: bool = True) -> str:
@@ -82,8 +89,8 @@ def fold(text: str, width: int = USAGE_WIDTH, indent: str = "  ", *, cut: bool =
         line = indent + word
         while cut and cells(line) > width:
             end = len(line)
-            while cells(line[:end]) > width:
-                end -= 1
+            while cells(line[:end]) > width or _cell(line[end : end + 1] or " ") == 0:
+                end -= 1  # a combining mark stays with its letter
             lines.append(line[:end])
             line = indent + line[end:]
     lines.append(line)
