@@ -187,6 +187,8 @@ def test_kms_without_pykms_says_how_to_get_it() -> None:
         ("off", "off", "", 9600),
         ("kms:HDMI-A-2", "kms", "HDMI-A-2", 9600),
         ("vfd:/dev/ttyUSB0@19200", "vfd", "/dev/ttyUSB0", 19200),
+        ("vfd: /dev/ttyUSB0 @19200", "vfd", "/dev/ttyUSB0", 19200),
+        ("kms: HDMI-A-2", "kms", "HDMI-A-2", 9600),
         ("vfd:/dev/serial/by-id/usb-pole", "vfd", "/dev/serial/by-id/usb-pole", 9600),
     ],
 )
@@ -199,7 +201,7 @@ def test_the_device_setting(device: str, kind: str, target: str, baud: int) -> N
     elif kind == "vfd":
         assert isinstance(sink, PoleSink) and sink.device == target
     else:
-        assert isinstance(sink, FramebufferSink) and sink.name == device
+        assert isinstance(sink, FramebufferSink) and sink.name == f"kms:{target}"
 
 
 @pytest.mark.parametrize(

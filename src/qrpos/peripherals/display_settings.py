@@ -80,10 +80,12 @@ def display_settings(table: Mapping[str, Any]) -> DisplaySettings:
     if device == "off":
         return DisplaySettings(device, "off", "", model=model, shop=shop)
     kind, _, rest = device.partition(":")
+    rest = rest.strip()  # "vfd: /dev/ttyUSB0": no device's name starts with a space
     if kind == "kms" and rest:
         return DisplaySettings(device, "kms", rest, model=model, shop=shop)
     if kind == "vfd" and rest:
         path, _, baud_text = rest.partition("@")
+        path = path.rstrip()
         try:
             baud = int(baud_text) if baud_text else 9600
         except ValueError:
