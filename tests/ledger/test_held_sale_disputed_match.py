@@ -96,7 +96,8 @@ async def test_a_confirming_send_met_by_a_429_leaves_the_key_its_say(
     assert ("lookup", "confirm_by_key") in outcomes, outcomes
     assert result.state is IntentState.APPROVED, (result, outcomes)
     own = [tx.id for tx in sandbox.transactions() if tx.wallet_id == wallet.wallet_id]
-    assert len(own) == 1 and result.tx_id == own[0], (result, own)
+    assert len(own) == 1 and result.transaction is not None, (result, own)
+    assert result.transaction.id == own[0], (result, own)
 
 
 @pytest.mark.xfail(
@@ -135,6 +136,10 @@ async def test_a_proof_whose_confirming_send_met_a_429_is_not_taken_unconfirmed(
     own = [tx.id for tx in sandbox.transactions() if tx.wallet_id == wallet.wallet_id]
     # the sale's state says what happened to the customer's wallet
     if result.state in (IntentState.APPROVED, IntentState.CHARGED_PER_HISTORY):
-        assert own and result.tx_id in own, (result, own, outcomes)
+        assert own and result.transaction is not None and result.transaction.id in own, (
+            result,
+            own,
+            outcomes,
+        )
     else:
         assert result.state is IntentState.NEEDS_REVIEW, (result, outcomes)
