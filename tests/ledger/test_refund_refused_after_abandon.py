@@ -202,3 +202,32 @@ def test_an_outbox_from_before_the_fix_gets_its_review(
         assert out.returncode == 0, out.stdout + out.stderr
         assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000
     assert [r for r in reviews(cli_env) if str(r["id"]) == str(row["id"])] == []
+
+
+def test_an_outbox_from_before_the_fix_whose_refused_refund_was_made_by_hand(
+    cli_env: dict[str, str], sandbox: Sandbox
+) -> None:
+    """Before issue 41, `_refund_abandoned` reused any refund of the row it found, an
+    owner's `qrpos reverse` included, without attaching the sale: a refund made by hand
+    and refused left the sale `abandoned`, charged, watched, its only refund the owner's
+    (reason manual, no sale). Upgraded, the sale reaches a person (migration 14, or the
+    watch pass refunding it anew and hearing the refusal): never held silently."""
+    row, _, tx_id, _ = abandoned_charged_sale_refused_its_refund(cli_env, sandbox)
+    path = Path(cli_env["QRPOS_STATE_DIR"]) / "outbox.sqlite3"
+    conn = sqlite3.connect(path)
+    with conn:  # what the old version left: the owner's refused refund, no review
+        conn.execute("DELETE FROM review WHERE intent_id = ?", (row["id"],))
+        conn.execute(
+            "UPDATE charge_intent SET state = 'abandoned', watching = 1 WHERE id = ?",
+            (row["id"],),
+        )
+        conn.execute(
+            "UPDATE reversal SET intent_id = NULL, reason = 'manual' WHERE tx_id = ?", (tx_id,)
+        )
+        conn.execute("PRAGMA user_version = 13")
+    conn.close()
+    qrpos(cli_env, "outbox", "resolve", "--deadline", "20")
+    sale = next(r for r in outbox(cli_env) if r["id"] == row["id"])
+    listed = [r for r in reviews(cli_env) if str(r["id"]) == str(row["id"])]
+    assert listed and sale["state"] == "needs_review", (sale, outbox(cli_env))
+    assert listed[0]["reason"] == REFUND_REFUSED, listed
