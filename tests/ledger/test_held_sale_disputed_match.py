@@ -17,8 +17,6 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
 from qrpos.ledger.views import SaleProgress
 from qrpos.service import TerminalClient
@@ -59,12 +57,6 @@ async def test_a_held_sale_with_a_disputed_match_is_answered(
     assert len(own) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a 429 on the confirming send counts as the key's say (timing.key_had_its_say "
-    "counts attempts, and a 429 is an attempt): the key is stopped and the dispute goes to "
-    "a person although the next send would replay the sale's 201",
-)
 async def test_a_confirming_send_met_by_a_429_leaves_the_key_its_say(
     ledger: Ledger,
     asgi_client: TerminalClient,
@@ -100,12 +92,6 @@ async def test_a_confirming_send_met_by_a_429_leaves_the_key_its_say(
     assert result.transaction.id == own[0], (result, own)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a 429 on the confirming send ends the match's wait (waits_for_key counts "
-    "attempts): the next look-up proves the sale on a stranger's row; the cashier is told "
-    "paid, the customer was never charged",
-)
 async def test_a_proof_whose_confirming_send_met_a_429_is_not_taken_unconfirmed(
     ledger: Ledger,
     asgi_client: TerminalClient,

@@ -35,6 +35,8 @@ from qrpos.ledger.states import (
     Moment,
 )
 from qrpos.ledger.timing import (
+    RATE_LIMITED_STATUS,
+    confirming_send,
     due_on_boot,
     may_send,
     next_step,
@@ -141,6 +143,10 @@ def _outcome_changes(
         if sent:
             changes["last_unclear_end_at"] = now  # late commits are waited for from here
             changes["unclear_end_boot"], changes["unclear_end_up"] = moment.boot, moment.up
+        elif confirming_send(row):
+            # nothing reached the service (a 429, a refused connection): the key has not
+            # spoken, so the match's confirming send is still owed (`waits_for_key`)
+            changes["matched_sends"] = row.attempts
     elif isinstance(outcome, CredentialsRejected):
         changes.update({"may_resend": 0, "last_detail": REPAIR_NEEDED})
     elif event in IF_ABSENT:
@@ -376,8 +382,9 @@ async def drive(
             wait = 0.0
             # the send that confirms a history match goes at once: the table's
             # `lookup_match_to_confirm` asks for a send, no wait (the cashier's answer is
-            # due a send's timeout and one look-up after the history showed the charge)
-            if not first and not waits_for_key(row):
+            # due a send's timeout and one look-up after the history showed the charge);
+            # one still owed after a 429 waits the `Retry-After` the service named
+            if not first and (not waits_for_key(row) or row.last_status == RATE_LIMITED_STATUS):
                 due = row.next_try_at
                 on_boot = ctx.due_up.get(("sale", row.id))
                 wait = retry_wait(due, row.last_status, row.attempts, ctx.policy, moment, on_boot)
