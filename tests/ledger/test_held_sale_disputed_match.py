@@ -129,3 +129,35 @@ async def test_a_proof_whose_confirming_send_met_a_429_is_not_taken_unconfirmed(
         )
     else:
         assert result.state is IntentState.NEEDS_REVIEW, (result, outcomes)
+
+
+async def test_a_429_storm_on_the_confirming_send_does_not_hold_the_till(
+    ledger: Ledger,
+    asgi_client: TerminalClient,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    wallet: WalletInfo,
+) -> None:
+    """The confirming send is owed again once after a 429 (`timing.CONFIRMS_OWED_AGAIN`),
+    not for as long as the service refuses: with the charge endpoint rate-limited for good
+    and the history answering, the match decides after the one retry, long before the
+    resend horizon (here a person decides: another install's row of the price is there)."""
+    sandbox.seed_charge(terminal.username, 700, datetime.now(UTC) - timedelta(seconds=1))
+    policy = RetryPolicy.testing(max_sends=3, settle_s=0.5, lookup_interval_s=0.02, sleep=True)
+    desk = ChargeDesk(ledger, asgi_client, policy=policy)
+    sandbox.arm_fault("drop_after_commit", count=2, operation="charge")
+    armed: list[SaleProgress] = []
+
+    def on_progress(step: SaleProgress) -> None:
+        if step.phase == "checking_history" and not armed:
+            armed.append(step)  # from the confirming send on, every send meets a 429
+            sandbox.arm_fault("rate_limit", count=10**6, operation="charge", retry_after=0.1)
+
+    started = time.monotonic()
+    result = await desk.charge(700, wallet.qr_token, deadline_s=15, on_progress=on_progress)
+    took = time.monotonic() - started
+    outcomes = [(a["kind"], a["outcome"]) for a in desk.listing.audit(result.intent_id)]
+    assert not result.is_open, (result, outcomes, took)
+    assert result.state is IntentState.NEEDS_REVIEW and result.charged is None, outcomes
+    rate_limited = [o for k, o in outcomes if k == "charge" and o == "RateLimited"]
+    assert len(rate_limited) == 2, outcomes  # the confirming send, and its one retry

@@ -291,6 +291,11 @@ MIGRATIONS: Final[tuple[str, ...]] = (
        AND id IN (SELECT intent_id FROM review
                    WHERE reason = 'refund_refused' AND decided_at IS NULL);
     """,
+    # 15: a history match's confirming send that surely reached nothing (a 429, a refused
+    # connection) is owed once more: counted, so a 429 storm cannot hold the till
+    """
+    ALTER TABLE charge_intent ADD COLUMN confirms_undelivered INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -283,6 +283,7 @@ class IntentChanges(TypedDict, total=False):
     unclear_end_up: float | None
     matched_at: float | None
     matched_sends: int | None
+    confirms_undelivered: int
     first_sent_boot: str | None
     first_sent_up: float | None
     username: str | None
@@ -342,6 +343,9 @@ class IntentRow:
     #: the sends (`attempts`) when that match was found: the next send, and only it, is
     #: the confirming one (a count, which no step of the wall clock moves)
     matched_sends: int | None = None
+    #: confirming sends that surely reached nothing (a 429, a refused connection) and were
+    #: owed again: once at most (`timing.owe_confirm_again`)
+    confirms_undelivered: int = 0
 
     @property
     def is_open(self) -> bool:

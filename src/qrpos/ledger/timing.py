@@ -110,6 +110,19 @@ def key_had_its_say(row: IntentRow) -> bool:
     return row.attempts > row.matched_sends
 
 
+#: how many times a confirming send that surely reached nothing is owed again: once. The
+#: key may yet speak after a short 429 burst (a replay names the row: no stranger's row is
+#: taken unconfirmed), but a service that keeps refusing must not hold the till past the
+#: answer the history can give (issue 41: within 45 s of the history showing the charge)
+CONFIRMS_OWED_AGAIN = 1
+
+
+def owe_confirm_again(row: IntentRow) -> bool:
+    """Was the send just made the confirming send, and is it owed once more because its
+    reply says nothing reached the service? (`CONFIRMS_OWED_AGAIN` times at most)"""
+    return confirming_send(row) and row.confirms_undelivered < CONFIRMS_OWED_AGAIN
+
+
 def confirming_send(row: IntentRow) -> bool:
     """Is the send just made (counted in `attempts`) the confirming send of a history
     match? A reply that says nothing reached the service (a 429, a refused connection)
