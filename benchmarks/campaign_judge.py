@@ -67,6 +67,10 @@ class Sale:
     #: when the service took this sale's refund again after failing it (monotonic), for a
     #: refund whose backoff met a step of the kiosk's wall clock
     refund_recovered: float | None = None
+    #: a refund_clock_step sale whose refund never went out before the step (its sale was
+    #: not proven charged: in a person's review, or still watched): where the sale was
+    #: then. Its refund, if any, is the owner's at the end of the run: not timed
+    refund_step_missed: str | None = None
 
     @property
     def held_s(self) -> float | None:
@@ -128,6 +132,11 @@ class Figures:
     #: refunds whose backoff met a step of the wall clock: seconds from the service
     #: taking refunds again to the charge reversed (inf: not by the end of the run)
     refund_after_step: list[float] = field(default_factory=list)
+    #: refund_clock_step sales whose refund never met a 500 before the step, by where the
+    #: sale was then ("needs_review: foreign_activity"): no backoff met the step, so the
+    #: figure above does not time them (the owner's refund at the end of the run would be
+    #: timed instead, minutes later)
+    refund_step_missed: collections.Counter[str] = field(default_factory=collections.Counter)
     #: sales whose later sends could not get through: `Sale.held_s` of each
     held: list[float] = field(default_factory=list)
     #: not damage: two same-price sales, both charged, each holding the other's row (the
@@ -228,7 +237,15 @@ class Figures:
             f"refunds          {sum(self.refunds.values())}: "
             + (", ".join(f"{k} {v}" for k, v in sorted(self.refunds.items())) or "none"),
             f"refund after a clock step: {_spread(self.refund_after_step)} "
-            f"(s from the service taking refunds again; due within {REFUND_DUE_S:g} s)",
+            f"(s from the service taking refunds again; due within {REFUND_DUE_S:g} s)"
+            + (
+                f"; not timed {sum(self.refund_step_missed.values())}, no refund went out "
+                "before the step ("
+                + ", ".join(f"{k} {v}" for k, v in sorted(self.refund_step_missed.items()))
+                + ")"
+                if self.refund_step_missed
+                else ""
+            ),
             f"held sends       {_spread(self.held)} (s from the history showing the charge "
             f"to the cashier's answer; due within {HELD_TARGET_S:g} s)",
             f"swapped rows     {self.swapped_rows} (same price, both charged: not damage)",
@@ -357,7 +374,9 @@ def judge(
                 fig.latencies[kind].append(latency)
         if (held := sale.held_s) is not None:
             fig.held.append(held)
-        if sale.install == 1 and sale.refund_recovered is not None and charges:
+        if sale.install == 1 and sale.refund_step_missed is not None:
+            fig.refund_step_missed[sale.refund_step_missed] += 1
+        elif sale.install == 1 and sale.refund_recovered is not None and charges:
             reversed_at: dict[str, float] = getattr(sandbox, "reversed_at", {})
             landed = reversed_at.get(charges[0].id)
             fig.refund_after_step.append(

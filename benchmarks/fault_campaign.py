@@ -26,7 +26,9 @@ Each sale gets its own wallet. Sales take turns through these scenarios (shuffle
   person's review, saying why (the owner refunds it again at the end, from the truth);
 - refund_clock_step: the same abandoned charged sale on a kiosk whose wall clock is
   hours ahead; its refund meets 500s and waits, NTP steps the clock back for good, the
-  service takes refunds again: the refund must land within 30 s (`REFUND_DUE_S`);
+  service takes refunds again: the refund must land within 30 s (`REFUND_DUE_S`) (a
+  sale not proven charged before the step, in a person's review, say, has no refund in
+  backoff: it is counted apart, not timed);
 - send_held (every `--held-every` rounds, 0: never): a sale is committed and its reply
   lost, then the charge endpoint answers nothing for minutes (timeouts or dropped
   connections) while the history answers, sometimes with the kiosk's clock stepped by
@@ -67,12 +69,14 @@ from campaign_world import (
 )
 from qrpos.ledger import (
     ChargeDesk,
+    IntentState,
     Ledger,
     MarkCharged,
     MarkNotCharged,
     RefundRow,
     RetryPolicy,
     outbox_views,
+    reviews_sql,
     sales_sql,
 )
 from qrpos.service import TerminalClient
@@ -383,8 +387,16 @@ async def scenario_refund_clock_step(run: Run) -> None:
         return not armed or armed[0].remaining < 10_000
 
     await refund_tried(run, sale, met_a_500)
+    backing_off = met_a_500()
     run.kiosk_offset_s = 0.0  # NTP steps the clock back to the true time, for good
     run.sandbox.clear_faults()
+    if not backing_off:
+        # no refund went out before the step: the sale was not proven charged (in a
+        # person's review, say, when another install's rows make its row doubtful). No
+        # backoff met the step, so there is nothing to time; the owner's refund at the end
+        # of the run is not this figure (timed, it read as a refund minutes late)
+        sale.refund_step_missed = where_the_sale_is(run, sale)
+        return
     sale.refund_recovered = time.monotonic()
     charged = [t.id for t in run.sandbox.transactions() if t.wallet_id == sale.wallet_id]
     # the settler runs as it does between sales; the refund is timed on the service's
@@ -392,6 +404,24 @@ async def scenario_refund_clock_step(run: Run) -> None:
     await refund_tried(
         run, sale, lambda: bool(charged) and charged[0] in run.sandbox.reversed_at, within_s=3.0
     )
+
+
+def where_the_sale_is(run: Run, sale: Sale) -> str:
+    """The sale's state in the kiosk's outbox, with its review's reason ("needs_review:
+    foreign_activity")."""
+    digest = sales_sql.token_digest(sale.token)
+
+    def find(conn: Any) -> str:
+        rows = sales_sql.list_intents(conn, include_final=True)
+        row = next((r for r in rows if r.token_sha256 == digest), None)
+        if row is None:
+            return "no outbox row"
+        review = reviews_sql.review_of(conn, row.id)
+        if row.state is IntentState.NEEDS_REVIEW and review is not None:
+            return f"{row.state}: {review[0]}"
+        return str(row.state)
+
+    return run.desk.ledger.read(find)
 
 
 async def scenario_send_held(run: Run) -> None:
