@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import random
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -22,9 +23,17 @@ from typing import Any
 
 import pytest
 
-from qrpos.ledger import IntentState, Ledger, ReversalState, refunds_sql, reviews_sql, sales_sql
+from qrpos.ledger import (
+    ChargeDesk,
+    IntentState,
+    Ledger,
+    ReversalState,
+    refunds_sql,
+    reviews_sql,
+    sales_sql,
+)
 from qrpos.service import Approved, TerminalClient
-from qrpos.simulator import Sandbox, SimulatorOptions, create_app
+from qrpos.simulator import Sandbox, SimulatorOptions, create_app, serve_in_thread
 from qrpos.simulator.testing import asgi_transport
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -400,3 +409,62 @@ def test_a_held_sale_or_a_late_refund_past_its_target_fails_the_run(
     figures.refund_after_step.pop()
     figures.crashes = 1  # the ledger raised mid-sale
     assert not figures.ok
+
+
+# --- the refund after a clock step: what the figure times ---------------------------------
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("stranger", [False, True], ids=["alone", "another_install_sold"])
+async def test_a_refund_clock_step_sale_is_timed_only_when_its_refund_met_the_step(
+    tmp_path: Path, stranger: bool
+) -> None:
+    """The campaign's "refund after a clock step" times a refund that met 500s while the
+    kiosk's clock was hours ahead, from the service taking refunds again. Alone, the refund
+    is in backoff when NTP steps the clock back, and lands at once. When another install
+    has just sold the same amount, the abandoned sale's row is not its own in every
+    pairing: the sale goes to a person's review (foreign_activity), no refund goes out
+    before the step, and there is no backoff to time. Timed anyway (as before), the
+    figure read the owner's refund at the end of a run as a refund many minutes late
+    (820 s median in a 30-minute run)."""
+    campaign = load("fault_campaign")
+    world = sys.modules["campaign_world"]
+    sandbox = world.CampaignSandbox(SimulatorOptions(rate_limit_enabled=False))
+    term = sandbox.create_terminal("m_demo")
+    amount = 4500
+    with (
+        serve_in_thread(create_app(sandbox)) as url,
+        serve_in_thread(world.FaultlessDoor(create_app(sandbox))) as url2,
+    ):
+        ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+        client = TerminalClient(url, term.username, term.password, timeout_s=0.5)
+        other = TerminalClient(url2, term.username, term.password, timeout_s=0.5)
+        try:
+            run = campaign.Run(
+                random.Random(4102), sandbox, term.username, None, None, {}, campaign.Figures()
+            )
+            run.desk = ChargeDesk(ledger, client, policy=campaign.POLICY, clock=run.kiosk_clock)
+            run.next_amount = lambda: amount
+            if stranger:
+                wallet = sandbox.create_wallet(100_000)
+                sold = await other.charge(wallet.qr_token, amount, "other-" + uuid.uuid4().hex)
+                assert isinstance(sold, Approved)
+            await campaign.scenario_refund_clock_step(run)
+            (sale,) = run.sales
+            campaign.judge(sandbox, term.username, run.sales, {1: ledger}, run.figures)
+        finally:
+            await client.aclose()
+            await other.aclose()
+            ledger.close()
+    figures = run.figures
+    if stranger:
+        assert sale.refund_recovered is None
+        assert figures.refund_after_step == []
+        assert figures.refund_step_missed == {"needs_review: foreign_activity": 1}
+        assert "not timed 1" in figures.report()
+        assert not figures.refunds_late()
+    else:
+        assert sale.refund_step_missed is None
+        assert len(figures.refund_after_step) == 1
+        assert figures.refund_after_step[0] <= sys.modules["campaign_judge"].REFUND_DUE_S
+        assert not figures.refunds_late() and not figures.refund_step_missed
