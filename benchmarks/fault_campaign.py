@@ -354,9 +354,37 @@ async def refund_tried(run: Run, sale: Sale, done: Any, *, within_s: float = 10.
         await asyncio.sleep(0.05)
 
 
+async def owner_refunds_from_review(run: Run, sale: Sale) -> bool:
+    """The abandoned sale went to a person's review instead of being proven charged
+    (another install's rows of its price make its row doubtful, for a while after the
+    owner cleared the warning): the owner checks it and refunds the customer's charge from
+    the review, as a person would. Then a refund of the sale's row is asked for either
+    way, and the scenario's faults meet it (`True`); `False` when there is nothing to
+    refund from (not in review, or its row not offered)."""
+    digest = sales_sql.token_digest(sale.token)
+    charged = [t.id for t in run.sandbox.transactions() if t.wallet_id == sale.wallet_id]
+    row = run.desk.ledger.read(
+        lambda c: next(
+            (r for r in sales_sql.list_intents(c, include_final=True) if r.token_sha256 == digest),
+            None,
+        )
+    )
+    if row is None or row.state is not IntentState.NEEDS_REVIEW or len(charged) != 1:
+        return False
+    view = next((r for r in run.desk.listing.reviews() if int(r.intent.id) == row.id), None)
+    if view is None or charged[0] not in [c.transaction.id for c in view.candidates]:
+        return False
+    sale.kinds.add("the owner refunded it from its review")
+    # one try now, as the owner's screen makes it; the queue retries it after that
+    await run.desk.settle_review(row.id, RefundRow(charged[0]), deadline_s=0.5)
+    return True
+
+
 async def scenario_refund_refused(run: Run) -> None:
     """An abandoned sale proven charged; its refund is refused (403), sometimes after
-    500s; the owner refunds it again at the end (the service takes it then)."""
+    500s; the owner refunds it again at the end (the service takes it then). A sale that
+    went to a person's review instead (another install's rows), the owner refunds from
+    the review, and that refund is refused so."""
     sale = run.new_sale("refund_refused", run.next_amount())
     await abandoned_while_charged(run, sale)
     errors = run.rng.choice((0, 0, 1, 2))
@@ -367,6 +395,9 @@ async def scenario_refund_refused(run: Run) -> None:
     run.figures.faults["forbidden"] += 1
     sale.kinds.add("refund 403" if not errors else f"refund {errors}x500 then 403")
     await refund_tried(run, sale, lambda: not run.sandbox.faults.armed())
+    if run.sandbox.faults.armed() and await owner_refunds_from_review(run, sale):
+        await refund_tried(run, sale, lambda: not run.sandbox.faults.armed())
+    run.sandbox.clear_faults()
 
 
 async def scenario_refund_clock_step(run: Run) -> None:
@@ -387,6 +418,8 @@ async def scenario_refund_clock_step(run: Run) -> None:
         return not armed or armed[0].remaining < 10_000
 
     await refund_tried(run, sale, met_a_500)
+    if not met_a_500() and await owner_refunds_from_review(run, sale):
+        await refund_tried(run, sale, met_a_500)
     backing_off = met_a_500()
     run.kiosk_offset_s = 0.0  # NTP steps the clock back to the true time, for good
     run.sandbox.clear_faults()

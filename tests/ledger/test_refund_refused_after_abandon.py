@@ -169,6 +169,13 @@ def test_the_owner_settles_a_refused_refund(
     assert left.returncode == 0, left.stdout + left.stderr
 
 
+def back_to_version_13(conn: sqlite3.Connection) -> None:
+    """The file as schema 13 had it: the columns of later migrations gone, and its
+    `user_version` saying so (opening it replays migrations 14 on)."""
+    conn.execute("ALTER TABLE charge_intent DROP COLUMN confirms_undelivered")
+    conn.execute("PRAGMA user_version = 13")
+
+
 @pytest.mark.parametrize("decision", ["keep_as_paid", "refund_again"])
 def test_an_outbox_from_before_the_fix_gets_its_review(
     tmp_path: Path, cli_env: dict[str, str], sandbox: Sandbox, decision: str
@@ -183,7 +190,7 @@ def test_an_outbox_from_before_the_fix_gets_its_review(
     with conn:  # what the old version left: no review, the sale still abandoned
         conn.execute("DELETE FROM review WHERE intent_id = ?", (row["id"],))
         conn.execute("UPDATE charge_intent SET state = 'abandoned' WHERE id = ?", (row["id"],))
-        conn.execute("PRAGMA user_version = 13")
+        back_to_version_13(conn)
     conn.close()
     listed = [r for r in reviews(cli_env) if str(r["id"]) == str(row["id"])]
     assert listed, f"sale #{row['id']} is not in `qrpos outbox review` after the upgrade"
@@ -224,7 +231,7 @@ def test_an_outbox_from_before_the_fix_whose_refused_refund_was_made_by_hand(
         conn.execute(
             "UPDATE reversal SET intent_id = NULL, reason = 'manual' WHERE tx_id = ?", (tx_id,)
         )
-        conn.execute("PRAGMA user_version = 13")
+        back_to_version_13(conn)
     conn.close()
     qrpos(cli_env, "outbox", "resolve", "--deadline", "20")
     sale = next(r for r in outbox(cli_env) if r["id"] == row["id"])
