@@ -27,45 +27,24 @@ deadline).
 from __future__ import annotations
 
 import pytest
+from test_refund_by_hand_on_a_sales_row import (  # the same unresolved sale, set up once
+    AMOUNT,
+    MANY,
+    _desk,
+    _unresolved_charge,
+)
 
-from qrpos import spec
 from qrpos.ledger import (
     ChargeDesk,
     IntentState,
     Ledger,
     MarkCharged,
     RefundRow,
-    RetryPolicy,
     ReviewRefused,
     refunds_sql,
 )
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox
-
-AMOUNT = 4500
-MANY = 10**6
-
-
-def _desk(ledger: Ledger, client: TerminalClient) -> ChargeDesk:
-    return ChargeDesk(ledger, client, policy=RetryPolicy.testing(), jitter=lambda: 1.0)
-
-
-async def _unresolved_charge(desk: ChargeDesk, sandbox: Sandbox) -> tuple[int, str, str]:
-    """Sale B committed X, its replies all lost and the history unreadable: B is open
-    (unresolved). Returns (B's id, X, B's wallet); the charge and list faults stay armed."""
-    warm = await desk.charge(100, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
-    assert warm.charged  # the terminal id and the service's clock are known
-    wallet = sandbox.create_wallet(10_000)
-    sandbox.arm_fault("error_after_commit", count=MANY, operation="charge")
-    sandbox.arm_fault("error_before_commit", count=MANY, operation="list")
-    sale = await desk.charge(AMOUNT, wallet.qr_token, deadline_s=2)
-    assert sale.state is IntentState.UNRESOLVED, sale
-    [charge] = [
-        tx
-        for tx in sandbox.transactions()
-        if tx.wallet_id == wallet.wallet_id and tx.type is spec.TxType.CHARGE
-    ]
-    return sale.intent_id, charge.id, wallet.wallet_id
 
 
 def _sale(desk: ChargeDesk, intent_id: int) -> tuple[IntentState, bool | None]:
