@@ -423,10 +423,11 @@ async def test_a_refund_clock_step_sale_is_timed_only_when_its_refund_met_the_st
     kiosk's clock was hours ahead, from the service taking refunds again. Alone, the refund
     is in backoff when NTP steps the clock back, and lands at once. When another install
     has just sold the same amount, the abandoned sale's row is not its own in every
-    pairing: the sale goes to a person's review (foreign_activity), no refund goes out
-    before the step, and there is no backoff to time. Timed anyway (as before), the
-    figure read the owner's refund at the end of a run as a refund many minutes late
-    (820 s median in a 30-minute run)."""
+    pairing: the sale goes to a person's review (foreign_activity), and no refund of the
+    kiosk's own goes out. The owner then refunds it from the review, as a person would,
+    and that refund is the one that meets the step (before, the scenario timed the
+    owner's refund at the end of a run: 820 s median in a 30-minute run). A sale with no
+    refund before the step at all is counted apart (`refund_step_missed`), not timed."""
     campaign = load("fault_campaign")
     world = sys.modules["campaign_world"]
     sandbox = world.CampaignSandbox(SimulatorOptions(rate_limit_enabled=False))
@@ -458,11 +459,11 @@ async def test_a_refund_clock_step_sale_is_timed_only_when_its_refund_met_the_st
             ledger.close()
     figures = run.figures
     if stranger:
-        assert sale.refund_recovered is None
-        assert figures.refund_after_step == []
-        assert figures.refund_step_missed == {"needs_review: foreign_activity": 1}
-        assert "not timed 1" in figures.report()
-        assert not figures.refunds_late()
+        assert "the owner refunded it from its review" in sale.kinds, sale.kinds
+        assert sale.refund_step_missed is None
+        assert len(figures.refund_after_step) == 1
+        assert figures.refund_after_step[0] <= sys.modules["campaign_judge"].REFUND_DUE_S
+        assert not figures.refunds_late() and not figures.refund_step_missed
     else:
         assert sale.refund_step_missed is None
         assert len(figures.refund_after_step) == 1
