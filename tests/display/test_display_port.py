@@ -190,6 +190,9 @@ def test_kms_without_pykms_says_how_to_get_it() -> None:
         ("vfd: /dev/ttyUSB0 @19200", "vfd", "/dev/ttyUSB0", 19200),
         ("kms: HDMI-A-2", "kms", "HDMI-A-2", 9600),
         ("vfd:/dev/serial/by-id/usb-pole", "vfd", "/dev/serial/by-id/usb-pole", 9600),
+        # a by-id name with an "@" in it keeps it: the baud follows the last one
+        ("vfd:/dev/serial/by-id/usb-a@b@19200", "vfd", "/dev/serial/by-id/usb-a@b", 19200),
+        ("vfd:/dev/ttyS0", "vfd", "/dev/ttyS0", 9600),
     ],
 )
 def test_the_device_setting(device: str, kind: str, target: str, baud: int) -> None:
@@ -218,6 +221,10 @@ def test_the_device_setting(device: str, kind: str, target: str, baud: int) -> N
         ({"device": "vfd:/dev/ttyUSB0", "codepage": "cp1251"}, "display.setting_codepage"),
         ({"device": "vfd:/dev/ttyUSB0", "udc": "false"}, "display.setting_udc"),
         ({"device": "vfd:/dev/ttyUSB0", "udc": 0}, "display.setting_udc"),
+        # the till's own console: the pole frames would be written over the cashier's screen
+        ({"device": "vfd:/dev/tty1"}, "display.setting_console"),
+        ({"device": "vfd:/dev/tty@9600"}, "display.setting_console"),
+        ({"device": "vfd:/dev/console"}, "display.setting_console"),
     ],
 )
 def test_a_setting_that_names_no_display(table: dict[str, object], key: str) -> None:

@@ -84,8 +84,20 @@ def display_settings(table: Mapping[str, Any]) -> DisplaySettings:
     if kind == "kms" and rest:
         return DisplaySettings(device, "kms", rest, model=model, shop=shop)
     if kind == "vfd" and rest:
-        path, _, baud_text = rest.partition("@")
+        # the baud follows the last "@": a device's name may hold one (by-id links)
+        path, at, baud_text = rest.rpartition("@")
+        if not at:
+            path, baud_text = rest, ""
         path = path.rstrip()
+        if _is_console(path):
+            raise DisplaySettingError(
+                say(
+                    "display.setting_console",
+                    "[customer_display] {value} is a console, not a pole display: the "
+                    "display's frames would be written over the till's own screen",
+                    value=repr(path),
+                )
+            )
         try:
             baud = int(baud_text) if baud_text else 9600
         except ValueError:
@@ -114,6 +126,15 @@ def display_settings(table: Mapping[str, Any]) -> DisplaySettings:
             "[customer_display] device is off, kms:CONNECTOR or vfd:DEVICE[@BAUD], not {value}",
             value=repr(device),
         )
+    )
+
+
+def _is_console(path: str) -> bool:
+    """A virtual console or the kernel console (`/dev/tty1`, `/dev/tty`, `/dev/console`):
+    the kiosk runs on one, and a pole display is a serial port (ttyUSB, ttyACM, ttyS...)."""
+    name = path.removeprefix("/dev/")
+    return name in ("tty", "console") or (
+        name.startswith("tty") and name[3:].isdigit() and path.startswith("/dev/")
     )
 
 
