@@ -1,7 +1,9 @@
 """Claims between sales and history rows: when the kiosk may say "charged" without a person.
 
-Read this first if you are new to the ledger. Everything that decides whether money moved
-for a sale, without a person, is here; the resolver only gathers the facts and commits.
+Read this after docs/ledger.md if you are new to the ledger. What the history's rows prove
+for a sale, without a person, is decided here; what the sale does next is the table of
+moves (`qrpos.ledger.moves`); the drivers (`lookup`, `resolver`) gather the facts and
+commit.
 
 The two sides
 -------------
@@ -45,12 +47,13 @@ Proof (money moves automatically only on proof)
    person is asked which row is whose. An approval takes a row some pairing gives it; an
    abandoned sale is refunded only on a row that is its in every pairing (a refund goes
    to one customer's wallet). A row an open review offers is held for that sale (a reply
-   that did not match included, `Claimant.offered`) until a person settles it. While the
+   that did not match included, `Claimant.offered`) until a person decides it. While the
    key may still be sent and the service never answered it, a match first waits for one
    more send of the key (`qrpos.ledger.timing.confirm_by_key`): a replay of this sale's
    201 is proof by reply, and a charge made now shows the row was someone else's (an
-   install nobody noticed yet). Only when that send, too, gets no answer (or a 409) does
-   the match decide.
+   install nobody noticed yet). After that send, whatever came of it, the match decides,
+   unless nothing reached the service (a 429, a refused connection): the send is then
+   owed once more (`qrpos.ledger.timing.owe_confirm_again`).
 
 Everything else is a **review** (`Disputed`), opened once late commits had `settle_s`
 (`qrpos.ledger.timing.settled`: before that, the sale's own row may not be listed yet,
@@ -65,7 +68,9 @@ clock, so absence proves nothing; raised once the ceiling `absent_after_s` has p
 `unverified_conflict` (a same-key retry after an unclear attempt got 409, which may be the
 duplicate of a charge that committed, and the history shows no row that proves it) and
 `other_terminal` (the sale went out under a pairing this kiosk no longer has: a new
-pairing is a new terminal, so neither its key nor its history can be reached).
+pairing is a new terminal, so neither its key nor its history can be reached). (The last
+reason, `refund_refused`, is opened by a refund's answer, not by rows:
+`qrpos.ledger.events.ReviewReason` lists them all.)
 
 Abandoned sales follow the same rules: an abandoned sale refunds a row only on proof, so it
 never refunds a row another intent could own.
@@ -213,7 +218,7 @@ def could_claim(row: IntentRow) -> bool:
     if row.charged == 0:
         return False  # proven uncharged: a clean answer, or absence on a measured clock
     if row.state is IntentState.NEEDS_REVIEW:
-        return True  # its outcome is open until a person settles it (even a clean reply's)
+        return True  # its outcome is open until a person decides it (even a clean reply's)
     return bool(row.maybe_sent or row.in_flight)
 
 

@@ -1,7 +1,7 @@
 """`ChargeDesk`: the one way the kiosk and the CLI charge, resolve, abandon and refund.
 
-A sale is stored before its first byte is sent; only one sale is unresolved at a time;
-recovery settles what an earlier run left before a new sale is taken.
+A sale is stored before its first byte is sent; only one sale is open at a time
+(`states.is_open`); recovery resolves what an earlier run left before a new sale is taken.
 """
 
 from __future__ import annotations
@@ -127,9 +127,9 @@ class ChargeDesk:
     ) -> SaleResult:
         """Charge `amount_mnt` to the wallet behind `token` (exactly as scanned).
 
-        The intent is committed before anything is sent. Returns when the sale is
-        settled or `deadline_s` passed (then `state` is unresolved and the intent is
-        kept for `resolve`). Raises a `ChargeRefusedLocally` subclass, before anything
+        The intent is committed before anything is sent. Returns when the sale
+        leaves the open states or `deadline_s` passed (then it is still open, and kept
+        for `resolve`). Raises a `ChargeRefusedLocally` subclass, before anything
         is stored or sent, for a bad amount or token, an unhealthy outbox, an earlier
         unresolved sale, a token that already paid for a sale of this outbox
         (`TokenAlreadyPaid`) or whose sale waits for a review (`TokenInReview`).
@@ -191,7 +191,8 @@ class ChargeDesk:
     async def resolve(
         self, intent_id: int, *, deadline_s: float, on_progress: ProgressCallback | None = None
     ) -> SaleResult:
-        """Work on one intent until settled or `deadline_s` passes (after re-pairing too)."""
+        """Drive one sale until it leaves the open states (a watched abandon: while a look-up
+        of it is due) or `deadline_s` passes (after re-pairing too)."""
         deadline = time.monotonic() + deadline_s
         async with self._exclusive():
             row = await self._load(intent_id)
@@ -205,7 +206,7 @@ class ChargeDesk:
         deadline_s: float = 30.0,
         patient: bool = False,
     ) -> list[SaleResult]:
-        """Settle what earlier runs left: open sales, watched abandons, queued refunds.
+        """Resolve what earlier runs left: open sales, watched abandons, queued refunds.
 
         Run at start-up before any new sale: one pass, in which a watched abandoned sale
         whose next look-up is not due yet is left for the next pass (it blocks no sale).
@@ -328,7 +329,7 @@ class ChargeDesk:
         actor: str = "owner",
         deadline_s: float = 30.0,
     ) -> SaleResult:
-        """A person settles a review: this row is the sale, refund it, or nothing charged.
+        """A person decides a review: this row is the sale, refund it, or nothing charged.
 
         Raises `ReviewRefused` (nothing changed) for a sale not in review, a row not among
         its candidates, or one another sale owns. The decision, `actor` and time go to the

@@ -57,7 +57,7 @@ class Effect(StrEnum):
     REFUND = "refund"
     #: open (or replace) the sale's review, with the move's reason
     OPEN_REVIEW = "open_review"
-    #: wait until a boot-clock instant (`timing.wait_s`), then ask again
+    #: wait until a boot-clock instant (`timing.wait_for`, the one bounded wait), then ask again
     WAIT = "wait"
     #: the cashier (or the CLI) gets its answer now: the till is not held for this sale.
     #: Carried out by the drive, which holds the till while the sale is open and returns

@@ -26,7 +26,8 @@ class LedgerError(QrposError):
 class DamagedRow(LedgerError):
     """A stored value is not what its column holds (a state that is none, a time that is no
     number, JSON that does not parse): the file's bytes were damaged. Raised by the ledger's
-    storage modules (and views) as they decode a row; inside a read or a write the store
+    storage modules (`typed_rows`, a `*_sql` module, `reviews` reading a review's rows) as
+    they decode a row; inside a read or a write the store
     reports it as a damaged outbox. Any other exception there is a bug, and is raised as
     itself."""
 

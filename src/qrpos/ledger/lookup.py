@@ -122,8 +122,9 @@ async def look_up(client: TerminalClient, span: Window, now: Callable[[], Moment
 def _neighbours(
     conn: Connection, span: Window, offset: float, tx_ids: Sequence[str]
 ) -> list[IntentRow]:
-    """Intents that could matter to rows of `span`: every unsettled one, those near it in
-    local time, and those that hold one of its rows (whatever their clock said then)."""
+    """Sales that could matter to rows of `span`: every one whose `charged` is unknown,
+    those near it in local time, and those that hold one of its rows (whatever their clock
+    said then)."""
     slack = 3600.0  # local times of intents near the span, whatever their own offset was
     lo = span.start.timestamp() - offset - slack
     hi = span.end.timestamp() - offset + slack

@@ -1,9 +1,11 @@
-"""The durable reversal queue: a refund is stored, then sent until it is settled.
+"""The durable reversal queue: a refund is stored, then sent until it ends (refunded or refused).
 
 Reversal is safe to repeat (spec): 5xx, timeouts and 429 are retried with backoff;
 204 and 409 both mean refunded; 400/403/404 and other 4xx end it with the service's
 reason; 401 keeps it until the terminal is re-paired. Another 2xx (200, 202, …) is no
-proof that the refund landed: it is retried, and the retry's 204 or 409 settles it.
+proof that the refund landed: it is retried, and the retry's 204 or 409 ends it. A refund
+of a sale tells the sale how it ended (`answer_changes`): refused, the sale goes to a
+person (`refund_refused`).
 """
 
 from __future__ import annotations
@@ -249,7 +251,8 @@ def _commit(
 
 
 async def drive_reversal(ctx: Context, row: ReversalRow, *, deadline: float) -> ReversalRow:
-    """Send the reversal until it is settled or the deadline passes.
+    """Send the reversal until it ends (refunded, refused, kept for re-pairing) or the deadline
+    passes.
 
     Its waits go through the one bounded wait (`timing.retry_wait`): in boot-clock
     seconds when this process scheduled the try, and never longer than its backoff asked

@@ -1,9 +1,12 @@
-"""Reviews (sales a person must settle) and the record of another install's activity.
+"""Reviews (sales a person must decide) and the record of another install's activity.
 
-A review is opened by the resolver when there is no proof either way
-(`qrpos.ledger.claims`); it keeps the rows that could be the sale's charge. A person
-settles it with one `ReviewDecision`; the decision is checked against those rows and
-written to the audit trail with who took it and when.
+A review is opened by a move of the table (`Effect.OPEN_REVIEW`, `qrpos.ledger.moves`):
+when there is no proof either way (`qrpos.ledger.claims`), a reply that does not fit, a
+sale of another pairing, or a refund of a sale proven charged that the service refused
+(`reversals.answer_changes`); it keeps the rows that could be the sale's charge. A person
+decides it with one `ReviewDecision` (through the table too: `decision_event`); the
+decision is checked against those rows and written to the audit trail with who took it
+and when.
 """
 
 from __future__ import annotations

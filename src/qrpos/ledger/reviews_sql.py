@@ -1,4 +1,4 @@
-"""The SQL of reviews (`review`): the sales a person settles, and the history rows each
+"""The SQL of reviews (`review`): the sales a person decides, and the history rows each
 open review holds for its sale.
 
 Every function takes the connection of the ledger's owner thread; writers are called
@@ -43,7 +43,7 @@ def in_review(conn: Connection) -> list[IntentRow]:
 
 def offered_rows(conn: Connection) -> dict[int, frozenset[str]]:
     """The rows each open review offers, by sale: held for that sale until a person
-    settles it (no other sale is approved or refunded on one of them)."""
+    decides it (no other sale is approved or refunded on one of them)."""
     found = conn.execute(
         "SELECT r.intent_id, r.candidates FROM review r JOIN charge_intent i"
         " ON i.id = r.intent_id WHERE i.state = 'needs_review' AND r.decided_at IS NULL"

@@ -168,8 +168,8 @@ def amount_of_tx(conn: Connection, tx_id: str) -> int | None:
 
 
 def neighbours(conn: Connection, lo: float, hi: float, tx_ids: Sequence[str]) -> list[IntentRow]:
-    """Intents that could matter to a look-up: every unsettled one, those created between
-    `lo` and `hi` (local time), and those that hold one of `tx_ids`."""
+    """Sales that could matter to a look-up: every one whose `charged` is unknown, those
+    created between `lo` and `hi` (local time), and those that hold one of `tx_ids`."""
     marks = ", ".join("?" for _ in tx_ids) or "NULL"
     # the placeholders are ours; the values go through parameters
     where = f"charged IS NULL OR created_at BETWEEN ? AND ? OR tx_id IN ({marks})"

@@ -119,7 +119,7 @@ class RefundReason(StrEnum):
     REVIEW = "review"
 
 
-#: states of a sale that block a new one: the resolver still has to settle it
+#: states of a sale that block a new one: the resolver still has to resolve it
 OPEN_STATES: Final = frozenset({IntentState.PENDING, IntentState.UNRESOLVED})
 #: states that block a new sale only while `charged` is unknown (a 401 after an unclear
 #: attempt: the charge may have landed)
@@ -349,7 +349,7 @@ class IntentRow:
 
     @property
     def is_open(self) -> bool:
-        """Blocks a new sale: the resolver still has to settle it (`is_open`)."""
+        """Blocks a new sale: the resolver still has to resolve it (`is_open`)."""
         return is_open(self.state, self.charged)
 
 

@@ -93,8 +93,8 @@ def may_send(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
 
 def key_had_its_say(row: IntentRow) -> bool:
     """The confirming send of a history match went out and may have reached the service
-    (one that surely did not, a 429 or a refused connection, leaves it owed:
-    `confirming_send`).
+    (one that surely did not, a 429 or a refused connection, leaves it owed once more:
+    `owe_confirm_again`).
 
     The history showed rows this sale may own while its key was never answered; the key
     got one send to speak (`confirm_by_key`). If that send, too, got no answer, the
@@ -126,7 +126,8 @@ def owe_confirm_again(row: IntentRow) -> bool:
 def confirming_send(row: IntentRow) -> bool:
     """Is the send just made (counted in `attempts`) the confirming send of a history
     match? A reply that says nothing reached the service (a 429, a refused connection)
-    leaves it owed: the key has not spoken (`resolver` moves `matched_sends` on)."""
+    leaves it owed once more (`owe_confirm_again`): the key has not spoken (`resolver`
+    moves `matched_sends` on)."""
     if row.matched_at is None or row.matched_sends is None:
         return False
     return row.attempts == row.matched_sends + 1
@@ -216,8 +217,8 @@ def confirm_by_key(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
     still be sent (this look-up allows one more): its answer is proof by reply (a replay of
     this sale's 201, or a charge made now because nothing ever committed, when the row was
     another's), or a 409 that leaves the history to decide. Once only: after that send
-    (whatever came of it, unless nothing reached the service: then it is still owed,
-    `waits_for_key`) the match decides, and the key is not sent again
+    (whatever came of it, unless nothing reached the service: then it is owed once more,
+    `owe_confirm_again`, `waits_for_key`) the match decides, and the key is not sent again
     (`key_had_its_say`). An abandoned sale never sends.
     """
     if row.state is IntentState.ABANDONED or row.if_absent is not None:
