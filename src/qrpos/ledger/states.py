@@ -19,7 +19,7 @@ outbox before anything else happens. "Proof" and "review" are defined once, in
        │    ──422/4xx/409 when no attempt was
        │      unclear (only 429s, refused
        │      connections) ────────────────────▶ declined / refused / token_used
-       │    ──history: proof (unique both ways)▶ charged_per_history
+       │    ──history: proof (every pairing)───▶ charged_per_history
        │    ──history: contested or ambiguous,
        │      or another install is active────▶ needs_review
        │    ──history: nothing, on a measured
@@ -44,8 +44,9 @@ Every arrow is a move of the table in `qrpos.ledger.moves` (docs/ledger.md lists
 event), and `tests/ledger/test_moves.py` holds this drawing to it: an arrow the table
 lacks, or a move the drawing lacks, fails.
 
-`pending`, `unresolved` and an open `credentials_rejected` (one whose earlier attempt
-may have reached the service) block a new sale. Every other state is kept for audit.
+`pending`, `unresolved` and an open `credentials_rejected` (one whose `charged` is unknown:
+an earlier attempt may have reached the service) block a new sale: `is_open`, the one
+definition of "open". Every other state is kept for audit.
 """
 
 from __future__ import annotations
@@ -84,13 +85,14 @@ class IntentState(StrEnum):
     #: no proof either way, or a charged sale whose refund was refused: a person decides,
     #: for the review's stated reason (`events.ReviewReason`), never a guess
     NEEDS_REVIEW = "needs_review"
-    #: the cashier gave up; never sent again (the history is still watched)
+    #: the cashier gave up; never sent again (the history is still watched when a request
+    #: may have reached the service: `watching`)
     ABANDONED = "abandoned"
     #: abandoned, later proven charged by the history, and refunded automatically (204/409)
     REVERSED_AFTER_ABANDON = "reversed_after_abandon"
-    #: a person settled the review: this history row is this sale (the customer paid)
+    #: a person decided the review: this history row is this sale (the customer paid)
     CHARGED_PER_REVIEW = "charged_per_review"
-    #: a person settled the review: the row was charged wrongly and is refunded (queued;
+    #: a person decided the review: the row was charged wrongly and is refunded (queued;
     #: refused by the service, the sale goes back to review as `refund_refused`)
     REFUNDED_PER_REVIEW = "refunded_per_review"
 
