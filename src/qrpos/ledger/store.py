@@ -3,7 +3,7 @@
 Rules (docs/architecture.md, "SQLite rules"): WAL, `synchronous=FULL`, `BEGIN IMMEDIATE` for every
 write, a busy timeout, `PRAGMA quick_check` at open, the schema version in
 `user_version` with forward migrations (`qrpos.ledger.migrations`). One thread owns the
-connection; async callers reach it through `arun`/`awrite`, so SQLite never blocks the event
+connection; async callers reach it through `aread`/`awrite`, so SQLite never blocks the event
 loop. How it fails, in words a person can act on, is `qrpos.ledger.failures`.
 """
 
