@@ -3,7 +3,10 @@ claims model and committed.
 
 The window is placed on the server's clock as measured (`qrpos.ledger.clockreading.ClockReading`),
 widened while that clock is unmeasured; every page's `Date` measures the clock again.
-`qrpos.ledger.claims` says what the rows prove, never this module; the conclusion, the
+`qrpos.ledger.claims` says what the rows prove; this module adds only what the rows cannot
+show (a row that another sale's refund holds is contested; one a refund made by hand holds
+is its own event, `reversals.held_by_hand`), names the event (`verdict_event`) and applies
+the table's move (`qrpos.ledger.moves`), choosing no state itself. The conclusion, the
 clock and any foreign rows are committed in one transaction.
 """
 

@@ -1,7 +1,9 @@
 """Driving one charge intent to a known outcome: send, retry, back off, look it up.
 
-Follows the spec's caller-handling table. Every request is preceded by a commit that
-marks it in flight and followed by a commit of what came back, so a crash at any
+Follows the spec's caller-handling table. The drive names what happened (a reply's event,
+`timing.next_step` for time passing) and carries out the move the table of moves gives
+(`qrpos.ledger.moves`); it chooses no state itself. Every request is preceded by a commit
+that marks it in flight and followed by a commit of what came back, so a crash at any
 point leaves a row the next process can continue from (same Idempotency-Key).
 """
 
@@ -347,7 +349,8 @@ async def drive(
     fresh: bool = False,
     progress: ProgressCallback | None = None,
 ) -> IntentRow:
-    """Work on one intent until it is settled or the deadline passes."""
+    """Drive one sale until it leaves the open states (a watched abandon: while a look-up of
+    it is due) or the deadline passes."""
     started = time.monotonic()
     if row.in_flight and not fresh:
         # a previous process died mid-request: the request may have reached the service
