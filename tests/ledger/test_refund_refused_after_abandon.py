@@ -238,3 +238,36 @@ def test_an_outbox_from_before_the_fix_whose_refused_refund_was_made_by_hand(
     listed = [r for r in reviews(cli_env) if str(r["id"]) == str(row["id"])]
     assert listed and sale["state"] == "needs_review", (sale, outbox(cli_env))
     assert listed[0]["reason"] == REFUND_REFUSED, listed
+
+
+def test_an_outbox_from_before_the_fix_whose_persons_refund_was_refused(
+    cli_env: dict[str, str], sandbox: Sandbox
+) -> None:
+    """The other shape the old version left: a person chose "refund this row" in the
+    review, the service refused that refund too, and the sale sat `refunded_per_review`,
+    charged, its review closed. Opening the file reopens the review (`refund_refused`)."""
+    row, wallet, tx_id, _ = abandoned_charged_sale_refused_its_refund(cli_env, sandbox)
+    out = qrpos(cli_env, "outbox", "review", str(row["id"]), "--refund", tx_id)
+    assert out.returncode == 2, out.stdout + out.stderr  # refused (403): back in review
+    path = Path(cli_env["QRPOS_STATE_DIR"]) / "outbox.sqlite3"
+    conn = sqlite3.connect(path)
+    with conn:  # what the old version left: the person's decision closed the review
+        conn.execute(
+            "UPDATE review SET decided_at = 1.0, decision = 'refund', decided_tx = ?,"
+            " decided_by = 'owner' WHERE intent_id = ?",
+            (tx_id, row["id"]),
+        )
+        conn.execute(
+            "UPDATE charge_intent SET state = 'refunded_per_review' WHERE id = ?", (row["id"],)
+        )
+        back_to_version_13(conn)
+    conn.close()
+    listed = [r for r in reviews(cli_env) if str(r["id"]) == str(row["id"])]
+    assert listed, f"sale #{row['id']} is not in `qrpos outbox review` after the upgrade"
+    assert listed[0]["reason"] == REFUND_REFUSED, listed
+    sale = next(r for r in outbox(cli_env) if r["id"] == row["id"])
+    assert (sale["state"], sale["charged"]) == ("needs_review", True), sale
+    sandbox.clear_faults()  # the service takes refunds again: the owner refunds
+    out = qrpos(cli_env, "outbox", "review", str(row["id"]), "--refund", tx_id)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000

@@ -269,9 +269,11 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """,
     # 14: before issue 41, a refund refused after an abandon left its sale `abandoned`,
     # charged, seen by nobody (no review, no screen): the customer's money held by a sale
-    # the till had given up on. The table now moves such a sale to a person's review
-    # (`refund_refused`, as `reversals.answer_changes` writes it); a file from then gets
-    # the review it should have had. Not while another refund of the sale may still land.
+    # the till had given up on; and a person's refund ("refund this row") refused left the
+    # sale `refunded_per_review`, charged, its review closed. The table now moves both to
+    # a person's review (`refund_refused`, as `reversals.answer_changes` writes it, a
+    # decided review reopened); a file from then gets the review it should have had. Not
+    # while another refund of the sale may still land, or has landed.
     """
     INSERT INTO review (intent_id, reason, candidates, opened_at)
     SELECT i.id, 'refund_refused',
@@ -279,15 +281,17 @@ MIGRATIONS: Final[tuple[str, ...]] = (
                 ELSE '[{"others": [], "transaction": ' || i.tx_json || '}]' END,
            (julianday('now') - 2440587.5) * 86400.0
       FROM charge_intent i
-     WHERE i.state = 'abandoned' AND i.charged = 1
-       AND NOT EXISTS (SELECT 1 FROM review r WHERE r.intent_id = i.id)
+     WHERE i.state IN ('abandoned', 'refunded_per_review') AND i.charged = 1
        AND EXISTS (SELECT 1 FROM reversal v WHERE v.intent_id = i.id AND v.state = 'refused')
        AND NOT EXISTS (SELECT 1 FROM reversal v
-                        WHERE v.intent_id = i.id AND v.state <> 'refused');
+                        WHERE v.intent_id = i.id AND v.state <> 'refused')
+    ON CONFLICT (intent_id) DO UPDATE SET reason = excluded.reason,
+       candidates = excluded.candidates, opened_at = excluded.opened_at,
+       decided_at = NULL, decision = NULL, decided_tx = NULL, decided_by = NULL;
     UPDATE charge_intent
        SET state = 'needs_review', watching = 0, may_resend = 0, token = NULL,
            resolved_at = (julianday('now') - 2440587.5) * 86400.0
-     WHERE state = 'abandoned'
+     WHERE state IN ('abandoned', 'refunded_per_review')
        AND id IN (SELECT intent_id FROM review
                    WHERE reason = 'refund_refused' AND decided_at IS NULL);
     """,
