@@ -324,7 +324,14 @@ async def scenario_kiosk_clock(run: Run) -> None:
     run.sandbox.current = sale
     result = await run.desk.charge(sale.amount, sale.token, deadline_s=0.4)
     run.kiosk_offset_s = 0.0 if booted_wrong else step  # NTP steps the clock mid-sale
-    while result.is_open and time.monotonic() - sale.started < run.patience_s:
+    await answer_or_abandon(run, sale, result, run.patience_s)
+    run.kiosk_offset_s = 0.0  # synced for the next sale
+
+
+async def answer_or_abandon(run: Run, sale: Sale, result: Any, patience_s: float) -> None:
+    """The cashier waits up to `patience_s` from the sale's start for a definite answer,
+    then gives up on the sale (abandon: the kiosk keeps watching it)."""
+    while result.is_open and time.monotonic() - sale.started < patience_s:
         result = await run.desk.resolve(result.intent_id, deadline_s=2.0)
     if result.is_open:
         sale.gave_up = sale.abandoned = True
@@ -332,7 +339,6 @@ async def scenario_kiosk_clock(run: Run) -> None:
         await run.desk.abandon(result.intent_id)
     else:
         sale.answered = time.monotonic()
-    run.kiosk_offset_s = 0.0  # synced for the next sale
 
 
 async def abandoned_while_charged(run: Run, sale: Sale) -> None:
@@ -361,14 +367,8 @@ async def owner_refunds_from_review(run: Run, sale: Sale) -> bool:
     the review, as a person would. Then a refund of the sale's row is asked for either
     way, and the scenario's faults meet it (`True`); `False` when there is nothing to
     refund from (not in review, or its row not offered)."""
-    digest = sales_sql.token_digest(sale.token)
     charged = [t.id for t in run.sandbox.transactions() if t.wallet_id == sale.wallet_id]
-    row = run.desk.ledger.read(
-        lambda c: next(
-            (r for r in sales_sql.list_intents(c, include_final=True) if r.token_sha256 == digest),
-            None,
-        )
-    )
+    row = run.desk.ledger.read(lambda c: outbox_row(c, sale))
     if row is None or row.state is not IntentState.NEEDS_REVIEW or len(charged) != 1:
         return False
     view = next((r for r in run.desk.listing.reviews() if int(r.intent.id) == row.id), None)
@@ -439,14 +439,19 @@ async def scenario_refund_clock_step(run: Run) -> None:
     )
 
 
+def outbox_row(conn: Any, sale: Sale) -> Any:
+    """The kiosk's outbox row of `sale` (found by its token's digest), or None."""
+    digest = sales_sql.token_digest(sale.token)
+    rows = sales_sql.list_intents(conn, include_final=True)
+    return next((r for r in rows if r.token_sha256 == digest), None)
+
+
 def where_the_sale_is(run: Run, sale: Sale) -> str:
     """The sale's state in the kiosk's outbox, with its review's reason ("needs_review:
     foreign_activity")."""
-    digest = sales_sql.token_digest(sale.token)
 
     def find(conn: Any) -> str:
-        rows = sales_sql.list_intents(conn, include_final=True)
-        row = next((r for r in rows if r.token_sha256 == digest), None)
+        row = outbox_row(conn, sale)
         if row is None:
             return "no outbox row"
         review = reviews_sql.review_of(conn, row.id)
@@ -481,14 +486,7 @@ async def scenario_send_held(run: Run) -> None:
     result = await run.desk.charge(sale.amount, sale.token, deadline_s=0.4)
     if step is not None:
         run.kiosk_offset_s = step  # NTP steps the clock mid-sale
-    while result.is_open and time.monotonic() - sale.started < run.held_patience_s:
-        result = await run.desk.resolve(result.intent_id, deadline_s=2.0)
-    if result.is_open:
-        sale.gave_up = sale.abandoned = True
-        run.figures.abandoned += 1
-        await run.desk.abandon(result.intent_id)
-    else:
-        sale.answered = time.monotonic()
+    await answer_or_abandon(run, sale, result, run.held_patience_s)
     run.kiosk_offset_s = 0.0  # synced for the next sale
     run.sandbox.end_outage()
 
