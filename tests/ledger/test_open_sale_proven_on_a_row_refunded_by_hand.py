@@ -31,6 +31,9 @@ from test_refund_by_hand_on_a_sales_row import (  # the same unresolved sale, se
     AMOUNT,
     MANY,
     _desk,
+    _reasons,
+    _refunds_of,
+    _sale,
     _unresolved_charge,
 )
 
@@ -41,28 +44,9 @@ from qrpos.ledger import (
     MarkCharged,
     RefundRow,
     ReviewRefused,
-    refunds_sql,
 )
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox
-
-
-def _sale(desk: ChargeDesk, intent_id: int) -> tuple[IntentState, bool | None]:
-    view = next(
-        r
-        for r in desk.listing.intents(include_final=True)
-        if r.kind == "charge" and r.id == str(intent_id)
-    )
-    return IntentState(view.state), view.charged
-
-
-def _refunds_of(ledger: Ledger, tx_id: str) -> list[tuple[int | None, str, int | None]]:
-    rows = ledger.read(lambda c: refunds_sql.list_reversals(c, include_final=True))
-    return [(r.intent_id, str(r.state), r.amount_mnt) for r in rows if r.tx_id == tx_id]
-
-
-def _reasons(desk: ChargeDesk, intent_id: int) -> list[str]:
-    return [str(v.reason) for v in desk.listing.reviews() if v.intent.id == str(intent_id)]
 
 
 async def _open_sale_proven_on_a_pending_refund_by_hand(
