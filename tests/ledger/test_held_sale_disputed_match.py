@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
-from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, SaleResult
 from qrpos.ledger.views import SaleProgress
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
@@ -57,6 +57,34 @@ async def test_a_held_sale_with_a_disputed_match_is_answered(
     assert len(own) == 1
 
 
+async def _confirming_send_meets_429s(
+    ledger: Ledger,
+    client: TerminalClient,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    wallet: WalletInfo,
+    *,
+    first: str,
+    rate_limited: int,
+) -> tuple[ChargeDesk, SaleResult]:
+    """Another install's 700 row in the sale's window; the sale's first two sends meet
+    `first` (a commit whose reply is lost, or a 500 before any commit); from the first
+    look at the history on, `rate_limited` sends meet a 429 (the confirming send first)."""
+    sandbox.seed_charge(terminal.username, 700, datetime.now(UTC) - timedelta(seconds=1))
+    policy = RetryPolicy.testing(max_sends=3, settle_s=0.5, lookup_interval_s=0.02, sleep=True)
+    desk = ChargeDesk(ledger, client, policy=policy)
+    sandbox.arm_fault(first, count=2, operation="charge")
+    armed: list[SaleProgress] = []
+
+    def on_progress(step: SaleProgress) -> None:
+        if step.phase == "checking_history" and not armed:
+            armed.append(step)  # the burst is spent: the next send is the confirming one
+            sandbox.arm_fault("rate_limit", count=rate_limited, operation="charge", retry_after=0.1)
+
+    result = await desk.charge(700, wallet.qr_token, deadline_s=15, on_progress=on_progress)
+    return desk, result
+
+
 async def test_a_confirming_send_met_by_a_429_leaves_the_key_its_say(
     ledger: Ledger,
     asgi_client: TerminalClient,
@@ -69,20 +97,9 @@ async def test_a_confirming_send_met_by_a_429_leaves_the_key_its_say(
     good, and the sale goes to a person's review although the next send, once the service
     took requests again, replays the sale's own 201 (proof by reply, no person needed).
     A lunch rush under the service's rate limit is when such matches happen."""
-    sandbox.seed_charge(terminal.username, 700, datetime.now(UTC) - timedelta(seconds=1))
-    policy = RetryPolicy.testing(max_sends=3, settle_s=0.5, lookup_interval_s=0.02, sleep=True)
-    desk = ChargeDesk(ledger, asgi_client, policy=policy)
-    # committed at once, the reply and the burst's retry lost; the confirming send meets a
-    # 429; after it the service answers (a send of the key replays the 201)
-    sandbox.arm_fault("drop_after_commit", count=2, operation="charge")
-    armed: list[SaleProgress] = []
-
-    def on_progress(step: SaleProgress) -> None:
-        if step.phase == "checking_history" and not armed:
-            armed.append(step)  # the burst is spent: the next send is the confirming one
-            sandbox.arm_fault("rate_limit", count=1, operation="charge", retry_after=0.1)
-
-    result = await desk.charge(700, wallet.qr_token, deadline_s=15, on_progress=on_progress)
+    desk, result = await _confirming_send_meets_429s(
+        ledger, asgi_client, sandbox, terminal, wallet, first="drop_after_commit", rate_limited=1
+    )
     audit = desk.listing.audit(result.intent_id)
     outcomes = [(a["kind"], a["outcome"]) for a in audit]
     assert ("lookup", "confirm_by_key") in outcomes, outcomes
@@ -105,18 +122,9 @@ async def test_a_proof_whose_confirming_send_met_a_429_is_not_taken_unconfirmed(
     was someone else's. That send meets a 429 (nothing processed): counted as the key's
     say, the stranger's row proves the sale, the cashier is told "paid" and the customer
     walks away never charged."""
-    sandbox.seed_charge(terminal.username, 700, datetime.now(UTC) - timedelta(seconds=1))
-    policy = RetryPolicy.testing(max_sends=3, settle_s=0.5, lookup_interval_s=0.02, sleep=True)
-    desk = ChargeDesk(ledger, asgi_client, policy=policy)
-    sandbox.arm_fault("error_before_commit", count=2, operation="charge")
-    armed: list[SaleProgress] = []
-
-    def on_progress(step: SaleProgress) -> None:
-        if step.phase == "checking_history" and not armed:
-            armed.append(step)  # the burst is spent: the next send is the confirming one
-            sandbox.arm_fault("rate_limit", count=1, operation="charge", retry_after=0.1)
-
-    result = await desk.charge(700, wallet.qr_token, deadline_s=15, on_progress=on_progress)
+    desk, result = await _confirming_send_meets_429s(
+        ledger, asgi_client, sandbox, terminal, wallet, first="error_before_commit", rate_limited=1
+    )
     outcomes = [(a["kind"], a["outcome"]) for a in desk.listing.audit(result.intent_id)]
     assert ("lookup", "confirm_by_key") in outcomes, outcomes
     own = [tx.id for tx in sandbox.transactions() if tx.wallet_id == wallet.wallet_id]
@@ -142,19 +150,16 @@ async def test_a_429_storm_on_the_confirming_send_does_not_hold_the_till(
     not for as long as the service refuses: with the charge endpoint rate-limited for good
     and the history answering, the match decides after the one retry, long before the
     resend horizon (here a person decides: another install's row of the price is there)."""
-    sandbox.seed_charge(terminal.username, 700, datetime.now(UTC) - timedelta(seconds=1))
-    policy = RetryPolicy.testing(max_sends=3, settle_s=0.5, lookup_interval_s=0.02, sleep=True)
-    desk = ChargeDesk(ledger, asgi_client, policy=policy)
-    sandbox.arm_fault("drop_after_commit", count=2, operation="charge")
-    armed: list[SaleProgress] = []
-
-    def on_progress(step: SaleProgress) -> None:
-        if step.phase == "checking_history" and not armed:
-            armed.append(step)  # from the confirming send on, every send meets a 429
-            sandbox.arm_fault("rate_limit", count=10**6, operation="charge", retry_after=0.1)
-
     started = time.monotonic()
-    result = await desk.charge(700, wallet.qr_token, deadline_s=15, on_progress=on_progress)
+    desk, result = await _confirming_send_meets_429s(
+        ledger,
+        asgi_client,
+        sandbox,
+        terminal,
+        wallet,
+        first="drop_after_commit",
+        rate_limited=10**6,
+    )
     took = time.monotonic() - started
     outcomes = [(a["kind"], a["outcome"]) for a in desk.listing.audit(result.intent_id)]
     assert not result.is_open, (result, outcomes, took)
