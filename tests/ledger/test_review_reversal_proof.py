@@ -51,7 +51,7 @@ async def odd_desk(ledger: Ledger, odd: OddReversals, terminal: TerminalCredenti
 async def test_a_2xx_other_than_204_is_not_a_refund_until_the_retry_proves_it(
     odd_desk: ChargeDesk, odd: OddReversals, sandbox: Sandbox, status: int
 ) -> None:
-    odd.status, odd.count = status, 1000
+    odd.status, odd.count = status, 10**6
     sale = await odd_desk.charge(500, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
     assert sale.transaction is not None
     tx = sale.transaction.id
@@ -70,11 +70,11 @@ async def test_an_abandoned_sale_is_not_reversed_after_abandon_on_a_202(
 ) -> None:
     wallet = sandbox.create_wallet(10_000)
     sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
-    sandbox.arm_fault("error_before_commit", count=1000, operation="list")
+    sandbox.arm_fault("error_before_commit", count=10**6, operation="list")
     sale = await odd_desk.charge(500, wallet.qr_token, deadline_s=0.3)
     await odd_desk.abandon(sale.intent_id)
     sandbox.clear_faults()
-    odd.count = 1000
+    odd.count = 10**6
     [watched] = await odd_desk.recover(deadline_s=0.5)
     [tx] = [t.id for t in sandbox.transactions() if t.wallet_id == wallet.wallet_id]
     assert sandbox.transaction(tx).status is spec.TxStatus.COMPLETED
