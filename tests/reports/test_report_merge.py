@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -68,6 +68,43 @@ def test_reports_of_different_days_are_refused(three_tills: list[Path]) -> None:
     run = merge_cli(str(three_tills[1]), str(three_tills[3]))
     assert run.returncode != 0 and run.stdout == ""
     assert "different days" in run.stderr and "2024-05-03" in run.stderr
+
+
+def test_a_report_of_another_kind_is_refused_naming_it(
+    three_tills: list[Path], tmp_path: Path
+) -> None:
+    """A file that says it is another kind of report (an X or a Z kept as JSON, a tool's
+    own) never sums into the day, even with the day's date and counts."""
+    assert json.loads(three_tills[0].read_text())["kind"] == "end_of_day"
+    other = json.loads(three_tills[1].read_text()) | {"kind": "z"}
+    odd = tmp_path / "z.json"
+    odd.write_text(json.dumps(other))
+    run = merge_cli(str(three_tills[0]), str(odd))
+    assert run.returncode == 1 and run.stdout == ""
+    assert "another kind (z)" in run.stderr and str(odd) in run.stderr
+
+
+@pytest.mark.parametrize("shift_h", [1, -8])
+def test_reports_of_one_day_over_different_windows_are_refused(
+    three_tills: list[Path], tmp_path: Path, shift_h: int
+) -> None:
+    """The same date over other hours (a till that counted its day in another time zone,
+    or an older qrpos that cut the day elsewhere) would add another 24 hours into the day:
+    refused with both windows named. A report without `kind` (made before reports said
+    it) still merges when its window is the day's."""
+    theirs = json.loads(three_tills[1].read_text())
+    moved = dict(theirs)
+    for end in ("from", "to"):
+        at = datetime.fromisoformat(theirs[end].replace("Z", "+00:00"))
+        moved[end] = (at + timedelta(hours=shift_h)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    odd = tmp_path / "moved.json"
+    odd.write_text(json.dumps(moved))
+    run = merge_cli(str(three_tills[0]), str(odd))
+    assert run.returncode == 1 and run.stdout == ""
+    assert "different hours of the day" in run.stderr and moved["from"] in run.stderr
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps({k: v for k, v in theirs.items() if k != "kind"}))
+    assert merge_cli(str(three_tills[0]), str(older)).returncode == 0
 
 
 def test_a_till_given_twice_is_refused(three_tills: list[Path], tmp_path: Path) -> None:

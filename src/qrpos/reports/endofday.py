@@ -38,6 +38,9 @@ from qrpos.service import TerminalClient
 from qrpos.service.models import Transaction, format_rfc3339
 
 HOURS = 24
+#: what `qrpos report --json` says it is, so that `report --merge` never sums a report of
+#: another kind (a shift's X or Z, a tool's own JSON) into a day
+REPORT_KIND = "end_of_day"
 QUARTER = timedelta(minutes=15)
 HOUR = timedelta(hours=1)
 MINUTE = timedelta(minutes=1)
@@ -83,6 +86,7 @@ class EndOfDay:
         """The shape docs/architecture.md fixes for `qrpos report --json`, plus hourly and
         reconciliation fields."""
         out: dict[str, Any] = {
+            "kind": REPORT_KIND,
             "date": self.day.isoformat(),
             "from": format_rfc3339(self.from_utc),
             "to": format_rfc3339(self.to_utc),

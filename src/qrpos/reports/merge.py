@@ -2,7 +2,11 @@
 
 Each till is its own terminal and sees only its own history, so the owner's total is the
 sum of the tills' reports of the *same* local day. Refused (with a message naming the
-file): reports of different days, the same till twice, a file that is not such a report.
+file): reports of different days, of the same day over different windows (a till set to
+another time zone counts another 24 hours), of another kind (an X or a Z, whose fields
+are not a day's), the same till twice, a file that is not such a report. A report made
+before reports said their kind (no `kind`) is taken as an end of day when it has the
+day's window.
 The merged JSON has the same shape plus `tills`, the terminals (and files) it covers.
 """
 
@@ -16,6 +20,7 @@ from typing import Any
 
 from qrpos.errors import QrposError
 from qrpos.reports.csv_export import spreadsheet_safe
+from qrpos.reports.endofday import REPORT_KIND
 from qrpos.said import os_reason, say
 
 #: (section, field) pairs that are summed
@@ -58,6 +63,16 @@ def read_report(path: Path) -> TillReport:
         ) from None
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise MergeError(say("merge.not_json", "{path}: not JSON", path=str(path))) from None
+    kind = data.get("kind", REPORT_KIND) if isinstance(data, dict) else REPORT_KIND
+    if kind != REPORT_KIND:
+        raise MergeError(
+            say(
+                "merge.other_kind",
+                "{path}: a report of another kind ({kind}), not a day's `qrpos report --json`",
+                path=str(path),
+                kind=str(kind)[:40],
+            )
+        )
     if not isinstance(data, dict) or not isinstance(data.get("date"), str):
         raise MergeError(
             say(
@@ -101,6 +116,18 @@ def merge(paths: list[Path]) -> dict[str, Any]:
         raise MergeError(
             say("merge.days_differ", "the reports are of different days ({which})", which=which)
         )
+    windows = {_window(t) for t in tills}
+    if len(windows) > 1:
+        which = "; ".join(
+            f"{t.path}: {' .. '.join(str(part) for part in _window(t))}" for t in tills
+        )
+        raise MergeError(
+            say(
+                "merge.windows_differ",
+                "the reports count different hours of the day (another time zone?): {which}",
+                which=which,
+            )
+        )
     seen: dict[str, Path] = {}
     for till in tills:
         if till.terminal in seen:
@@ -139,6 +166,11 @@ def merge(paths: list[Path]) -> dict[str, Any]:
     ]
     out["cashiers"] = _by_cashier(out["tills"])
     return out
+
+
+def _window(till: TillReport) -> tuple[object, object, object]:
+    """The span of time a report counts: its `from`, `to` and time zone."""
+    return (till.data.get("from"), till.data.get("to"), till.data.get("timezone"))
 
 
 #: what a shift adds to its cashier's line
