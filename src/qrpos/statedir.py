@@ -92,6 +92,36 @@ def write_private(state_dir: Path, name: str, data: bytes, mode: int = PRIVATE_M
     return state_dir / name
 
 
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in `directory` durable: until its directory is synced, a power cut
+    may bring the old file back (or none) however well the new file's bytes were synced."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_durable(path: Path, data: bytes) -> Path:
+    """Replace `path` with `data` so that a power cut leaves the old file or the new one,
+    whole: a temporary file beside it, its bytes synced, renamed over `path`, then the
+    directory synced. For files a person takes away (a CSV on a USB stick pulled out soon
+    after); the state dir's own files go through `write_private`. Raises OSError."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    try:
+        with tmp.open("xb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    fsync_dir(path.parent)
+    return path
+
+
 def probe_write(state_dir: Path) -> None:
     """Prove the state dir takes a synced write (for `qrpos doctor`); leaves nothing."""
     _ensure_dir(state_dir)

@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import csv
 import getpass
+import io
 import json
 import sys
 from datetime import UTC, datetime
@@ -45,6 +46,7 @@ from qrpos.present.i18n import t
 from qrpos.present.shifts import report_lines
 from qrpos.reports.csv_export import spreadsheet_safe
 from qrpos.service.models import format_rfc3339 as _iso
+from qrpos.statedir import write_durable
 
 
 def register(sub: Any) -> None:
@@ -359,14 +361,17 @@ CSV_COLUMNS = (
 
 
 def _write_csv(path: Path, reports: list[dict[str, Any]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as out:
-        writer = csv.writer(out)
-        writer.writerow(CSV_COLUMNS)
-        for report in reports:
-            writer.writerow(
-                [
-                    len(report.get(c, ())) if c in ("in_review", "unsettled", "corrections")
-                    else spreadsheet_safe(report.get(c, ""))
-                    for c in CSV_COLUMNS
-                ]
-            )  # fmt: skip
+    """The shifts as CSV, published whole (`write_durable`: synced, renamed, the
+    directory synced): a stick pulled out or a power cut leaves the old file or this one."""
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(CSV_COLUMNS)
+    for report in reports:
+        writer.writerow(
+            [
+                len(report.get(c, ())) if c in ("in_review", "unsettled", "corrections")
+                else spreadsheet_safe(report.get(c, ""))
+                for c in CSV_COLUMNS
+            ]
+        )  # fmt: skip
+    write_durable(path, text.getvalue().encode("utf-8"))

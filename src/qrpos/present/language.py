@@ -1,6 +1,7 @@
 """The language chosen on the kiosk, remembered across restarts in the state dir.
 
-One small JSON file, replaced atomically (write, fsync, rename), so a power cut leaves
+One small JSON file, replaced durably (write, fsync, rename, fsync of the directory:
+`qrpos.statedir.write_private`), so a power cut leaves
 either the old choice or the new one, never half a file. A missing or unreadable file
 means "no choice made": the configured language applies.
 """
@@ -9,11 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 
 from qrpos.present.i18n import languages
+from qrpos.statedir import write_private
 
 SETTINGS_FILE = "kiosk-settings.json"
 
@@ -34,17 +34,8 @@ def remembered_language(state_dir: Path) -> str | None:
 
 
 def remember_language(state_dir: Path, lang: str) -> None:
-    """Store `lang` as this kiosk's language (atomically; raises OSError on failure)."""
+    """Store `lang` as this kiosk's language (`write_private`: the bytes, the rename and
+    the directory synced, so a power cut keeps the choice; raises OSError on failure)."""
     if lang not in languages():
         raise ValueError(f"no catalogue for language {lang!r}")
-    state_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".settings-", dir=state_dir)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump({"language": lang}, out)
-            out.flush()
-            os.fsync(out.fileno())
-        Path(tmp).replace(state_dir / SETTINGS_FILE)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_private(state_dir, SETTINGS_FILE, json.dumps({"language": lang}).encode("utf-8"))

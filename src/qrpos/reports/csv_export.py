@@ -1,8 +1,9 @@
 """The day's transactions as a CSV file, written while they stream in.
 
 Written to a temporary file beside the target and renamed into place only when
-complete (after an fsync: the target is often a USB stick pulled out soon after), so a
-failed export never leaves a half file under the chosen name.
+complete (after an fsync of the file, and of its directory once renamed: the target is
+often a USB stick pulled out soon after), so a failed export never leaves a half file
+under the chosen name.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from qrpos.errors import QrposError
 from qrpos.reports.localday import to_local
 from qrpos.said import os_reason, say
 from qrpos.service.models import Transaction
+from qrpos.statedir import fsync_dir
 
 COLUMNS = (
     "localTime",
@@ -110,6 +112,7 @@ class CsvExport:
             fh.close()
             self._fh = None
             self._tmp.replace(self.path)
+            fsync_dir(self.path.parent)  # the rename too: else a cut may bring none back
         except OSError as exc:
             raise _describe(self.path, exc) from None
         return self.path

@@ -13,6 +13,7 @@ The merged JSON has the same shape plus `tills`, the terminals (and files) it co
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from qrpos.errors import QrposError
 from qrpos.reports.csv_export import spreadsheet_safe
 from qrpos.reports.endofday import REPORT_KIND
 from qrpos.said import os_reason, say
+from qrpos.statedir import write_durable
 
 #: (section, field) pairs that are summed
 SUMMED = (
@@ -207,18 +209,19 @@ def _by_cashier(tills: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 
 def write_csv(merged: dict[str, Any], path: Path) -> None:
-    """One row per till and a total row."""
+    """One row per till and a total row, published whole (`write_durable`)."""
     fields = ["date", "till", "sales", "grossMNT", "reversed", "reversedMNT"]
+    text = io.StringIO(newline="")
+    out = csv.writer(text)
+    out.writerow(fields)
+    rows = [(t["terminal"], t["charges"], t["reversed"]) for t in merged["tills"]]
+    rows.append(("total", merged["charges"], merged["reversed"]))
+    for name, charges, reversed_ in rows:
+        out.writerow([merged["date"], spreadsheet_safe(name), charges["count"],
+                      charges["grossMNT"], reversed_["count"],
+                      reversed_["amountMNT"]])  # fmt: skip
     try:
-        with path.open("w", newline="", encoding="utf-8") as fh:
-            out = csv.writer(fh)
-            out.writerow(fields)
-            rows = [(t["terminal"], t["charges"], t["reversed"]) for t in merged["tills"]]
-            rows.append(("total", merged["charges"], merged["reversed"]))
-            for name, charges, reversed_ in rows:
-                out.writerow([merged["date"], spreadsheet_safe(name), charges["count"],
-                              charges["grossMNT"], reversed_["count"],
-                              reversed_["amountMNT"]])  # fmt: skip
+        write_durable(path, text.getvalue().encode("utf-8"))
     except OSError as exc:
         raise MergeError(
             say(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from qrpos import boottime, manager_pin
+from qrpos.statedir import write_private
 
 THROTTLE_FILE = "manager-pin.throttle"
 FREE_ATTEMPTS = 3
@@ -109,8 +110,8 @@ class PinGate:
             return _Pause()
 
     def _save(self, pause: _Pause) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self._path.with_suffix(".tmp")
+        """Durably (`write_private`: the bytes and the rename synced): a power cut must
+        not hand a guesser fresh attempts by leaving an empty or an older file."""
         body = {
             "failures": pause.failures,
             "boot": pause.boot,
@@ -118,8 +119,7 @@ class PinGate:
             "wall_until": pause.wall_until,
             "length": pause.length,
         }
-        tmp.write_text(json.dumps(body), encoding="ascii")
-        tmp.replace(self._path)
+        write_private(self.state_dir, self._path.name, json.dumps(body).encode("ascii"))
 
     def _current(self, now: Reading) -> tuple[_Pause, float]:
         """The stored pause and what is left of it at `now`. A pause of an earlier boot
