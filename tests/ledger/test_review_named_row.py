@@ -40,7 +40,9 @@ def _lost_reply_then_repaired(
     env_a = cli_environment(tmp_path, live_url, terminal)
     wallet = sandbox.create_wallet(10_000)
     sandbox.arm_fault("drop_after_commit", count=100, operation="charge")
-    gave_up = qrpos(env_a, "charge", "--amount", "4500", "--token", wallet.qr_token, "--deadline", "2")
+    gave_up = qrpos(
+        env_a, "charge", "--amount", "4500", "--token", wallet.qr_token, "--deadline", "2"
+    )
     assert gave_up.returncode == 3, gave_up.stderr  # kept unresolved
     sandbox.clear_faults()
     (charge,) = [t for t in sandbox.transactions() if t.wallet_id == wallet.wallet_id]
@@ -58,7 +60,9 @@ def _lost_reply_then_repaired(
 def test_a_charge_named_from_the_dashboard_settles_an_other_terminal_review(
     tmp_path: Path, live_url: str, terminal: TerminalCredentials, sandbox: Sandbox
 ) -> None:
-    env, sale_id, tx_id, wallet_id = _lost_reply_then_repaired(tmp_path, live_url, terminal, sandbox)
+    env, sale_id, tx_id, wallet_id = _lost_reply_then_repaired(
+        tmp_path, live_url, terminal, sandbox
+    )
     done = qrpos(env, "outbox", "review", str(sale_id), "--charged", tx_id)
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert "could not check" in done.stdout + done.stderr
@@ -79,7 +83,9 @@ def test_a_charge_named_from_the_dashboard_settles_an_other_terminal_review(
 def test_a_charge_named_from_the_dashboard_is_refunded_under_the_new_pairing(
     tmp_path: Path, live_url: str, terminal: TerminalCredentials, sandbox: Sandbox
 ) -> None:
-    env, sale_id, tx_id, wallet_id = _lost_reply_then_repaired(tmp_path, live_url, terminal, sandbox)
+    env, sale_id, tx_id, wallet_id = _lost_reply_then_repaired(
+        tmp_path, live_url, terminal, sandbox
+    )
     done = qrpos(env, "outbox", "review", str(sale_id), "--refund", tx_id)
     assert done.returncode == 0, (done.stdout, done.stderr)
     (sale,) = [r for r in _listed(env) if r["kind"] == "charge"]

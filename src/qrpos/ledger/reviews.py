@@ -3,7 +3,7 @@
 A review is opened by a move of the table (`Effect.OPEN_REVIEW`, `qrpos.ledger.moves`):
 when there is no proof either way (`qrpos.ledger.claims`), a reply that does not fit, a
 sale of another pairing, or a refund of a sale proven charged that the service refused
-(`reversals.answer_changes`); it keeps the rows that could be the sale's charge. A person
+(`reversals.answer_sale`); it keeps the rows that could be the sale's charge. A person
 decides it with one `ReviewDecision` (through the table too: `decision_event`); the
 decision is checked against those rows and written to the audit trail with who took it
 and when.
@@ -11,6 +11,7 @@ and when.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,9 +21,9 @@ from qrpos.errors import QrposError
 from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
 from qrpos.ledger.events import Effect, Refusal, ReviewReason, SaleEvent
 from qrpos.ledger.failures import DamagedRow
-from qrpos.ledger.moves import charged_value, sale_cell
-from qrpos.ledger.reversals import answer_changes, refund_for_sale
-from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalRow, ReversalState
+from qrpos.ledger.moves import Admission, charged_value, refund_admission, sale_cell
+from qrpos.ledger.reversals import refund_for_sale
+from qrpos.ledger.states import IntentChanges, IntentRow, IntentState, RefundReason, ReversalState
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.typed_rows import Connection, stored_json
 from qrpos.ledger.views import IntentView, intent_view
@@ -189,9 +190,7 @@ def _named_row(
             )
         )
     if seen.type is not spec.TxType.CHARGE:
-        raise ReviewRefused(
-            say("error.review_not_a_charge", "{tx} is not a charge", tx=tx_id)
-        )
+        raise ReviewRefused(say("error.review_not_a_charge", "{tx} is not a charge", tx=tx_id))
     return seen
 
 
@@ -301,7 +300,7 @@ def decide(
     view = _view(conn, row)
     what = _describe(decision)
     reversal_id: int | None = None
-    refund: ReversalRow | None = None
+    answered: IntentChanges = {}
     state, charged = IntentState(cell.next), charged_value(cell, row.charged)
     if isinstance(decision, MarkNotCharged):
         row = sales_sql.update_intent(
@@ -324,15 +323,17 @@ def decide(
         if tx is None:  # the person's word: the kiosk cannot read that terminal's history
             what = say(
                 "review.unchecked",
-                "{what}; the kiosk could not check it (another terminal's history): "
-                "not checked",
+                "{what}; the kiosk could not check it (another terminal's history): not checked",
                 what=what,
             )
         existing = refunds_sql.reversal_for_tx(conn, tx_id)
         # a refund the service refused moved no money: it blocks neither choice
         live = existing if existing is None or existing.state is not ReversalState.REFUSED else None
         if Effect.REFUND in cell.effects:
-            if live is not None and live.intent_id not in (None, intent_id):
+            admitted = (
+                None if live is None else refund_admission(live.state, live.intent_id, intent_id)
+            )
+            if live is not None and live.intent_id is not None and admitted is Admission.OTHER_SALE:
                 raise ReviewRefused(
                     say(
                         "error.review_owned",
@@ -343,10 +344,10 @@ def decide(
                 )
             # one refund per row, of the whole row: one made by hand (queued or landed)
             # becomes this sale's, so its answer reaches the sale (`refund_for_sale`)
-            refund = refund_for_sale(
+            refund, answered = refund_for_sale(
                 conn,
                 tx_id=tx_id,
-                sale=row,
+                sale=dataclasses.replace(row, state=state, charged=charged),
                 reason=RefundReason.REVIEW,
                 now=now,
                 amount_mnt=None if tx is None else tx.amount_mnt,
@@ -374,7 +375,7 @@ def decide(
                 "sale.decided", "a person decided: {what} ({actor})", what=what, actor=actor
             ),
         )
-        if refund is not None and (answered := answer_changes(conn, row, refund, now)):
+        if answered:
             row = sales_sql.update_intent(conn, intent_id, **answered)  # it had ended
     reviews_sql.mark_decided(
         conn,
