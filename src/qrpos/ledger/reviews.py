@@ -222,12 +222,7 @@ def _checked_candidate(
                 intent=holder,
             )
         )
-    if (
-        tx is not None
-        and tx_id not in by_id
-        and isinstance(decision, MarkCharged)
-        and tx.amount_mnt != view.intent.amount_mnt
-    ):
+    if tx is not None and tx_id not in by_id and tx.amount_mnt != view.intent.amount_mnt:
         raise ReviewRefused(
             say(
                 "error.review_amount",
