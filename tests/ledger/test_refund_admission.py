@@ -1,4 +1,4 @@
-"""`moves.refund_admission`: one refund per row, for a sale and for an owner's `qrpos
+"""`admission.refund_admission`: one refund per row, for a sale and for an owner's `qrpos
 reverse` alike (issue 47: it was written twice, in `reversals.refund_for_sale` and in the
 desk's reverse queue). Every state a row's latest refund can be in, by whose it is."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from qrpos.ledger.moves import Admission, refund_admission
+from qrpos.ledger.admission import Admission, refund_admission
 from qrpos.ledger.states import ReversalState
 
 LIVE = [s for s in ReversalState if s is not ReversalState.REFUSED]

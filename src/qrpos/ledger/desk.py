@@ -14,7 +14,7 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from qrpos import spec
@@ -46,13 +46,10 @@ from qrpos.ledger.views import (
 )
 from qrpos.redact import escape_text
 from qrpos.said import say
-from qrpos.service import CredentialsRejected, ListingFailed, Page, TerminalClient, Transaction
+from qrpos.service import CredentialsRejected, Page, TerminalClient
 
 #: how long to wait for another process that holds the outbox before refusing
 LOCK_WAIT_S = 10.0
-
-#: how far before a sale a row a person names for its review is looked for in the history
-NAMED_ROW_LOOKBACK = timedelta(days=1)
 
 
 def _utcnow() -> datetime:
@@ -374,7 +371,10 @@ class ChargeDesk:
             raise TypeError(f"not a review decision: {type(decision).__name__}")
         deadline = time.monotonic() + deadline_s
         async with self._exclusive():
-            seen, checkable = await self._named_row(intent_id, decision)
+            sale = await self._load(intent_id)
+            seen, checkable = await reviews.read_named_row(
+                self.ledger, self._ctx.client, sale, decision
+            )
             now = self._ctx.now()
             _, reversal_id = await self.ledger.awrite(
                 lambda c: reviews.decide(
@@ -386,38 +386,6 @@ class ChargeDesk:
                 if rev is not None:
                     await self._reverse_row(rev, deadline)
             return sale_result(await self._load(intent_id))
-
-    async def _named_row(
-        self, intent_id: int, decision: ReviewDecision
-    ) -> tuple[Transaction | None, bool]:
-        """A row a person named that the sale's review did not offer, as the history shows
-        it, and whether the kiosk can read that history (the sale went out under this
-        pairing). Another pairing's history is out of reach: (None, False). A history that
-        cannot be read now refuses the decision (nothing changed; try again)."""
-        tx_id = getattr(decision, "tx_id", None)
-        if tx_id is None or not spec.TX_ID_RE.match(tx_id):
-            return None, True  # `reviews.decide` refuses what needs refusing
-        sale = await self._load(intent_id)
-        view = await self.ledger.aread(lambda c: reviews.review_view(c, sale))
-        if any(c.transaction.id == tx_id for c in view.candidates):
-            return None, True
-        client = self._ctx.client
-        if sale.username not in (None, client.username):
-            return None, False
-        since = datetime.fromtimestamp(sale.created_at, UTC) - NAMED_ROW_LOOKBACK
-        try:
-            async for tx in client.iter_transactions(from_=since):
-                if tx.id == tx_id:
-                    return tx, True
-        except ListingFailed as exc:
-            raise reviews.ReviewRefused(
-                say(
-                    "error.review_history_unread",
-                    "the history cannot be read now ({why}); nothing was changed",
-                    why=str(exc),
-                )
-            ) from None
-        return None, True
 
     def clear_foreign_activity(self) -> None:
         """An owner clears the warning: history matching resumes for rows committed after

@@ -15,15 +15,14 @@ import time
 
 from qrpos import spec
 from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
+from qrpos.ledger.admission import Admission, refund_admission
 from qrpos.ledger.claims import Candidate, Disputed, Proven, candidates_json
 from qrpos.ledger.clockreading import offset_from
 from qrpos.ledger.context import Context
 from qrpos.ledger.events import Charged, Effect, RefundEvent, Refusal, SaleEvent
 from qrpos.ledger.moves import (
-    Admission,
     charged_value,
     proven_event,
-    refund_admission,
     refund_event,
     refund_move,
     sale_cell,
@@ -124,7 +123,7 @@ def refund_for_sale(
     amount_mnt: int | None = None,
 ) -> tuple[ReversalRow, IntentChanges]:
     """The refund of row `tx_id` that answers `sale` (one refund per row: the table's
-    `moves.refund_admission`), and the sale's changes if that refund has already ended
+    `admission.refund_admission`), and the sale's changes if that refund has already ended
     (`answer_sale`; `sale` is the sale as its move left it).
 
     A refund made by hand (no sale's) that moved or may move money becomes this sale's; a
@@ -157,7 +156,7 @@ def refund_for_sale(
 
 def refund_by_hand(conn: Connection, *, tx_id: str, now: float) -> ReversalRow:
     """The refund of row `tx_id` an owner asks for (`qrpos reverse`): the row's live refund
-    whoever's it is, or a new one that answers no sale (`moves.refund_admission`)."""
+    whoever's it is, or a new one that answers no sale (`admission.refund_admission`)."""
     existing = refunds_sql.reversal_for_tx(conn, tx_id)
     admitted = refund_admission(
         None if existing is None else existing.state,

@@ -14,14 +14,15 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from qrpos import spec
 from qrpos.errors import QrposError
 from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
+from qrpos.ledger.admission import Admission, refund_admission
 from qrpos.ledger.events import Effect, Refusal, ReviewReason, SaleEvent
 from qrpos.ledger.failures import DamagedRow
-from qrpos.ledger.moves import Admission, charged_value, refund_admission, sale_cell
+from qrpos.ledger.moves import charged_value, sale_cell
 from qrpos.ledger.reversals import refund_for_sale
 from qrpos.ledger.states import IntentChanges, IntentRow, IntentState, RefundReason, ReversalState
 from qrpos.ledger.store import Ledger
@@ -29,7 +30,7 @@ from qrpos.ledger.typed_rows import Connection, stored_json
 from qrpos.ledger.views import IntentView, intent_view
 from qrpos.redact import escape_text
 from qrpos.said import Said, say
-from qrpos.service import Transaction, parse_transaction
+from qrpos.service import ListingFailed, TerminalClient, Transaction, parse_transaction
 from qrpos.service.models import MalformedResponse
 
 #: how many example transaction ids `ForeignActivity` carries
@@ -39,6 +40,8 @@ FOREIGN_EXAMPLES = 5
 #: service's dashboard): every one whose rows may not hold the truth. A refused refund's
 #: review is of the sale's own proven row.
 NAMED_ROW_REASONS: frozenset[str] = frozenset(ReviewReason) - {ReviewReason.REFUND_REFUSED}
+#: how far before a sale a row a person names for its review is looked for in the history
+NAMED_ROW_LOOKBACK = timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -110,11 +113,6 @@ def _candidates(text: str) -> tuple[ReviewCandidate, ...]:
         )
     except (KeyError, TypeError, MalformedResponse) as exc:
         raise DamagedRow(f"a review's rows cannot be read ({exc})") from None
-
-
-def review_view(conn: Connection, row: IntentRow) -> ReviewView:
-    """The review of sale `row`: its reason and the rows it offers."""
-    return _view(conn, row)
 
 
 def _view(conn: Connection, row: IntentRow) -> ReviewView:
@@ -390,6 +388,38 @@ def decide(
         detail=f"{what}; decided by {actor}",
     )
     return row, reversal_id
+
+
+async def read_named_row(
+    ledger: Ledger, client: TerminalClient, sale: IntentRow, decision: ReviewDecision
+) -> tuple[Transaction | None, bool]:
+    """A row a person named that `sale`'s review did not offer, as the history shows it,
+    and whether the kiosk can read that history (the sale went out under this pairing):
+    another pairing's is out of reach, (None, False). A history that cannot be read now
+    refuses the decision (nothing changed; try again)."""
+    tx_id = getattr(decision, "tx_id", None)
+    if tx_id is None or not spec.TX_ID_RE.match(tx_id):
+        return None, True  # `decide` refuses what needs refusing
+    view = await ledger.aread(lambda c: _view(c, sale))
+    if any(c.transaction.id == tx_id for c in view.candidates):
+        return None, True
+    if sale.username not in (None, client.username):
+        return None, False
+    since = datetime.fromtimestamp(sale.created_at, UTC) - NAMED_ROW_LOOKBACK
+    try:
+        async for tx in client.iter_transactions(from_=since):
+            if tx.id == tx_id:
+                return tx, True
+    except ListingFailed as exc:
+        why = str(exc)
+        raise ReviewRefused(
+            say(
+                "error.review_history_unread",
+                "the history cannot be read now ({why}); nothing was changed",
+                why=why,
+            )
+        ) from None
+    return None, True
 
 
 # --- another install ---------------------------------------------------------------------
