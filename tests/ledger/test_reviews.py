@@ -86,8 +86,10 @@ async def test_a_row_that_is_not_a_candidate_is_refused_and_nothing_changes(
 ) -> None:
     _, b, _, _ = await contested_pair(review_desk, sandbox)
     before = review_desk.listing.reviews()
+    # a row not offered may be named, but this terminal's history, which the kiosk can
+    # read, does not hold it
     for decision in (MarkCharged("tx_notacandidate"), RefundRow("tx_notacandidate")):
-        with pytest.raises(ReviewRefused, match="not among the rows"):
+        with pytest.raises(ReviewRefused, match="not in this terminal's history"):
             await review_desk.settle_review(b, decision)
     assert review_desk.listing.reviews() == before
     assert sandbox.transactions()[-1].status is spec.TxStatus.COMPLETED
@@ -122,7 +124,7 @@ async def test_outbox_review_lists_and_settles_headless(
     assert {r["id"] for r in rows} == {a, b}
     assert [c["transactionID"] for c in rows[0]["candidates"]] == [tx]
     refused = qrpos(cli_env, "outbox", "review", str(a), "--charged", "tx_nope")
-    assert refused.returncode == 2 and "not among the rows" in refused.stderr
+    assert refused.returncode == 2 and "not in this terminal's history" in refused.stderr
     refunded = qrpos(cli_env, "outbox", "review", str(b), "--refund", tx)
     assert refunded.returncode == 0, refunded.stderr
     assert sandbox.transaction(tx).status is spec.TxStatus.REVERSED

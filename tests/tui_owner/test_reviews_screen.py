@@ -181,3 +181,84 @@ async def test_without_a_pin_nothing_is_decided_and_escape_cancels(
         await pilot.press("escape")
         assert pilot.app.screen is not screen
     assert services.desk is not None and len(services.desk.listing.reviews()) == 1
+
+
+def asked(screen: ReviewsScreen) -> bool:
+    """Is a decision waiting for the PIN (read afresh: keys change it)?"""
+    return screen.pending is not None
+
+
+def typed(screen: ReviewsScreen) -> str | None:
+    """The transaction id the owner typed, if any (read afresh: keys change it)."""
+    return screen.named
+
+
+async def test_after_re_pairing_the_owner_types_the_charge_and_refunds_it(
+    host: Callable[..., OwnerHost],
+    services: KioskServices,
+    sandbox: Sandbox,
+    sim_app: Any,
+) -> None:
+    """Issue 47: a sale whose 201 was lost goes to a person after the kiosk was re-paired
+    to another terminal of the merchant; the review offers no row (one terminal never
+    reads another's history). The owner types the charge from the merchant dashboard (T),
+    refunds it (R) behind the PIN, and reads that the kiosk could not check the payment."""
+    from qrpos.service import TerminalClient
+    from qrpos.simulator.testing import asgi_transport
+
+    assert services.desk is not None
+    wallet = sandbox.create_wallet(10_000)
+    sandbox.arm_fault("drop_after_commit", count=100, operation="charge")
+    sandbox.arm_fault("error_before_commit", count=1000, operation="list")
+    lost = await services.desk.charge(AMOUNT, wallet.qr_token, deadline_s=1)
+    sandbox.clear_faults()
+    assert lost.state is not IntentState.NEEDS_REVIEW
+    ours = the_charge(sandbox, wallet.wallet_id)
+    other = sandbox.create_terminal("m_demo")
+    repaired = TerminalClient(
+        "http://127.0.0.1", other.username, other.password, transport=asgi_transport(sim_app)
+    )
+    services.desk.replace_client(repaired)
+    await services.desk.recover(deadline_s=5)
+    (view,) = services.desk.listing.reviews()
+    assert (view.reason, view.candidates) == ("other_terminal", ())
+    try:
+        async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+            screen = await open_reviews(pilot)
+            await pilot.press("r")
+            assert not asked(screen) and "(T)" in (screen.outcome or "")
+            await pilot.press("t", *ours, "enter")
+            assert screen.named == ours and ours in (screen.outcome or "")
+            await pilot.press("r")
+            assert asked(screen) and ours in (screen.outcome or "")
+            await pilot.press(*PIN, "enter")
+            await until(pilot, lambda: "could not check" in (screen.outcome or ""), "refunded")
+    finally:
+        await repaired.aclose()
+    assert sandbox.transaction(ours).status == "REVERSED"
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000
+    (mine,) = [
+        v for v in services.desk.listing.intents(include_final=True) if v.id == str(lost.intent_id)
+    ]
+    assert (mine.state, mine.transaction_id) == ("refunded_per_review", ours)
+
+
+async def test_a_typed_id_is_forgotten_with_escape_and_a_refused_one_changes_nothing(
+    host: Callable[..., OwnerHost],
+    services: KioskServices,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+) -> None:
+    """A typed id that is not in this terminal's history is refused after the PIN;
+    Escape forgets a typed id and the table's rows are chosen again."""
+    await review_sale(services, sandbox, terminal, charged=False)
+    async with host(first_poll_s=30).run_test(size=(100, 30)) as pilot:
+        screen = await open_reviews(pilot)
+        await pilot.press("t", *"tx_nosuchrow", "enter")
+        assert screen.named == "tx_nosuchrow"
+        await pilot.press("c", *PIN, "enter")
+        await until(pilot, lambda: "not in this terminal" in (screen.outcome or ""), "refused")
+        await pilot.press("escape")  # leaves the PIN question
+        await pilot.press("escape")  # forgets the typed id
+        assert typed(screen) is None and pilot.app.screen is screen
+    assert services.desk is not None and len(services.desk.listing.reviews()) == 1

@@ -27,7 +27,7 @@ from qrpos.ledger.listing import OutboxListing
 from qrpos.ledger.moves import charged_value, refund_move, sale_move
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.resolver import ProgressCallback, drive
-from qrpos.ledger.reversals import answer_changes, drive_reversal, refund_for_sale
+from qrpos.ledger.reversals import drive_reversal, refund_by_hand, refund_for_sale
 from qrpos.ledger.reviews import ReviewDecision
 from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalRow, ReversalState
 from qrpos.ledger.store import Ledger
@@ -46,7 +46,7 @@ from qrpos.ledger.views import (
 )
 from qrpos.redact import escape_text
 from qrpos.said import say
-from qrpos.service import TerminalClient
+from qrpos.service import CredentialsRejected, Page, TerminalClient
 
 #: how long to wait for another process that holds the outbox before refusing
 LOCK_WAIT_S = 10.0
@@ -78,6 +78,8 @@ class ChargeDesk:
         #: the outbox as a reader sees it: lists, reviews, refunds, the audit trail and
         #: the service's clock (`qrpos.ledger.listing.OutboxListing`)
         self.listing = OutboxListing(ledger, self._ctx.clock)
+        #: the client whose credentials were last found live (True) or dead (False: a 401)
+        self._pairing: tuple[TerminalClient, bool] | None = None
 
     @property
     def policy(self) -> RetryPolicy:
@@ -87,6 +89,32 @@ class ChargeDesk:
     def replace_client(self, client: TerminalClient) -> None:
         """Use a new client (after re-pairing); held intents resume on the next resolve."""
         self._ctx.client = client
+        self._pairing = (client, True)
+
+    async def _repaired(self) -> bool:
+        """Was the terminal re-paired since a sale or a refund was kept for it (a 401)?
+
+        A 401 means dead credentials: nothing is sent again under them (spec). A client
+        given by `replace_client` is a re-pairing. Otherwise this process asks once, with
+        the cheapest request (`verify_credentials`), whether the credentials it holds
+        live: a 200 proves they are not the ones that were rejected (re-paired, perhaps
+        by another process, or before this one started); a 401 is remembered until the
+        client is replaced, so no pass repeats it; no answer asks again next pass."""
+        client = self._ctx.client
+        known = self._pairing
+        if known is not None and known[0] is client:
+            return known[1]
+        outcome = await client.verify_credentials()
+        if isinstance(outcome, Page):
+            self._pairing = (client, True)
+        elif isinstance(outcome, CredentialsRejected):
+            self._pairing = (client, False)
+        return isinstance(outcome, Page)
+
+    def _rejected(self, state: IntentState | ReversalState) -> None:
+        """Remember a 401 of the client in use: its credentials are dead."""
+        if state in (IntentState.CREDENTIALS_REJECTED, ReversalState.CREDENTIALS_REJECTED):
+            self._pairing = (self._ctx.client, False)
 
     # --- exclusive access --------------------------------------------------------------
 
@@ -186,6 +214,7 @@ class ChargeDesk:
 
             row, fresh = await self.ledger.awrite(store)
             row = await drive(self._ctx, row, deadline=deadline, fresh=fresh, progress=on_progress)
+            self._rejected(row.state)
             return sale_result(row)
 
     async def resolve(
@@ -239,6 +268,8 @@ class ChargeDesk:
         self, row: IntentRow, deadline: float, on_progress: ProgressCallback | None
     ) -> IntentRow:
         if row.state is IntentState.CREDENTIALS_REJECTED and row.charged is None:
+            if not await self._repaired():
+                return row  # kept for re-pairing: nothing is sent under dead credentials
             # after re-pairing: only the history can tell, the customer has long gone
             repaired = IntentState(sale_move(row.state, SaleEvent.REPAIRED).next)
             row = await self.ledger.awrite(
@@ -247,6 +278,7 @@ class ChargeDesk:
                 )
             )
         row = await drive(self._ctx, row, deadline=deadline, progress=on_progress)
+        self._rejected(row.state)
         if row.state is IntentState.ABANDONED and row.tx_id is not None:
             # the table's `Effect.REFUND` of an abandoned sale proven charged
             # (`SALE_MOVES[abandoned][lookup_proven]`), queued once, carried out here
@@ -263,10 +295,10 @@ class ChargeDesk:
             now = self._ctx.now()
             sale = sales_sql.get_intent(conn, row.id)
             assert sale is not None
-            rev = refund_for_sale(
+            rev, answered = refund_for_sale(
                 conn, tx_id=tx_id, sale=sale, reason=RefundReason.ABANDONED, now=now
             )
-            if rev.intent_id == sale.id and (answered := answer_changes(conn, sale, rev, now)):
+            if answered:
                 sales_sql.update_intent(conn, sale.id, **answered)
             return rev
 
@@ -339,9 +371,15 @@ class ChargeDesk:
             raise TypeError(f"not a review decision: {type(decision).__name__}")
         deadline = time.monotonic() + deadline_s
         async with self._exclusive():
+            sale = await self._load(intent_id)
+            seen, checkable = await reviews.read_named_row(
+                self.ledger, self._ctx.client, sale, decision
+            )
             now = self._ctx.now()
             _, reversal_id = await self.ledger.awrite(
-                lambda c: reviews.decide(c, intent_id, decision, actor, now)
+                lambda c: reviews.decide(
+                    c, intent_id, decision, actor, now, seen=seen, checkable=checkable
+                )
             )
             if reversal_id is not None:
                 rev = await self.ledger.aread(lambda c: refunds_sql.get_reversal(c, reversal_id))
@@ -375,35 +413,19 @@ class ChargeDesk:
             )
         deadline = time.monotonic() + deadline_s
         async with self._exclusive():
-
-            def queue(conn: Any) -> ReversalRow:
-                existing = refunds_sql.reversal_for_tx(conn, tx_id)
-                if existing is not None and existing.state is not ReversalState.REFUSED:
-                    if existing.state is ReversalState.CREDENTIALS_REJECTED:
-                        again = refund_move(existing.state, RefundEvent.REPAIRED).next
-                        return refunds_sql.update_reversal(
-                            conn, existing.id, state=ReversalState(again)
-                        )
-                    return existing
-                rid = refunds_sql.insert_reversal(
-                    conn,
-                    tx_id=tx_id,
-                    reason=RefundReason.MANUAL,
-                    now=self._ctx.now(),
-                    amount_mnt=sales_sql.amount_of_tx(conn, tx_id),
-                )
-                rev = refunds_sql.get_reversal(conn, rid)
-                assert rev is not None
-                return rev
-
-            rev = await self.ledger.awrite(queue)
+            now = self._ctx.now()
+            rev = await self.ledger.awrite(lambda c: refund_by_hand(c, tx_id=tx_id, now=now))
             rev = await self._reverse_row(rev, deadline)
             return ReversalResult.from_row(rev)
 
     async def _reverse_row(self, rev: ReversalRow, deadline: float) -> ReversalRow:
         if rev.state is ReversalState.CREDENTIALS_REJECTED:
+            if not await self._repaired():
+                return rev  # kept for re-pairing: nothing is sent under dead credentials
             again = ReversalState(refund_move(rev.state, RefundEvent.REPAIRED).next)
             rev = await self.ledger.awrite(
                 lambda c: refunds_sql.update_reversal(c, rev.id, state=again)
             )
-        return await drive_reversal(self._ctx, rev, deadline=deadline)
+        rev = await drive_reversal(self._ctx, rev, deadline=deadline)
+        self._rejected(rev.state)
+        return rev

@@ -36,14 +36,13 @@ from qrpos.ledger.context import Context
 from qrpos.ledger.events import Charged, Effect, ReviewReason, SaleEvent
 from qrpos.ledger.moves import absence_event, charged_value, dispute_event, sale_move
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.reversals import answer_changes, held_by_hand, refund_for_sale, refund_holder
+from qrpos.ledger.reversals import held_by_hand, refund_for_sale, refund_holder
 from qrpos.ledger.states import (
     IntentChanges,
     IntentRow,
     IntentState,
     Moment,
     RefundReason,
-    ReversalRow,
 )
 from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
 from qrpos.ledger.typed_rows import Connection
@@ -242,13 +241,17 @@ def _judged(
         changes["may_resend"] = 0
         shown = verdict.candidates if isinstance(verdict, Disputed) else ()
         reviews_sql.upsert_review(conn, row.id, move.review, candidates_json(shown), now)
-    refund: ReversalRow | None = None
+    answered: IntentChanges = {}
     if isinstance(verdict, Proven) and Effect.REFUND in move.effects:
         # queued (or a refund made by hand attached) in the commit that proves it: a crash
         # before the refund goes out leaves it in the queue, never a charged sale nobody
-        # refunds (`ChargeDesk` sends it); a refused one is queued again
-        refund = refund_for_sale(
-            conn, tx_id=verdict.transaction.id, sale=row, reason=RefundReason.ABANDONED, now=now
+        # refunds (`ChargeDesk` sends it); a refused one is queued again. A refund made by
+        # hand that had already landed answers the sale as its move left it, now.
+        proven = dataclasses.replace(
+            row, state=IntentState(move.next), charged=changes.get("charged", row.charged)
+        )
+        _, answered = refund_for_sale(
+            conn, tx_id=verdict.transaction.id, sale=proven, reason=RefundReason.ABANDONED, now=now
         )
     if isinstance(verdict, Proven) and event is not SaleEvent.LOOKUP_MATCH_TO_CONFIRM:
         tx = verdict.transaction
@@ -270,12 +273,7 @@ def _judged(
         # speak again, and confirms the next match anew
         changes["matched_at"] = None
         changes["matched_sends"] = None
-    if refund is not None and refund.intent_id == row.id:
-        # a refund made by hand had already landed: its answer reaches the sale now
-        proven = dataclasses.replace(
-            row, state=IntentState(move.next), charged=changes.get("charged", row.charged)
-        )
-        changes.update(answer_changes(conn, proven, refund, now))
+    changes.update(answered)
     if event is SaleEvent.LOOKUP_NOT_YET and not window.measured:
         return changes, "no_candidate_unmeasured_clock"
     return changes, AUDIT_WORDS.get(event, str(move.review or event))

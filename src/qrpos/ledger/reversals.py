@@ -4,7 +4,7 @@ Reversal is safe to repeat (spec): 5xx, timeouts and 429 are retried with backof
 204 and 409 both mean refunded; 400/403/404 and other 4xx end it with the service's
 reason; 401 keeps it until the terminal is re-paired. Another 2xx (200, 202, …) is no
 proof that the refund landed: it is retried, and the retry's 204 or 409 ends it. A refund
-of a sale tells the sale how it ended (`answer_changes`): refused, the sale goes to a
+of a sale tells the sale how it ended (`answer_sale`, the one place): refused, the sale goes to a
 person (`refund_refused`).
 """
 
@@ -15,11 +15,18 @@ import time
 
 from qrpos import spec
 from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
+from qrpos.ledger.admission import Admission, refund_admission
 from qrpos.ledger.claims import Candidate, Disputed, Proven, candidates_json
 from qrpos.ledger.clockreading import offset_from
 from qrpos.ledger.context import Context
 from qrpos.ledger.events import Charged, Effect, RefundEvent, Refusal, SaleEvent
-from qrpos.ledger.moves import charged_value, proven_event, refund_event, refund_move, sale_cell
+from qrpos.ledger.moves import (
+    charged_value,
+    proven_event,
+    refund_event,
+    refund_move,
+    sale_cell,
+)
 from qrpos.ledger.states import (
     RATE_LIMITED,
     REPAIR_NEEDED,
@@ -114,31 +121,61 @@ def refund_for_sale(
     reason: RefundReason,
     now: float,
     amount_mnt: int | None = None,
-) -> ReversalRow:
-    """The refund of row `tx_id` that answers `sale`: one refund per row.
+) -> tuple[ReversalRow, IntentChanges]:
+    """The refund of row `tx_id` that answers `sale` (one refund per row: the table's
+    `admission.refund_admission`), and the sale's changes if that refund has already ended
+    (`answer_sale`; `sale` is the sale as its move left it).
 
-    A refund of the row that moved or may move money (pending, kept for re-pairing,
-    refunded) is the one: if it belongs to no sale (an owner's `qrpos reverse`) the sale
-    is attached to it, so its answer reaches the sale (a second reversal would get a 409,
-    read as refunded, and prove nothing of its own). A refused one moved no money: a new
-    refund is queued, a new row (`REFUND_MOVES[refused]`). A live refund of another sale
-    is returned as it is (`lookup` never proves a sale on such a row: it is contested;
-    `reviews.decide` refuses it). A refund is always of the whole row: `amount_mnt` is
-    the row's (the sale's when not given: a proof matched the two), recorded when the
-    refund has none yet.
+    A refund made by hand (no sale's) that moved or may move money becomes this sale's; a
+    refused one moved no money, and a new refund is queued. A live refund of another sale
+    is returned as it is, answering nothing here (`lookup` never proves a sale on such a
+    row: it is contested; `reviews.decide` refuses it). A refund is always of the whole
+    row: `amount_mnt` is the row's (the sale's when not given: a proof matched the two, or
+    a person named the row), recorded when the refund has none yet.
     """
     amount = sale.amount_mnt if amount_mnt is None else amount_mnt
     existing = refunds_sql.reversal_for_tx(conn, tx_id)
-    if existing is not None and existing.state is not ReversalState.REFUSED:
-        if existing.intent_id is None:
-            return refunds_sql.attach_sale(conn, existing.id, sale.id, amount)
+    admitted = refund_admission(
+        None if existing is None else existing.state,
+        None if existing is None else existing.intent_id,
+        sale.id,
+    )
+    if admitted is Admission.QUEUE:
+        rid = refunds_sql.insert_reversal(
+            conn, tx_id=tx_id, reason=reason, now=now, intent_id=sale.id, amount_mnt=amount
+        )
+        refund = refunds_sql.get_reversal(conn, rid)
+        assert refund is not None
+    else:
+        assert existing is not None
+        refund = existing
+        if admitted is Admission.TAKE_OVER:
+            refund = refunds_sql.attach_sale(conn, existing.id, sale.id, amount)
+    return refund, answer_sale(conn, sale, refund, now)
+
+
+def refund_by_hand(conn: Connection, *, tx_id: str, now: float) -> ReversalRow:
+    """The refund of row `tx_id` an owner asks for (`qrpos reverse`): the row's live refund
+    whoever's it is, or a new one that answers no sale (`admission.refund_admission`)."""
+    existing = refunds_sql.reversal_for_tx(conn, tx_id)
+    admitted = refund_admission(
+        None if existing is None else existing.state,
+        None if existing is None else existing.intent_id,
+        None,
+    )
+    if admitted is not Admission.QUEUE:
+        assert existing is not None
         return existing
     rid = refunds_sql.insert_reversal(
-        conn, tx_id=tx_id, reason=reason, now=now, intent_id=sale.id, amount_mnt=amount
+        conn,
+        tx_id=tx_id,
+        reason=RefundReason.MANUAL,
+        now=now,
+        amount_mnt=sales_sql.amount_of_tx(conn, tx_id),
     )
-    queued = refunds_sql.get_reversal(conn, rid)
-    assert queued is not None
-    return queued
+    refund = refunds_sql.get_reversal(conn, rid)
+    assert refund is not None
+    return refund
 
 
 def refund_holder(conn: Connection, tx_id: str, *, besides: int) -> int | None:
@@ -171,7 +208,18 @@ def held_by_hand(
     return Disputed(cell.review, (Candidate(proven.transaction, ()),)), event
 
 
-def answer_changes(
+def answer_sale(
+    conn: Connection, sale: IntentRow, refund: ReversalRow, now: float
+) -> IntentChanges:
+    """The one place a refund's answer (refunded, refused, already reversed: the refund's
+    end) reaches its sale: the sale's changes, none when the refund is another sale's or
+    none's, has not ended, or the sale's table moves nothing."""
+    if refund.intent_id != sale.id:
+        return {}
+    return _answer_changes(conn, sale, refund, now)
+
+
+def _answer_changes(
     conn: Connection, sale: IntentRow, refund: ReversalRow, now: float
 ) -> IntentChanges:
     """The sale's changes now that the refund of its row ended, as the sale's table answers
@@ -210,13 +258,13 @@ def answer_changes(
 
 
 def _answer_sale(conn: Connection, refund: ReversalRow, now: float) -> None:
-    """Tell the refund's sale how its refund ended (`answer_changes`)."""
+    """Tell the refund's sale how its refund ended (`answer_sale`)."""
     if refund.intent_id is None:
         return  # a manual refund of a row no sale was proven on
     sale = sales_sql.get_intent(conn, refund.intent_id)
     if sale is None:
         return
-    changes = answer_changes(conn, sale, refund, now)
+    changes = answer_sale(conn, sale, refund, now)
     if changes:
         sales_sql.update_intent(conn, sale.id, **changes)
 

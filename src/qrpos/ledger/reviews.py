@@ -3,7 +3,7 @@
 A review is opened by a move of the table (`Effect.OPEN_REVIEW`, `qrpos.ledger.moves`):
 when there is no proof either way (`qrpos.ledger.claims`), a reply that does not fit, a
 sale of another pairing, or a refund of a sale proven charged that the service refused
-(`reversals.answer_changes`); it keeps the rows that could be the sale's charge. A person
+(`reversals.answer_sale`); it keeps the rows that could be the sale's charge. A person
 decides it with one `ReviewDecision` (through the table too: `decision_event`); the
 decision is checked against those rows and written to the audit trail with who took it
 and when.
@@ -11,26 +11,37 @@ and when.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+from qrpos import spec
 from qrpos.errors import QrposError
 from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
+from qrpos.ledger.admission import Admission, refund_admission
 from qrpos.ledger.events import Effect, Refusal, ReviewReason, SaleEvent
 from qrpos.ledger.failures import DamagedRow
 from qrpos.ledger.moves import charged_value, sale_cell
-from qrpos.ledger.reversals import answer_changes, refund_for_sale
-from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalRow, ReversalState
+from qrpos.ledger.reversals import refund_for_sale
+from qrpos.ledger.states import IntentChanges, IntentRow, IntentState, RefundReason, ReversalState
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.typed_rows import Connection, stored_json
 from qrpos.ledger.views import IntentView, intent_view
+from qrpos.redact import escape_text
 from qrpos.said import Said, say
-from qrpos.service import Transaction, parse_transaction
+from qrpos.service import ListingFailed, TerminalClient, Transaction, parse_transaction
 from qrpos.service.models import MalformedResponse
 
 #: how many example transaction ids `ForeignActivity` carries
 FOREIGN_EXAMPLES = 5
+
+#: the reviews a person may settle on a row the kiosk did not offer (typed from the
+#: service's dashboard): every one whose rows may not hold the truth. A refused refund's
+#: review is of the sale's own proven row.
+NAMED_ROW_REASONS: frozenset[str] = frozenset(ReviewReason) - {ReviewReason.REFUND_REFUSED}
+#: how far before a sale a row a person names for its review is looked for in the history
+NAMED_ROW_LOOKBACK = timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -126,19 +137,79 @@ def _describe(decision: ReviewDecision) -> Said:
     return say("review.not_charged", "not charged")
 
 
-def _checked_candidate(conn: Connection, view: ReviewView, tx_id: str) -> Transaction:
-    by_id = {c.transaction.id: c.transaction for c in view.candidates}
-    if tx_id not in by_id:
-        offered = ", ".join(by_id) or "none"
+def _refused_not_offered(view: ReviewView, tx_id: str, offered: str) -> ReviewRefused:
+    return ReviewRefused(
+        say(
+            "error.review_not_offered",
+            "{tx} is not among the rows of sale #{intent} (rows: {offered})",
+            tx=tx_id[:40],
+            intent=view.intent.id,
+            offered=offered,
+        )
+    )
+
+
+def _named_row(
+    conn: Connection, view: ReviewView, tx_id: str, seen: Transaction | None, checkable: bool
+) -> Transaction | None:
+    """A row a person named that the review did not offer (read from the service's
+    dashboard): its form, and that no other sale of this outbox owns it or holds it in
+    an open review; the row as this terminal's history shows it when the kiosk can read
+    that history (`seen`, None when it is not there), or None when it cannot (the sale
+    went out under another pairing): the person's word, unchecked."""
+    if not spec.TX_ID_RE.match(tx_id):
         raise ReviewRefused(
             say(
-                "error.review_not_offered",
-                "{tx} is not among the rows of sale #{intent} (rows: {offered})",
-                tx=tx_id[:40],
-                intent=view.intent.id,
-                offered=offered,
+                "error.review_not_a_tx",
+                "{tx} is not a transaction id (tx_ followed by letters and digits)",
+                tx=escape_text(tx_id[:40]),
             )
         )
+    sale = int(view.intent.id)
+    for other, rows in reviews_sql.offered_rows(conn).items():
+        if other != sale and tx_id in rows:
+            raise ReviewRefused(
+                say(
+                    "error.review_held",
+                    "{tx} is offered to the review of sale #{intent}: settle that one first",
+                    tx=tx_id,
+                    intent=other,
+                )
+            )
+    if not checkable:
+        return None
+    if seen is None or seen.id != tx_id:
+        raise ReviewRefused(
+            say(
+                "error.review_not_in_history",
+                "{tx} is not in this terminal's history since sale #{intent}",
+                tx=tx_id,
+                intent=sale,
+            )
+        )
+    if seen.type is not spec.TxType.CHARGE:
+        raise ReviewRefused(say("error.review_not_a_charge", "{tx} is not a charge", tx=tx_id))
+    return seen
+
+
+def _checked_candidate(
+    conn: Connection,
+    view: ReviewView,
+    decision: MarkCharged | RefundRow,
+    seen: Transaction | None,
+    checkable: bool,
+) -> Transaction | None:
+    """The row the decision names: one the review offered, or one the person named
+    (`_named_row`; None when the kiosk could not check it)."""
+    tx_id = decision.tx_id
+    by_id = {c.transaction.id: c.transaction for c in view.candidates}
+    tx: Transaction | None
+    if tx_id in by_id:
+        tx = by_id[tx_id]
+    elif view.reason in NAMED_ROW_REASONS:
+        tx = _named_row(conn, view, tx_id, seen, checkable)
+    else:
+        raise _refused_not_offered(view, tx_id, ", ".join(by_id) or "none")
     holder = reviews_sql.holder_of(conn, tx_id, besides=int(view.intent.id))
     if holder is not None:
         raise ReviewRefused(
@@ -149,7 +220,18 @@ def _checked_candidate(conn: Connection, view: ReviewView, tx_id: str) -> Transa
                 intent=holder,
             )
         )
-    return by_id[tx_id]
+    if tx is not None and tx_id not in by_id and tx.amount_mnt != view.intent.amount_mnt:
+        raise ReviewRefused(
+            say(
+                "error.review_amount",
+                "{tx} is of {amount_tx}; sale #{intent} is of {amount_sale}",
+                tx=tx_id,
+                amount_tx=tx.amount_mnt,
+                intent=view.intent.id,
+                amount_sale=view.intent.amount_mnt or 0,
+            )
+        )
+    return tx
 
 
 def decision_event(decision: ReviewDecision, proven_charged: bool) -> SaleEvent:
@@ -165,14 +247,27 @@ def decision_event(decision: ReviewDecision, proven_charged: bool) -> SaleEvent:
 
 
 def decide(
-    conn: Connection, intent_id: int, decision: ReviewDecision, actor: str, now: float
+    conn: Connection,
+    intent_id: int,
+    decision: ReviewDecision,
+    actor: str,
+    now: float,
+    *,
+    seen: Transaction | None = None,
+    checkable: bool = True,
 ) -> tuple[IntentRow, int | None]:
     """Apply a person's decision; returns the intent and the queued reversal's id (if any).
 
+    A row the review did not offer may be named (`NAMED_ROW_REASONS`): `seen` is that row
+    as the sale's terminal's history shows it (None: not there), or, when the kiosk cannot
+    read that history (`checkable` false: another pairing's), the person's word is
+    recorded unchecked, and the sale's words and the audit trail say so.
+
     Raises `ReviewRefused` for a sale not in review, a row that is not among its
-    candidates, one another sale owns, one refunded (or being refunded) by the queue, or
-    "not charged" for a sale whose charge is proven. The table of moves chooses the state
-    (`qrpos.ledger.moves`). Runs inside one write transaction.
+    candidates (nor may be named), one another sale owns or holds in its review, one
+    refunded (or being refunded) by the queue, or "not charged" for a sale whose charge is
+    proven. The table of moves chooses the state (`qrpos.ledger.moves`). Runs inside one
+    write transaction.
     """
     row = sales_sql.get_intent(conn, intent_id)
     if row is None:
@@ -198,7 +293,7 @@ def decide(
     view = _view(conn, row)
     what = _describe(decision)
     reversal_id: int | None = None
-    refund: ReversalRow | None = None
+    answered: IntentChanges = {}
     state, charged = IntentState(cell.next), charged_value(cell, row.charged)
     if isinstance(decision, MarkNotCharged):
         row = sales_sql.update_intent(
@@ -216,29 +311,39 @@ def decide(
             ),
         )
     else:
-        tx = _checked_candidate(conn, view, decision.tx_id)
-        existing = refunds_sql.reversal_for_tx(conn, tx.id)
+        tx = _checked_candidate(conn, view, decision, seen, checkable)
+        tx_id = decision.tx_id
+        if tx is None:  # the person's word: the kiosk cannot read that terminal's history
+            what = say(
+                "review.unchecked",
+                "{what}; the kiosk could not check it (another terminal's history): not checked",
+                what=what,
+            )
+        existing = refunds_sql.reversal_for_tx(conn, tx_id)
         # a refund the service refused moved no money: it blocks neither choice
         live = existing if existing is None or existing.state is not ReversalState.REFUSED else None
         if Effect.REFUND in cell.effects:
-            if live is not None and live.intent_id not in (None, intent_id):
+            admitted = (
+                None if live is None else refund_admission(live.state, live.intent_id, intent_id)
+            )
+            if live is not None and live.intent_id is not None and admitted is Admission.OTHER_SALE:
                 raise ReviewRefused(
                     say(
                         "error.review_owned",
                         "{tx} already belongs to sale #{intent}",
-                        tx=tx.id,
+                        tx=tx_id,
                         intent=live.intent_id,
                     )
                 )
             # one refund per row, of the whole row: one made by hand (queued or landed)
             # becomes this sale's, so its answer reaches the sale (`refund_for_sale`)
-            refund = refund_for_sale(
+            refund, answered = refund_for_sale(
                 conn,
-                tx_id=tx.id,
-                sale=row,
+                tx_id=tx_id,
+                sale=dataclasses.replace(row, state=state, charged=charged),
                 reason=RefundReason.REVIEW,
                 now=now,
-                amount_mnt=tx.amount_mnt,
+                amount_mnt=None if tx is None else tx.amount_mnt,
             )
             reversal_id = refund.id
         elif live is not None:
@@ -246,7 +351,7 @@ def decide(
                 say(
                     "error.review_refunding",
                     "{tx} is being refunded; it cannot be this sale's payment",
-                    tx=tx.id,
+                    tx=tx_id,
                 )
             )
         row = sales_sql.update_intent(
@@ -255,15 +360,15 @@ def decide(
             state=state,
             charged=charged,
             proof="review",
-            tx_id=tx.id,
-            tx_json=json.dumps(tx.to_json(), sort_keys=True),
+            tx_id=tx_id,
+            tx_json=None if tx is None else json.dumps(tx.to_json(), sort_keys=True),
             token=None,
             resolved_at=now,
             last_detail=say(
                 "sale.decided", "a person decided: {what} ({actor})", what=what, actor=actor
             ),
         )
-        if refund is not None and (answered := answer_changes(conn, row, refund, now)):
+        if answered:
             row = sales_sql.update_intent(conn, intent_id, **answered)  # it had ended
     reviews_sql.mark_decided(
         conn,
@@ -283,6 +388,38 @@ def decide(
         detail=f"{what}; decided by {actor}",
     )
     return row, reversal_id
+
+
+async def read_named_row(
+    ledger: Ledger, client: TerminalClient, sale: IntentRow, decision: ReviewDecision
+) -> tuple[Transaction | None, bool]:
+    """A row a person named that `sale`'s review did not offer, as the history shows it,
+    and whether the kiosk can read that history (the sale went out under this pairing):
+    another pairing's is out of reach, (None, False). A history that cannot be read now
+    refuses the decision (nothing changed; try again)."""
+    tx_id = getattr(decision, "tx_id", None)
+    if tx_id is None or not spec.TX_ID_RE.match(tx_id):
+        return None, True  # `decide` refuses what needs refusing
+    view = await ledger.aread(lambda c: _view(c, sale))
+    if any(c.transaction.id == tx_id for c in view.candidates):
+        return None, True
+    if sale.username not in (None, client.username):
+        return None, False
+    since = datetime.fromtimestamp(sale.created_at, UTC) - NAMED_ROW_LOOKBACK
+    try:
+        async for tx in client.iter_transactions(from_=since):
+            if tx.id == tx_id:
+                return tx, True
+    except ListingFailed as exc:
+        why = str(exc)
+        raise ReviewRefused(
+            say(
+                "error.review_history_unread",
+                "the history cannot be read now ({why}); nothing was changed",
+                why=why,
+            )
+        ) from None
+    return None, True
 
 
 # --- another install ---------------------------------------------------------------------

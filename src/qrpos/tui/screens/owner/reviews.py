@@ -4,8 +4,11 @@ behind the manager PIN.
 The upper table lists the open reviews (sale, amount, time, why); the lower one the
 history rows that could be the selected sale's charge, with any other sale that could
 own the same row. The owner marks a row as this sale (C), refunds it (R), or marks the
-sale not charged (N), then confirms with the PIN. The decision goes through
-`ChargeDesk.settle_review`, which checks it against the rows and keeps an audit trail.
+sale not charged (N), then confirms with the PIN. A row the kiosk did not offer (after a
+re-pairing it cannot read the old terminal's history) is typed from the merchant
+dashboard (T, then C or R): the desk checks what it can, and says what it could not.
+The decision goes through `ChargeDesk.settle_review`, which checks it against the rows
+and keeps an audit trail.
 Once the other device is re-paired, F (with the PIN) clears the warning about it.
 """
 
@@ -45,6 +48,8 @@ if TYPE_CHECKING:
 
 REVIEW_COLUMNS = ("sale", "amount", "time", "reason")
 CANDIDATE_COLUMNS = ("amount", "time", "id", "others")
+#: the longest transaction id the contract allows (`tx_` and 64 letters or digits)
+TX_ID_MAX = 67
 
 
 @dataclass(frozen=True)
@@ -76,9 +81,16 @@ def decision_text(decision: ReviewDecision, sale: int) -> str:
     return t("review.confirm_not_charged", sale=sale)
 
 
-def settled_text(result: SaleResult) -> tuple[str, bool]:
-    """What the owner reads once the decision is stored (and a refund sent)."""
+def settled_text(result: SaleResult, decision: ReviewDecision | None = None) -> tuple[str, bool]:
+    """What the owner reads once the decision is stored (and a refund sent); a named row
+    the kiosk could not check (no transaction read) is said to be unchecked."""
     sale = result.intent_id
+    tx = getattr(decision, "tx_id", None)
+    if tx is not None and result.transaction is None:
+        if result.state is IntentState.REFUNDED_PER_REVIEW:
+            return t("review.done_refund_unchecked", sale=sale, tx=tx), True
+        if result.state is IntentState.CHARGED_PER_REVIEW:
+            return t("review.done_charged_unchecked", sale=sale, tx=tx), True
     if result.state is IntentState.REFUNDED_PER_REVIEW:
         return t("review.done_refund", sale=sale), True
     if result.state is IntentState.CHARGED_PER_REVIEW:
@@ -97,6 +109,7 @@ class ReviewsScreen(Screen[None]):
         Binding("c,C", "decide('charged')", "this sale", show=False),
         Binding("r,R", "decide('refund')", "refund", show=False),
         Binding("n,N", "decide('not_charged')", "not charged", show=False),
+        Binding("t,T", "type_tx", "type a transaction", show=False),
         Binding("f,F", "clear_foreign", "clear warning", show=False),
         Binding("f5", "refresh", "refresh", show=False),
         Binding("escape", "back", "back", show=False),
@@ -108,6 +121,8 @@ class ReviewsScreen(Screen[None]):
         self.reviews: dict[int, ReviewView] = {}
         self.foreign = False
         self.pending: Pending | None = None
+        #: a transaction id the owner typed (from the merchant dashboard), for C or R
+        self.named: str | None = None
         self.busy = False
         #: the last answer shown (for tests and for the owner's eyes)
         self.outcome: str | None = None
@@ -126,6 +141,12 @@ class ReviewsScreen(Screen[None]):
             rows.add_column(t(f"review.col.{key}"), key=key)
         yield rows
         yield Input(
+            placeholder=t("review.tx_prompt"),
+            id="tx",
+            max_length=TX_ID_MAX,
+            restrict=r"[A-Za-z0-9_]*",
+        )
+        yield Input(
             placeholder=t("reverse.pin_prompt"),
             password=True,
             id="pin",
@@ -137,12 +158,14 @@ class ReviewsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#pin", Input).display = False
+        self.query_one("#tx", Input).display = False
         self.load()
 
     @on(LanguageChanged)
     async def _language_changed(self) -> None:
         await self.recompose()
         self.query_one("#pin", Input).display = False
+        self.query_one("#tx", Input).display = False
         self.load()
 
     # --- loading ------------------------------------------------------------------------
@@ -199,6 +222,8 @@ class ReviewsScreen(Screen[None]):
 
     @on(DataTable.RowHighlighted, "#reviews")
     def review_moved(self) -> None:
+        if self.pending is None:
+            self.named = None  # a typed id is for the sale it was typed at
         self.show_candidates()
 
     # --- deciding -----------------------------------------------------------------------
@@ -222,6 +247,8 @@ class ReviewsScreen(Screen[None]):
         decision: ReviewDecision
         if what == "not_charged":
             decision = MarkNotCharged()
+        elif self.named is not None:
+            decision = MarkCharged(self.named) if what == "charged" else RefundRow(self.named)
         else:
             rows: DataTable[str] = self.query_one("#candidates", DataTable)
             if rows.row_count == 0:
@@ -230,6 +257,24 @@ class ReviewsScreen(Screen[None]):
             tx_id = rows.coordinate_to_cell_key(rows.cursor_coordinate).row_key.value or ""
             decision = MarkCharged(tx_id) if what == "charged" else RefundRow(tx_id)
         self.ask_pin(Pending(sale, decision), decision_text(decision, sale))
+
+    def action_type_tx(self) -> None:
+        """Type a transaction id the review did not offer (read on the merchant dashboard)."""
+        if self.busy or self.pending is not None or self.selected() is None:
+            return
+        field = self.query_one("#tx", Input)
+        field.display = True
+        field.focus()
+
+    @on(Input.Submitted, "#tx")
+    def tx_entered(self) -> None:
+        field = self.query_one("#tx", Input)
+        typed, field.value = field.value.strip(), ""
+        field.display = False
+        self.named = typed or None
+        if self.named is not None:
+            self.say(t("review.named", tx=escape_text(self.named)), good=True)
+        self.query_one("#reviews", DataTable).focus()
 
     def action_clear_foreign(self) -> None:
         """Clear the warning about another device (after it was re-paired)."""
@@ -278,7 +323,8 @@ class ReviewsScreen(Screen[None]):
                 except ReviewRefused as exc:
                     self.say(t("review.refused", message=escape_text(error_words(exc))))
                     return
-                text, good = settled_text(result)
+                text, good = settled_text(result, pending.decision)
+                self.named = None
             self.pending = None
             self.query_one("#pin", Input).display = False
             self.load()
@@ -290,6 +336,12 @@ class ReviewsScreen(Screen[None]):
         self.load()
 
     def action_back(self) -> None:
+        field = self.query_one("#tx", Input)
+        if field.display or (self.named is not None and self.pending is None):
+            field.value, field.display, self.named = "", False, None
+            self.say("")
+            self.query_one("#reviews", DataTable).focus()
+            return
         if self.pending is not None:
             self.pending = None
             self.query_one("#pin", Input).display = False
