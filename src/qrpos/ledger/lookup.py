@@ -45,7 +45,7 @@ from qrpos.ledger.states import (
     RefundReason,
     ReversalRow,
 )
-from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
+from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, match_rule, settled
 from qrpos.ledger.typed_rows import Connection
 from qrpos.ledger.verdict_words import AUDIT_WORDS, verdict_words
 from qrpos.ledger.windows import measured_for, offsets_for, own_offsets, spanning, window_for
@@ -223,6 +223,11 @@ def _judged(
         if (holder := refund_holder(conn, tx.id, besides=row.id)) is not None:
             # a row that a refund of another sale holds is that sale's: contested
             verdict = Disputed(ReviewReason.CONTESTED_ROW, (Candidate(tx, (holder,)),))
+    if isinstance(verdict, Proven) and match_rule(row, policy, looked_at) == "person":
+        # the window alone pairs the row with the sale and its key cannot confirm it: the
+        # row may be an unseen install's, so a person decides with it offered (issue 47)
+        tx = verdict.transaction
+        verdict = Disputed(ReviewReason.UNCONFIRMED_ROW, (Candidate(tx, ()),))
     event = verdict_event(verdict, row, policy, looked_at, window, agreed)
     if isinstance(verdict, Proven):  # on a row refunded by hand: its own event, maybe a review
         verdict, event = held_by_hand(conn, row, verdict, event)

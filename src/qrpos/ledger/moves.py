@@ -101,6 +101,9 @@ def _open_row(state: IntentState) -> dict[SaleEvent, Cell]:
         E.LOOKUP_CONTESTED: _review(ReviewReason.CONTESTED_ROW),
         E.LOOKUP_REVERSED_ROW: _review(ReviewReason.REVERSED_ROW),
         E.LOOKUP_FOREIGN: _review(ReviewReason.FOREIGN_ACTIVITY),
+        # a row only the window pairs with the sale, its key silent for good: a person
+        # decides with the rows offered, never "paid" nor a refund (`timing.match_rule`)
+        E.LOOKUP_UNCONFIRMED: _review(ReviewReason.UNCONFIRMED_ROW),
         E.LOOKUP_DISPUTED_UNSETTLED: _stay(state, F.WAIT),
         E.LOOKUP_ABSENT: Move(S.NOT_CHARGED, answered, Charged.NO),
         E.LOOKUP_ABSENT_AFTER_DECLINE: Move(S.DECLINED, answered, Charged.NO),
@@ -164,6 +167,9 @@ def _abandoned_row() -> dict[SaleEvent, Cell]:
         E.LOOKUP_CONTESTED: _review(ReviewReason.CONTESTED_ROW),
         E.LOOKUP_REVERSED_ROW: _review(ReviewReason.REVERSED_ROW),
         E.LOOKUP_FOREIGN: _review(ReviewReason.FOREIGN_ACTIVITY),
+        # a row only the window pairs with the sale, its key silent for good: a person
+        # decides with the rows offered, never "paid" nor a refund (`timing.match_rule`)
+        E.LOOKUP_UNCONFIRMED: _review(ReviewReason.UNCONFIRMED_ROW),
         E.LOOKUP_DISPUTED_UNSETTLED: _stay(state, F.WAIT),
         E.LOOKUP_ABSENT: Move(state, (F.STOP_WATCHING,), Charged.NO),
         E.LOOKUP_ABSENT_AFTER_DECLINE: Move(state, (F.STOP_WATCHING,), Charged.NO),
@@ -377,6 +383,7 @@ _DISPUTES: Final = {
     ReviewReason.CONTESTED_ROW: E.LOOKUP_CONTESTED,
     ReviewReason.REVERSED_ROW: E.LOOKUP_REVERSED_ROW,
     ReviewReason.FOREIGN_ACTIVITY: E.LOOKUP_FOREIGN,
+    ReviewReason.UNCONFIRMED_ROW: E.LOOKUP_UNCONFIRMED,
 }
 
 
