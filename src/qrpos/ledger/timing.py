@@ -91,7 +91,11 @@ def may_send(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
     )
 
 
-MatchRule = Literal["confirm", "person"]
+MatchRule = Literal["confirm", "decide", "person"]
+
+#: what `if_absent` holds after a 409 "qr token already used" to the key after an unclear
+#: attempt ("not_charged": how older outboxes stored it)
+TOKEN_SPENT = ("review", "not_charged")
 
 
 def match_rule(row: IntentRow, policy: RetryPolicy, now: Moment) -> MatchRule:
@@ -109,13 +113,21 @@ def match_rule(row: IntentRow, policy: RetryPolicy, now: Moment) -> MatchRule:
       the row was a stranger's. Owed for as long as the key may be sent, through any
       number of 429s, refused connections or timeouts (the same key is idempotent per
       the contract, so a resend is safe; proof needs no settling).
+    - "decide": the key answered 409 "qr token already used" after an unclear attempt
+      (the service forgot the key): the customer's token was charged, by this sale's
+      earlier send, so its row is in the window, and rows that give the sale one row in
+      every pairing (`claims.judge`) prove it. Only an open sale: an abandoned one never
+      sent again.
     - "person": the key may no longer speak (abandoned: never sent again; past the resend
-      horizon; another boot; the key answered 409 or 422 after an unclear attempt, which
-      names no row): a person decides, with the candidate rows offered
-      (`unconfirmed_row`), never a refund nor "paid" on the window's word.
+      horizon; another boot; a 422 after an unclear attempt, which says nothing
+      committed under a key the service may have forgotten): a person decides, with the
+      candidate rows offered (`unconfirmed_row`), never a refund nor "paid" on the
+      window's word.
     """
-    if row.state is IntentState.ABANDONED or row.if_absent is not None:
+    if row.state is IntentState.ABANDONED:
         return "person"
+    if row.if_absent is not None:
+        return "decide" if row.if_absent in TOKEN_SPENT else "person"
     allowed = dataclasses.replace(row, answered_lookups=row.answered_lookups + 1)
     return "confirm" if may_send(allowed, policy, now) else "person"
 
