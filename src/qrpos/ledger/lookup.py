@@ -223,14 +223,18 @@ def _judged(
         if (holder := refund_holder(conn, tx.id, besides=row.id)) is not None:
             # a row that a refund of another sale holds is that sale's: contested
             verdict = Disputed(ReviewReason.CONTESTED_ROW, (Candidate(tx, (holder,)),))
-    if isinstance(verdict, Proven) and match_rule(row, policy, looked_at) == "person":
-        # the window alone pairs the row with the sale and its key cannot confirm it: the
-        # row may be an unseen install's, so a person decides with it offered (issue 47)
-        tx = verdict.transaction
-        verdict = Disputed(ReviewReason.UNCONFIRMED_ROW, (Candidate(tx, ()),))
     event = verdict_event(verdict, row, policy, looked_at, window, agreed)
     if isinstance(verdict, Proven):  # on a row refunded by hand: its own event, maybe a review
         verdict, event = held_by_hand(conn, row, verdict, event)
+    if (
+        isinstance(verdict, Proven)
+        and event is SaleEvent.LOOKUP_PROVEN
+        and match_rule(row, policy, looked_at) == "person"
+    ):
+        # the window alone pairs the row with the sale and its key cannot confirm it: the
+        # row may be an unseen install's, so a person decides with it offered (issue 47)
+        verdict = Disputed(ReviewReason.UNCONFIRMED_ROW, (Candidate(verdict.transaction, ()),))
+        event = dispute_event(verdict.reason, settled=settled(policy, row, looked_at))
     move = sale_move(row.state, event)
     changes: IntentChanges = {}
     if move.next is not row.state:
