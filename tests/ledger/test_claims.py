@@ -25,6 +25,14 @@ from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.simulator.testing import asgi_transport
 
+#: the old rule these stories stand on (issue 47 moved it)
+ISSUE47_OLD_RULE = pytest.mark.xfail(
+    strict=True,
+    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
+    "proof while the key was silent, or an automatic refund after abandon); under "
+    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
+)
+
 ASGI_BASE_URL = "http://127.0.0.1"
 
 
@@ -219,6 +227,7 @@ async def test_second_install_is_noticed_and_its_charge_is_not_claimed(
     assert sale.intent_id == result.intent_id
 
 
+@ISSUE47_OLD_RULE
 async def test_after_foreign_activity_a_unique_row_goes_to_review_until_cleared(
     ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox, terminal: TerminalCredentials
 ) -> None:
@@ -257,6 +266,7 @@ async def _notice_the_other_install(
     assert noticed.state is IntentState.NEEDS_REVIEW and desk.listing.foreign_activity() is not None
 
 
+@ISSUE47_OLD_RULE
 @pytest.mark.parametrize("extra", [(), (90,), (500,)], ids=["alone", "another_amount", "twice"])
 async def test_a_cleared_warning_does_not_vouch_for_the_other_installs_earlier_rows(
     ledger: Ledger,
@@ -327,7 +337,7 @@ async def test_own_earlier_sales_and_refunds_are_not_foreign_activity(
     assert (await desk.charge(410, wallets[1].qr_token, deadline_s=5)).charged
     sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
     found = await desk.charge(400, wallets[2].qr_token, deadline_s=5)
-    assert found.state is IntentState.CHARGED_PER_HISTORY
+    assert found.state is IntentState.APPROVED  # the key's replay (issue 47), not a review
     assert desk.listing.foreign_activity() is None
 
 
@@ -359,6 +369,7 @@ def rewriting(inner: httpx.AsyncBaseTransport, change: dict[str, Any]) -> httpx.
     ],
     ids=["amount", "type", "status", "terminal"],
 )
+@ISSUE47_OLD_RULE
 async def test_a_201_that_does_not_match_the_request_goes_to_review(
     ledger: Ledger,
     sim_app: Any,
