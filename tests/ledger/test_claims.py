@@ -369,7 +369,6 @@ def rewriting(inner: httpx.AsyncBaseTransport, change: dict[str, Any]) -> httpx.
     ],
     ids=["amount", "type", "status", "terminal"],
 )
-@ISSUE47_OLD_RULE
 async def test_a_201_that_does_not_match_the_request_goes_to_review(
     ledger: Ledger,
     sim_app: Any,
@@ -400,11 +399,11 @@ async def test_a_201_that_does_not_match_the_request_goes_to_review(
         await lying.aclose()
     assert result.state is not IntentState.APPROVED  # never on the strength of that reply
     if "type" in change:
-        # a CREDIT that carries `vatStatus` breaks the wire contract: a garbled reply, so
-        # the ledger asks the history, whose one row proves the sale (the wallet's own charge)
-        assert result.state is IntentState.CHARGED_PER_HISTORY
-        assert result.transaction is not None
-        assert [result.transaction.id] == charges_of(sandbox, wallet)
+        # a CREDIT that carries `vatStatus` breaks the wire contract: a garbled reply, an
+        # unclear outcome; the history's row alone does not decide while the key may be
+        # sent (issue 47): the sale is still being checked, charged once, nothing said
+        assert result.state is IntentState.UNRESOLVED and result.charged is None, result
+        assert len(charges_of(sandbox, wallet)) == 1
         return
     assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
     assert result.transaction is None
