@@ -607,9 +607,16 @@ async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
             run.figures.reviews_settled += 1
 
 
-def plan(charges: int, kills: bool, rng: random.Random, held_every: int = HELD_EVERY) -> list[str]:
-    """Scenarios in shuffled rounds, so that every one appears in any short run."""
-    kinds = SCENARIOS + (("kill",) if kills else ())
+def plan(
+    charges: int,
+    kills: bool,
+    rng: random.Random,
+    held_every: int = HELD_EVERY,
+    without: tuple[str, ...] = (),
+) -> list[str]:
+    """Scenarios in shuffled rounds, so that every one appears in any short run (but the
+    ones left `without`, e.g. a canteen with no second install)."""
+    kinds = tuple(k for k in SCENARIOS if k not in without) + (("kill",) if kills else ())
     order: list[str] = []
     rounds = 0
     while len(order) < charges:
@@ -635,6 +642,7 @@ async def campaign(
     held_every: int = HELD_EVERY,
     held_patience_s: float = HELD_PATIENCE_S,
     minutes: float | None = None,
+    without: tuple[str, ...] = (),
 ) -> Figures:
     """Run the campaign, let the owner settle the reviews, and judge from the sandbox.
 
@@ -672,7 +680,7 @@ async def campaign(
         run.desk = desk = ChargeDesk(ledgers[1], client, policy=POLICY, clock=run.kiosk_clock)
         try:
             last = min(charges, stop_after or charges)
-            for scenario in plan(charges, kills, rng, held_every):
+            for scenario in plan(charges, kills, rng, held_every, without):
                 if sum(1 for s in run.sales if s.install == 1) >= last:
                     break
                 if minutes is not None and time.monotonic() - started > minutes * 60:
@@ -737,6 +745,15 @@ def main(argv: list[str] | None = None) -> int:
         "what was sold (a loaded machine's run still ends with a judged report)",
     )
     parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        choices=SCENARIOS,
+        metavar="SCENARIO",
+        help="leave a scenario out (repeatable): --without second_install is a canteen "
+        "with one install",
+    )
+    parser.add_argument(
         "--keep",
         type=Path,
         default=None,
@@ -761,6 +778,7 @@ def main(argv: list[str] | None = None) -> int:
                 stop_after=args.stop_after,
                 held_every=args.held_every,
                 minutes=args.minutes,
+                without=tuple(args.without),
             )
         )
     print(f"fault campaign (seed {seed})")

@@ -25,6 +25,14 @@ from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.simulator.testing import asgi_transport
 
+#: the old rule these stories stand on (issue 47 moved it)
+ISSUE47_OLD_RULE = pytest.mark.xfail(
+    strict=True,
+    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
+    "proof while the key was silent, or an automatic refund after abandon); under "
+    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
+)
+
 ASGI_BASE_URL = "http://127.0.0.1"
 
 
@@ -96,7 +104,9 @@ async def test_lost_reply_on_an_offset_clock_is_found_not_called_not_charged(
     sandbox.arm_fault("drop_after_commit", count=4, operation="charge")
     result = await desk.charge(450, wallet.qr_token, deadline_s=5)
     [tx_id] = charges_of(sandbox, wallet)
-    assert result.state is IntentState.CHARGED_PER_HISTORY and result.charged is True
+    # found: by the key's replay once a send gets through (issue 47: while the key may be
+    # sent, it decides, not the window), never "not charged"
+    assert result.state is IntentState.APPROVED and result.charged is True, result
     assert result.transaction is not None and result.transaction.id == tx_id
 
 
@@ -107,7 +117,7 @@ async def test_lost_reply_with_the_service_clock_off_is_found(
     sandbox.configure(clock_offset_s=server_ahead_s)
     sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
     result = await desk.charge(460, wallet.qr_token, deadline_s=5)
-    assert result.state is IntentState.CHARGED_PER_HISTORY
+    assert result.state is IntentState.APPROVED, result  # the key's replay (issue 47)
     assert result.transaction is not None
     assert [result.transaction.id] == charges_of(sandbox, wallet)
 
@@ -217,6 +227,7 @@ async def test_second_install_is_noticed_and_its_charge_is_not_claimed(
     assert sale.intent_id == result.intent_id
 
 
+@ISSUE47_OLD_RULE
 async def test_after_foreign_activity_a_unique_row_goes_to_review_until_cleared(
     ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox, terminal: TerminalCredentials
 ) -> None:
@@ -255,6 +266,7 @@ async def _notice_the_other_install(
     assert noticed.state is IntentState.NEEDS_REVIEW and desk.listing.foreign_activity() is not None
 
 
+@ISSUE47_OLD_RULE
 @pytest.mark.parametrize("extra", [(), (90,), (500,)], ids=["alone", "another_amount", "twice"])
 async def test_a_cleared_warning_does_not_vouch_for_the_other_installs_earlier_rows(
     ledger: Ledger,
@@ -325,7 +337,7 @@ async def test_own_earlier_sales_and_refunds_are_not_foreign_activity(
     assert (await desk.charge(410, wallets[1].qr_token, deadline_s=5)).charged
     sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
     found = await desk.charge(400, wallets[2].qr_token, deadline_s=5)
-    assert found.state is IntentState.CHARGED_PER_HISTORY
+    assert found.state is IntentState.APPROVED  # the key's replay (issue 47), not a review
     assert desk.listing.foreign_activity() is None
 
 
@@ -387,11 +399,11 @@ async def test_a_201_that_does_not_match_the_request_goes_to_review(
         await lying.aclose()
     assert result.state is not IntentState.APPROVED  # never on the strength of that reply
     if "type" in change:
-        # a CREDIT that carries `vatStatus` breaks the wire contract: a garbled reply, so
-        # the ledger asks the history, whose one row proves the sale (the wallet's own charge)
-        assert result.state is IntentState.CHARGED_PER_HISTORY
-        assert result.transaction is not None
-        assert [result.transaction.id] == charges_of(sandbox, wallet)
+        # a CREDIT that carries `vatStatus` breaks the wire contract: a garbled reply, an
+        # unclear outcome; the history's row alone does not decide while the key may be
+        # sent (issue 47): the sale is still being checked, charged once, nothing said
+        assert result.state is IntentState.UNRESOLVED and result.charged is None, result
+        assert len(charges_of(sandbox, wallet)) == 1
         return
     assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
     assert result.transaction is None

@@ -9,9 +9,19 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from headless import qrpos
 from qrpos import spec
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
+
+#: the old rule these stories stand on (issue 47 moved it)
+ISSUE47_OLD_RULE = pytest.mark.xfail(
+    strict=True,
+    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
+    "proof while the key was silent, or an automatic refund after abandon); under "
+    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
+)
 
 
 def charges(sandbox: Sandbox, wallet: WalletInfo) -> list[str]:
@@ -105,6 +115,7 @@ def test_reverse_exit_codes(cli_env: dict[str, str], sandbox: Sandbox, wallet: W
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
 
 
+@ISSUE47_OLD_RULE
 def test_unresolved_exits_3_then_abandon_and_resolve_refunds_it(
     cli_env: dict[str, str], sandbox: Sandbox, wallet: WalletInfo
 ) -> None:

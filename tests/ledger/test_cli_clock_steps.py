@@ -21,6 +21,14 @@ from headless import qrpos
 from qrpos import spec
 from qrpos.simulator import Sandbox
 
+#: the old rule these stories stand on (issue 47 moved it)
+ISSUE47_OLD_RULE = pytest.mark.xfail(
+    strict=True,
+    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
+    "proof while the key was silent, or an automatic refund after abandon); under "
+    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
+)
+
 LIBFAKETIME = next(
     (str(p) for p in sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))), None
 )
@@ -94,6 +102,7 @@ def test_the_libfaketime_seam_steps_the_wall_clock_alone(tmp_path: Path) -> None
     assert 0.1 < boot < 5
 
 
+@ISSUE47_OLD_RULE
 def test_a_forward_step_while_a_send_may_still_land_never_says_not_charged(
     tmp_path: Path, cli_env: dict[str, str], sandbox: Sandbox
 ) -> None:
@@ -148,6 +157,7 @@ def test_a_kiosk_booted_hours_behind_sells_cleanly_and_keeps_its_retries_short(
     assert "needs_review" not in states
 
 
+@ISSUE47_OLD_RULE
 def test_two_same_price_sales_with_lost_replies_are_both_answered_without_a_person(
     tmp_path: Path, cli_env: dict[str, str], sandbox: Sandbox
 ) -> None:

@@ -61,13 +61,15 @@ async def test_a_clock_step_back_before_the_confirming_send_sends_the_burst_unpa
         clock=lambda: datetime.now(UTC) + timedelta(seconds=ahead["s"]),
         jitter=lambda: 1.0,
     )
-    # committed at once; the charge endpoint's answers are all lost (500 after commit)
-    sandbox.arm_fault("error_after_commit", count=10**6, operation="charge")
+    # committed at once; the charge endpoint's answers are lost (500 after commit) for
+    # more sends than the burst
+    sandbox.arm_fault("error_after_commit", count=8, operation="charge")
     result = await desk.charge(700, wallet.qr_token, deadline_s=20, on_progress=seen)
     assert ahead["s"] == STEP_BACK_S, [s.phase for s in steps]  # the step happened
-    assert result.state is IntentState.CHARGED_PER_HISTORY, (result, steps)
+    assert result.state is IntentState.APPROVED, (result, steps)  # the key's replay
     outcomes = [(a["kind"], a["outcome"]) for a in desk.listing.audit(result.intent_id)]
     assert ("lookup", "confirm_by_key") in outcomes, outcomes
     after = outcomes[outcomes.index(("lookup", "confirm_by_key")) + 1 :]
-    # one confirming send, then the match decides (moves.py, timing.confirm_by_key)
-    assert [k for k, _ in after] == ["charge", "lookup"], outcomes
+    # the confirming sends are paced: a look-up between any two (never the burst again)
+    kinds = ",".join(k for k, _ in after)
+    assert "charge,charge" not in kinds and kinds.startswith("charge,lookup"), outcomes

@@ -136,6 +136,12 @@ def test_bounded_campaign_every_refund_is_done_or_in_review_with_its_reason(
 
 @ONE_CAMPAIGN
 @pytest.mark.timeout(420)
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 47 (h-fix24): a held sale's history match no longer answers 'charged' "
+    "while its key is silent; the sale waits for its key, the cashier's abandon or the "
+    "resend horizon, then a person decides: issue 41's 45 s target needs the lead's call",
+)
 def test_bounded_campaign_answers_a_sale_whose_sends_cannot_get_through_in_45_s(
     slice_figures: Any,
 ) -> None:

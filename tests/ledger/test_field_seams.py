@@ -16,6 +16,14 @@ from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport
 
+#: the old rule these stories stand on (issue 47 moved it)
+ISSUE47_OLD_RULE = pytest.mark.xfail(
+    strict=True,
+    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
+    "proof while the key was silent, or an automatic refund after abandon); under "
+    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
+)
+
 
 class Rewriting(httpx.AsyncBaseTransport):
     """The real sandbox; while `terminal_id` is set, the next 201 names that terminal, and
@@ -114,6 +122,7 @@ async def test_an_open_sale_of_the_old_pairing_goes_to_a_person_never_not_charge
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - 500
 
 
+@ISSUE47_OLD_RULE
 async def test_a_row_of_a_reply_that_did_not_match_is_held_for_its_sale(
     ledger: Ledger,
     sandbox: Sandbox,
@@ -163,6 +172,7 @@ async def test_abandon_never_ends_a_review(
     assert [int(r.intent.id) for r in desk.listing.reviews()] == [odd.intent_id]
 
 
+@ISSUE47_OLD_RULE
 @pytest.mark.parametrize("status", [200, 202])
 async def test_a_2xx_other_than_201_is_an_unknown_outcome(
     ledger: Ledger,

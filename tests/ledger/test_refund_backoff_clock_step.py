@@ -27,6 +27,14 @@ from headless import qrpos
 from qrpos import spec
 from qrpos.simulator import Sandbox
 
+#: the old rule these stories stand on (issue 47 moved it)
+ISSUE47_OLD_RULE = pytest.mark.xfail(
+    strict=True,
+    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
+    "proof while the key was silent, or an automatic refund after abandon); under "
+    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
+)
+
 LIBFAKETIME = next(
     (str(p) for p in sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))), None
 )
@@ -137,6 +145,7 @@ def test_a_queued_refund_lands_within_30_s_of_the_service_recovering(
     assert done["state"] == "refunded", (done, story.stdout)
 
 
+@ISSUE47_OLD_RULE
 @pytest.mark.parametrize("ahead", ["+0", "+2h"], ids=["clock_kept", "clock_stepped_back_2h"])
 def test_a_watched_abandoned_sale_is_looked_up_again_after_the_clock_steps_back(
     tmp_path: Path, cli_env: dict[str, str], sandbox: Sandbox, ahead: str

@@ -98,7 +98,8 @@ async def test_rows_repeated_on_the_next_page_are_one_charge_not_another_install
         return {**body, "nextCursor": "" if cursor else "next"}  # page 2 repeats page 1
 
     result, tx, _ = await _sale_with_lost_reply(ledger, sim_app, sandbox, terminal, pager)
-    assert result.state is IntentState.CHARGED_PER_HISTORY
+    # found, not taken for another install's (the key's replay decides, issue 47)
+    assert result.state in (IntentState.CHARGED_PER_HISTORY, IntentState.APPROVED)
     assert result.transaction is not None and result.transaction.id == tx
 
 

@@ -21,6 +21,14 @@ from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport
 
+#: the old rule these stories stand on (issue 47 moved it)
+ISSUE47_OLD_RULE = pytest.mark.xfail(
+    strict=True,
+    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
+    "proof while the key was silent, or an automatic refund after abandon); under "
+    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
+)
+
 
 class Renaming(httpx.AsyncBaseTransport):
     """The real sandbox; while `tx_id` is set, every 201 names that transaction instead."""
@@ -36,7 +44,9 @@ class Renaming(httpx.AsyncBaseTransport):
         return httpx.Response(201, headers={"date": response.headers["date"]}, json=body)
 
 
-@pytest.mark.parametrize("known_as", ["refunded_by_us", "another_install"])
+@pytest.mark.parametrize(
+    "known_as", ["refunded_by_us", pytest.param("another_install", marks=ISSUE47_OLD_RULE)]
+)
 async def test_a_201_naming_a_row_known_as_something_else_goes_to_review(
     ledger: Ledger, sim_app: Any, sandbox: Sandbox, terminal: TerminalCredentials, known_as: str
 ) -> None:

@@ -21,6 +21,14 @@ from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport
 
+#: the old rule these stories stand on (issue 47 moved it)
+ISSUE47_OLD_RULE = pytest.mark.xfail(
+    strict=True,
+    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
+    "proof while the key was silent, or an automatic refund after abandon); under "
+    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
+)
+
 
 class OddReversals(httpx.AsyncBaseTransport):
     """The real sandbox, but the first `count` reversals get `status` and never arrive."""
@@ -65,6 +73,7 @@ async def test_a_2xx_other_than_204_is_not_a_refund_until_the_retry_proves_it(
     assert sandbox.transaction(tx).status is spec.TxStatus.REVERSED
 
 
+@ISSUE47_OLD_RULE
 async def test_an_abandoned_sale_is_not_reversed_after_abandon_on_a_202(
     odd_desk: ChargeDesk, odd: OddReversals, ledger: Ledger, sandbox: Sandbox
 ) -> None:

@@ -18,8 +18,9 @@ from qrpos.ledger.states import IntentRow, Moment
 from qrpos.ledger.timing import (
     absence,
     bounded_wait,
-    key_had_its_say,
+    confirm_by_key,
     look_first,
+    match_rule,
     may_send,
     settled,
     wait_for,
@@ -321,20 +322,55 @@ def test_a_match_waiting_for_its_key_is_sent_before_any_further_look_up(
     assert look_first(confirmed) == look_first(plain)
 
 
-def test_the_key_is_not_sent_after_its_confirming_send() -> None:
-    """A history match gives the key one send (`confirm_by_key`); after it the history
-    decides, and a match that went away is forgotten (the key may speak again)."""
-    now = Moment(wall=T0 + 20, boot=BOOT, up=120.0)
-    waiting = dataclasses.replace(
-        sale(up_at_send=100.0, sent_for_s=5.0), attempts=3, matched_at=T0 + 10, matched_sends=3
+@settings(max_examples=300, deadline=None)
+@given(
+    state=st.sampled_from([IntentState.PENDING, IntentState.UNRESOLVED, IntentState.ABANDONED]),
+    attempts=st.integers(1, 40),
+    answered=st.integers(0, 40),
+    since_s=st.floats(0, 2 * POLICY.resend_horizon_s, allow_nan=False),
+    same_boot=st.booleans(),
+    if_absent=st.sampled_from([None, "declined", "refused", "review"]),
+    matched=st.booleans(),
+    last_status=st.sampled_from([None, 429, 500]),
+)
+def test_a_window_pairing_decides_nothing_while_the_key_may_speak(
+    state: IntentState,
+    attempts: int,
+    answered: int,
+    since_s: float,
+    same_boot: bool,
+    if_absent: str | None,
+    matched: bool,
+    last_status: int | None,
+) -> None:
+    """Issue 47: a row the window pairs with the sale never pays it nor refunds it.
+    `match_rule` says "confirm" (the key's next send decides) exactly while the sale is
+    open, its key unanswered and still allowed out (the send this look-up earns counted):
+    after any number of 429s and earlier matches alike. "decide" (the rows prove it) only
+    after a 409 "token already used" to its key: the token was spent, by this sale. Else
+    "person" (a review with the row offered)."""
+    row = dataclasses.replace(
+        sale(up_at_send=100.0, sent_for_s=1.0),
+        state=state,
+        attempts=attempts,
+        answered_lookups=answered,
+        if_absent=if_absent,
+        matched_at=T0 + 1 if matched else None,
+        matched_sends=attempts - 1 if matched else None,
+        last_status=last_status,
     )
-    assert not key_had_its_say(waiting)
-    assert may_send(waiting, POLICY, now)  # the confirming send itself
-    spoke = dataclasses.replace(waiting, attempts=4)
-    assert key_had_its_say(spoke)
-    assert not may_send(spoke, POLICY, now)
-    forgot = dataclasses.replace(spoke, matched_at=None, matched_sends=None)
-    assert may_send(forgot, POLICY, now)
+    now = Moment(wall=T0 + since_s, boot=BOOT if same_boot else "other", up=100.0 + since_s)
+    rule = match_rule(row, POLICY, now)
+    may = (
+        state is not IntentState.ABANDONED
+        and if_absent is None
+        and same_boot
+        and since_s < POLICY.resend_horizon_s
+        and attempts < POLICY.max_sends + answered + 1
+    )
+    spent = state is not IntentState.ABANDONED and if_absent == "review"
+    assert rule == ("decide" if spent else "confirm" if may else "person")
+    assert confirm_by_key(row, POLICY, now) is may
 
 
 @settings(max_examples=200, deadline=None)

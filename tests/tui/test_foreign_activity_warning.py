@@ -14,6 +14,14 @@ from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.tui.app import KioskApp
 
+#: the old rule these stories stand on (issue 47 moved it)
+ISSUE47_OLD_RULE = pytest.mark.xfail(
+    strict=True,
+    reason="issue 47 (h-fix24): this story's set-up relied on a window pairing deciding "
+    "(the key's sends failing a counted number of times, then the history); the key now "
+    "charges or replays once it gets through: to be rewritten (persistent faults + abandon)",
+)
+
 
 async def _another_install_was_seen(
     tmp_path: Path, live_url: str, sandbox: Sandbox, terminal: TerminalCredentials
@@ -33,6 +41,7 @@ async def _another_install_was_seen(
     ledger.close()
 
 
+@ISSUE47_OLD_RULE
 @pytest.mark.parametrize("language", ["en", "mn"])
 async def test_the_status_bar_warns_of_another_device_until_the_owner_clears_it(
     tmp_path: Path,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from kiosk_harness import Kiosk
 
 from qrpos.ledger import IntentState
@@ -9,6 +10,14 @@ from qrpos.service import Approved
 from qrpos.simulator import WalletInfo
 from qrpos.tui.messages import ScanRefusedMessage, TokenScanned
 from qrpos.tui.sale import SaleState
+
+#: the old rule these stories stand on (issue 47 moved it)
+ISSUE47_OLD_RULE = pytest.mark.xfail(
+    strict=True,
+    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
+    "proof while the key was silent, or an automatic refund after abandon); under "
+    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
+)
 
 
 async def _sale(kiosk: Kiosk, amount: str, token: str) -> None:
@@ -97,6 +106,7 @@ async def test_lost_response_is_recovered_and_charged_exactly_once(
     assert kiosk.sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 7_000
 
 
+@ISSUE47_OLD_RULE
 async def test_unclear_sale_blocks_until_abandoned_then_is_refunded_automatically(
     kiosk: Kiosk, wallet: WalletInfo
 ) -> None:

@@ -48,12 +48,10 @@ Proof (money moves automatically only on proof)
    abandoned sale is refunded only on a row that is its in every pairing (a refund goes
    to one customer's wallet). A row an open review offers is held for that sale (a reply
    that did not match included, `Claimant.offered`) until a person decides it. While the
-   key may still be sent and the service never answered it, a match first waits for one
-   more send of the key (`qrpos.ledger.timing.confirm_by_key`): a replay of this sale's
-   201 is proof by reply, and a charge made now shows the row was someone else's (an
-   install nobody noticed yet). After that send, whatever came of it, the match decides,
-   unless nothing reached the service (a 429, a refused connection): the send is then
-   owed once more (`qrpos.ledger.timing.owe_confirm_again`).
+   key may still be sent and the service never answered it, a match waits for the key
+   (`qrpos.ledger.timing.match_rule`, issue 47): a replay of this sale's 201 is proof by
+   reply, and a charge made now shows the row was someone else's (an install nobody
+   noticed yet); when the key may no longer speak, a person decides (`unconfirmed_row`).
 
 Everything else is a **review** (`Disputed`), opened once late commits had `settle_s`
 (`qrpos.ledger.timing.settled`: before that, the sale's own row may not be listed yet,

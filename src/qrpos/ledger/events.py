@@ -35,6 +35,9 @@ class ReviewReason(StrEnum):
     OTHER_TERMINAL = "other_terminal"
     #: the customer was charged (proven) and the service refused the refund
     REFUND_REFUSED = "refund_refused"
+    #: the history's window pairs a row with the sale, but its own key never confirmed it
+    #: and may no longer be sent: the row may be another install's (issue 47)
+    UNCONFIRMED_ROW = "unconfirmed_row"
 
 
 class Charged(StrEnum):
@@ -94,6 +97,7 @@ class SaleEvent(StrEnum):
     LOOKUP_CONTESTED = "lookup_contested"
     LOOKUP_REVERSED_ROW = "lookup_reversed_row"
     LOOKUP_FOREIGN = "lookup_foreign"
+    LOOKUP_UNCONFIRMED = "lookup_unconfirmed"
     LOOKUP_DISPUTED_UNSETTLED = "lookup_disputed_unsettled"
     LOOKUP_ABSENT = "lookup_absent"
     LOOKUP_ABSENT_AFTER_DECLINE = "lookup_absent_after_decline"

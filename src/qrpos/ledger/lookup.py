@@ -44,7 +44,7 @@ from qrpos.ledger.states import (
     Moment,
     RefundReason,
 )
-from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, settled
+from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, match_rule, settled
 from qrpos.ledger.typed_rows import Connection
 from qrpos.ledger.verdict_words import AUDIT_WORDS, verdict_words
 from qrpos.ledger.windows import measured_for, offsets_for, own_offsets, spanning, window_for
@@ -225,6 +225,15 @@ def _judged(
     event = verdict_event(verdict, row, policy, looked_at, window, agreed)
     if isinstance(verdict, Proven):  # on a row refunded by hand: its own event, maybe a review
         verdict, event = held_by_hand(conn, row, verdict, event)
+    if (
+        isinstance(verdict, Proven)
+        and event is SaleEvent.LOOKUP_PROVEN
+        and match_rule(row, policy, looked_at) == "person"
+    ):
+        # the window alone pairs the row with the sale and its key cannot confirm it: the
+        # row may be an unseen install's, so a person decides with it offered (issue 47)
+        verdict = Disputed(ReviewReason.UNCONFIRMED_ROW, (Candidate(verdict.transaction, ()),))
+        event = dispute_event(verdict.reason, settled=settled(policy, row, looked_at))
     move = sale_move(row.state, event)
     changes: IntentChanges = {}
     if move.next is not row.state:

@@ -14,26 +14,15 @@ look the move up (`sale_move`, `refund_move`) and apply it. None of them chooses
 
 Pure: no sqlite3, httpx, clock or random (an import-linter contract holds it so).
 
-Proof from history, and the till (docs/architecture.md, "A charge, end to end", step 6): a
-look-up whose every pairing of rows with sales gives this sale a row is proof, whether or
-not the service ever answered the sale's key. While the key may still be sent and was
-never answered, the key keeps its say by one confirming send (`lookup_match_to_confirm`:
-its effect is a send, with no wait): a replay of the 201 is proof by reply, a charge made
-now shows the row was another's (an install nobody has seen yet). That send is one
-request, bounded by the client's timeout; whatever comes of it (no answer at all when the
-charge endpoint swallows the request), the next look-up decides on the match
-(`timing.confirm_by_key` asks once), unless nothing reached the service (a 429, a refused
-connection): then the send is owed once more (`timing.owe_confirm_again`), after the 429's
-`Retry-After` or at once. So the cashier's answer is due a request timeout and a look-up
-after the history first showed the charge (30 s + a look-up at the defaults, within 45 s;
-a 429 adds its `Retry-After`), never after the charge endpoint recovers; and a key never
-answered is judged by the rule of proof alone, which needs every pairing, another
-install's known rows and every held review's rows accounted for (`claims.judge`). Rows
-that prove nothing by themselves (a dispute: another install's, two of one price) get the
-same one confirming send; if it, too, goes unanswered, the key is not sent again
-(`timing.key_had_its_say`), the dispute settles and goes to a person (never "declined"):
-sending on would restart the settling with every unclear send and hold the till until the
-cashier gave up.
+Proof from history, and the till (docs/architecture.md, "A charge, end to end", step 6;
+issue 47): a window pairing never moves money and never says "paid" by itself, because
+the history's rows carry no key and another install is invisible until its rows show.
+`timing.match_rule` is the rule: while the sale is open and its key may still be sent,
+the key decides (`lookup_match_to_confirm`: a send, with no wait before it; owed through
+any number of 429s, each after its `Retry-After`, until the resend horizon); after a 409
+"token already used" to the key the rows decide (`lookup_proven`); otherwise a person
+decides with the row offered (`lookup_unconfirmed`, review `unconfirmed_row`): an
+abandoned sale is never refunded on a window pairing.
 """
 
 from __future__ import annotations
@@ -101,6 +90,9 @@ def _open_row(state: IntentState) -> dict[SaleEvent, Cell]:
         E.LOOKUP_CONTESTED: _review(ReviewReason.CONTESTED_ROW),
         E.LOOKUP_REVERSED_ROW: _review(ReviewReason.REVERSED_ROW),
         E.LOOKUP_FOREIGN: _review(ReviewReason.FOREIGN_ACTIVITY),
+        # a row only the window pairs with the sale, its key silent for good: a person
+        # decides with the rows offered, never "paid" nor a refund (`timing.match_rule`)
+        E.LOOKUP_UNCONFIRMED: _review(ReviewReason.UNCONFIRMED_ROW),
         E.LOOKUP_DISPUTED_UNSETTLED: _stay(state, F.WAIT),
         E.LOOKUP_ABSENT: Move(S.NOT_CHARGED, answered, Charged.NO),
         E.LOOKUP_ABSENT_AFTER_DECLINE: Move(S.DECLINED, answered, Charged.NO),
@@ -164,6 +156,9 @@ def _abandoned_row() -> dict[SaleEvent, Cell]:
         E.LOOKUP_CONTESTED: _review(ReviewReason.CONTESTED_ROW),
         E.LOOKUP_REVERSED_ROW: _review(ReviewReason.REVERSED_ROW),
         E.LOOKUP_FOREIGN: _review(ReviewReason.FOREIGN_ACTIVITY),
+        # a row only the window pairs with the sale, its key silent for good: a person
+        # decides with the rows offered, never "paid" nor a refund (`timing.match_rule`)
+        E.LOOKUP_UNCONFIRMED: _review(ReviewReason.UNCONFIRMED_ROW),
         E.LOOKUP_DISPUTED_UNSETTLED: _stay(state, F.WAIT),
         E.LOOKUP_ABSENT: Move(state, (F.STOP_WATCHING,), Charged.NO),
         E.LOOKUP_ABSENT_AFTER_DECLINE: Move(state, (F.STOP_WATCHING,), Charged.NO),
@@ -377,6 +372,7 @@ _DISPUTES: Final = {
     ReviewReason.CONTESTED_ROW: E.LOOKUP_CONTESTED,
     ReviewReason.REVERSED_ROW: E.LOOKUP_REVERSED_ROW,
     ReviewReason.FOREIGN_ACTIVITY: E.LOOKUP_FOREIGN,
+    ReviewReason.UNCONFIRMED_ROW: E.LOOKUP_UNCONFIRMED,
 }
 
 

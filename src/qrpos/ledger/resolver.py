@@ -41,7 +41,6 @@ from qrpos.ledger.timing import (
     due_on_boot,
     may_send,
     next_step,
-    owe_confirm_again,
     retry_wait,
     since_first_send,
     wait_for,
@@ -145,11 +144,6 @@ def _outcome_changes(
         if sent:
             changes["last_unclear_end_at"] = now  # late commits are waited for from here
             changes["unclear_end_boot"], changes["unclear_end_up"] = moment.boot, moment.up
-        elif owe_confirm_again(row):
-            # nothing reached the service (a 429, a refused connection): the key has not
-            # spoken, so the match's confirming send is owed once more (`waits_for_key`)
-            changes["matched_sends"] = row.attempts
-            changes["confirms_undelivered"] = row.confirms_undelivered + 1
     elif isinstance(outcome, CredentialsRejected):
         changes.update({"may_resend": 0, "last_detail": REPAIR_NEEDED})
     elif event in IF_ABSENT:

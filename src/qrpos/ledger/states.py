@@ -345,8 +345,8 @@ class IntentRow:
     #: the sends (`attempts`) when that match was found: the next send, and only it, is
     #: the confirming one (a count, which no step of the wall clock moves)
     matched_sends: int | None = None
-    #: confirming sends that surely reached nothing (a 429, a refused connection) and were
-    #: owed again: once at most (`timing.owe_confirm_again`)
+    #: unused since issue 47 (the key stays owed while it may be sent, `timing.match_rule`);
+    #: the column of migration 15 stays, so older outboxes open unchanged
     confirms_undelivered: int = 0
 
     @property

@@ -76,8 +76,9 @@ def may_send(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
     A burst of `max_sends`, then one more after each look-up the service answered (the
     same key is the fastest proof then: it replays the 201 or charges once), until
     `resend_horizon_s` real seconds after the first send. After a reboot the time since is
-    unknown, and so is the service's retention of the key: never again. Nor once the key
-    had its say on a history match (`key_had_its_say`): the history decides from then on.
+    unknown, and so is the service's retention of the key: never again. A history match
+    does not stop the key (issue 47): while it may be sent, only the key decides
+    (`match_rule`).
     """
     elapsed = since_first_send(row, now).exactly
     return (
@@ -85,52 +86,50 @@ def may_send(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
         and bool(row.may_resend)
         and row.token is not None
         and row.attempts < policy.max_sends + row.answered_lookups
-        and not key_had_its_say(row)
         and elapsed is not None
         and elapsed < policy.resend_horizon_s
     )
 
 
-def key_had_its_say(row: IntentRow) -> bool:
-    """The confirming send of a history match went out and may have reached the service
-    (one that surely did not, a 429 or a refused connection, leaves it owed once more:
-    `owe_confirm_again`).
+MatchRule = Literal["confirm", "decide", "person"]
 
-    The history showed rows this sale may own while its key was never answered; the key
-    got one send to speak (`confirm_by_key`). If that send, too, got no answer, the
-    charge endpoint does not get through and the history decides: a proof, or a review
-    once late commits had `settle_s` (never "declined": nothing says it was not charged).
-    Sending on would hold the till for an endpoint that cannot answer (each unclear send
-    restarts the settling, so a disputed match would never settle: the campaign's held
-    sales waited until the cashier gave up). A later look-up that no longer sees a match
-    forgets it (`matched_at` cleared), and the key may speak again.
+#: what `if_absent` holds after a 409 "qr token already used" to the key after an unclear
+#: attempt ("not_charged": how older outboxes stored it)
+TOKEN_SPENT = ("review", "not_charged")
+
+
+def match_rule(row: IntentRow, policy: RetryPolicy, now: Moment) -> MatchRule:
+    """What rows the history's window pairs with the sale may do, when the sale's own key
+    never confirmed them (issue 47: the core's one rule for it).
+
+    The service's projection carries no key, token, wallet or reference: a row is tied to
+    a sale by amount and time alone, and another install on the same credentials is
+    invisible until its rows show. So a window pairing never moves money and never says
+    "paid" by itself:
+
+    - "confirm": the sale is open and its key may still be sent (`may_send`, with the
+      send this look-up earns): the key decides. Its next send goes out (after any 429's
+      `Retry-After`); a replay of the sale's 201 is proof by reply, a 201 made now shows
+      the row was a stranger's. Owed for as long as the key may be sent, through any
+      number of 429s, refused connections or timeouts (the same key is idempotent per
+      the contract, so a resend is safe; proof needs no settling).
+    - "decide": the key answered 409 "qr token already used" after an unclear attempt
+      (the service forgot the key): the customer's token was charged, by this sale's
+      earlier send, so its row is in the window, and rows that give the sale one row in
+      every pairing (`claims.judge`) prove it. Only an open sale: an abandoned one never
+      sent again.
+    - "person": the key may no longer speak (abandoned: never sent again; past the resend
+      horizon; another boot; a 422 after an unclear attempt, which says nothing
+      committed under a key the service may have forgotten): a person decides, with the
+      candidate rows offered (`unconfirmed_row`), never a refund nor "paid" on the
+      window's word.
     """
-    if row.matched_at is None or row.matched_sends is None:
-        return False
-    return row.attempts > row.matched_sends
-
-
-#: how many times a confirming send that surely reached nothing is owed again: once. The
-#: key may yet speak after a short 429 burst (a replay names the row: no stranger's row is
-#: taken unconfirmed), but a service that keeps refusing must not hold the till past the
-#: answer the history can give (issue 41: within 45 s of the history showing the charge)
-CONFIRMS_OWED_AGAIN = 1
-
-
-def owe_confirm_again(row: IntentRow) -> bool:
-    """Was the send just made the confirming send, and is it owed once more because its
-    reply says nothing reached the service? (`CONFIRMS_OWED_AGAIN` times at most)"""
-    return confirming_send(row) and row.confirms_undelivered < CONFIRMS_OWED_AGAIN
-
-
-def confirming_send(row: IntentRow) -> bool:
-    """Is the send just made (counted in `attempts`) the confirming send of a history
-    match? A reply that says nothing reached the service (a 429, a refused connection)
-    leaves it owed once more (`owe_confirm_again`): the key has not spoken (`resolver`
-    moves `matched_sends` on)."""
-    if row.matched_at is None or row.matched_sends is None:
-        return False
-    return row.attempts == row.matched_sends + 1
+    if row.state is IntentState.ABANDONED:
+        return "person"
+    if row.if_absent is not None:
+        return "decide" if row.if_absent in TOKEN_SPENT else "person"
+    allowed = dataclasses.replace(row, answered_lookups=row.answered_lookups + 1)
+    return "confirm" if may_send(allowed, policy, now) else "person"
 
 
 def burst_spent(row: IntentRow, policy: RetryPolicy) -> bool:
@@ -211,22 +210,10 @@ def absence(
 
 def confirm_by_key(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
     """Should a history match (a proof, or rows that only a person could tell apart) wait
-    for one more send of the key?
-
-    Yes while the service never answered this key after the unclear attempt and the key may
-    still be sent (this look-up allows one more): its answer is proof by reply (a replay of
-    this sale's 201, or a charge made now because nothing ever committed, when the row was
-    another's), or a 409 that leaves the history to decide. Once only: after that send
-    (whatever came of it, unless nothing reached the service: then it is owed once more,
-    `owe_confirm_again`, `waits_for_key`) the match decides, and the key is not sent again
-    (`key_had_its_say`). An abandoned sale never sends.
+    for the next send of the key? Yes whenever `match_rule` says "confirm": as often as a
+    look-up finds the match while the key may be sent (the key, not the window, decides).
     """
-    if row.state is IntentState.ABANDONED or row.if_absent is not None:
-        return False
-    if row.matched_at is not None and not waits_for_key(row):
-        return False  # the confirming send went out and may have reached the service
-    allowed = dataclasses.replace(row, answered_lookups=row.answered_lookups + 1)
-    return may_send(allowed, policy, now)
+    return match_rule(row, policy, now) == "confirm"
 
 
 def bounded_wait(due: float | None, now: Moment, longest_s: float) -> float:
