@@ -16,6 +16,7 @@ module that raises and catches them and are left off the map.
         ├── qrpos.cli.usage.UsageError [argparse.ArgumentTypeError] .. a malformed option (64)
         ├── qrpos.config.ConfigError ........ a setting is missing or malformed
         ├── qrpos.statedir.UnsafeStateDir [OSError] .. a link or a stranger's file in the way
+        ├── qrpos.identity.ClonedStateDir ... the state dir was made on another machine
         ├── qrpos.manager_pin.PinError [ValueError]
         ├── qrpos.quick_prices.QuickPriceError [ValueError] .. a price out of range, a damaged file
         ├── qrpos.scanner.frames.CameraUnavailable

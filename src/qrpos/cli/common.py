@@ -18,6 +18,7 @@ from qrpos.cli import usage
 from qrpos.cli.usage import EXIT_USAGE as EXIT_USAGE
 from qrpos.config import Config, ConfigError, load_config
 from qrpos.errors import CredentialsMissing, InsecureBaseURL
+from qrpos.identity import ClonedStateDir
 from qrpos.present.i18n import languages, set_language, t
 from qrpos.present.words import error_words
 from qrpos.redact import terminal_safe
@@ -184,4 +185,4 @@ def fail(message: str | BaseException, code: int = EXIT_LOCAL_ERROR) -> int:
     return code
 
 
-SETUP_ERRORS = (ConfigError, CredentialsMissing, InsecureBaseURL)
+SETUP_ERRORS = (ConfigError, CredentialsMissing, InsecureBaseURL, ClonedStateDir)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 
 from qrpos.config import Config, write_pairing
 from qrpos.credentials import CredentialsMissing, load_password, store_password
+from qrpos.identity import check_machine
 from qrpos.kiosk.peripherals import (
     till_customer_display,
     till_handheld,
@@ -28,13 +29,16 @@ log = logging.getLogger("qrpos.kiosk")
 def production_services(
     config: Config, on_step: Callable[[str], None] = lambda step: None
 ) -> Iterator[KioskServices]:
-    """Open the outbox and the camera; a client only when a password is stored.
+    """Open the outbox and the camera; a client only when a password is stored. A state
+    dir made on another machine (a cloned card) raises `ClonedStateDir` first.
     `on_step` hears each part as it starts (the keys of `qrpos.tui.startup.STEPS`)."""
     if not config.base_url:
         config.require_service()  # raises ConfigError naming the setting
     base_url = config.base_url or ""
     with contextlib.ExitStack() as stack:
         on_step("outbox")
+        # a state dir copied from another card is refused before its outbox is opened
+        check_machine(config.state_dir)
         ledger = Ledger.open(config.ledger_path)
         stack.callback(ledger.close)
 
