@@ -188,6 +188,34 @@ def test_a_retired_word_put_back_is_caught() -> None:
     assert retired_words_used(rows, {"x": "--pin-stdin, PINs"}) == []
 
 
+#: issue 49's second read: each misleading mn string as it was, and the retired word that catches it
+MISLEADING_BEFORE = {
+    "kiosk.amount.not_paired": ("Терминал холбогдоогүй байна", "терминал холбогдоогүй"),
+    "owner.history.hint": (
+        "↑↓ шилжих · R буцаах · F хайх · ←/→ өдөр · A бүх өдөр · F5 сэргээх · Esc буцах",
+        "буцах",
+    ),
+    "kiosk.amount.token_already_paid": (
+        "Энэ кодоор #{intent} борлуулалтын ({amount}) төлбөрийг аль хэдийн авсан: "
+        "үйлчлүүлэгчээр QR кодыг шинэчлүүлнэ үү",
+        "аль хэдийн авсан",
+    ),
+    "review.confirm_not_charged": (
+        "#{sale} борлуулалтаас төлбөр АВААГҮЙ юу? Батлахын тулд менежерийн ПИН оруулна уу",
+        "аваагүй юу",
+    ),
+    "owner.eod.date": ("{day} өдөр (орон нутгийн цаг, {from} – {to} UTC)", "орон нутгийн"),
+}
+
+
+@pytest.mark.parametrize("key", sorted(MISLEADING_BEFORE))
+def test_a_misleading_string_put_back_is_caught(key: str) -> None:
+    rows = glossary_rows(GLOSSARY.read_text("utf-8"))
+    old, word = MISLEADING_BEFORE[key]
+    found = retired_words_used(rows, {key: old})
+    assert any(f.startswith(f"{key}: {word!r}") for f in found), found
+
+
 def test_a_concept_said_in_another_word_is_caught() -> None:
     rows = glossary_rows(GLOSSARY.read_text("utf-8"))
     en = {"a": "the outbox {path} is full", "b": "see qrpos outbox list", "c": "Owner"}
