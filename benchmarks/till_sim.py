@@ -1,9 +1,9 @@
 """The till simulator's command line (issue 47; docs/simulation.md).
 
-    python benchmarks/till_sim.py --seed 7 --steps 40            (one story, its verdict)
-    python benchmarks/till_sim.py --seed 7 --steps 40 --keep 3,9 --no-fault 9:0 --log
-    python benchmarks/till_sim.py --seeds 1-200 --steps 40 --shrink   (many seeds)
-    python benchmarks/till_sim.py --bench --sales 300                 (sales per CPU-minute)
+python benchmarks/till_sim.py --seed 7 --steps 40            (one story, its verdict)
+python benchmarks/till_sim.py --seed 7 --steps 40 --keep 3,9 --no-fault 9:0 --log
+python benchmarks/till_sim.py --seeds 1-200 --steps 40 --shrink   (many seeds)
+python benchmarks/till_sim.py --bench --sales 300                 (sales per CPU-minute)
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "tillsim"))
 
-from tillsim_engine import printed, run_story, shrink, story_from  # noqa: E402
+from tillsim_engine import printed, run_story, shrink, story_from
 
 
 def _seeds(text: str) -> list[int]:

@@ -31,8 +31,17 @@ from tillsim_loop import (
 )
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, IntentState, MarkCharged, MarkNotCharged, RefundRow
-from qrpos.ledger import refunds_sql, reviews, sales_sql, shifts
+from qrpos.ledger import (
+    ChargeDesk,
+    IntentState,
+    MarkCharged,
+    MarkNotCharged,
+    RefundRow,
+    refunds_sql,
+    reviews,
+    sales_sql,
+    shifts,
+)
 from qrpos.ledger.reviews import ReviewRefused
 from qrpos.ledger.states import CHARGED_STATES, IntentRow, ReversalState
 from qrpos.ledger.store import Ledger
@@ -182,7 +191,7 @@ def draw_story(seed: int, steps: int) -> Story:
 
 
 @dataclasses.dataclass
-class Broken(Exception):  # noqa: N818 - an invariant broken, carried out of the run
+class Broken(Exception):
     invariant: str
     detail: str
 
@@ -296,6 +305,8 @@ class World:
         self.step: Step | None = None
         self.request_no = 0
         self.rotate_pending = False
+        #: the password was rotated and the kiosk not re-paired since
+        self.rotated = False
         self.task: asyncio.Task[Any] | None = None
         self.kills = 0
         self.ledger: Ledger
@@ -380,14 +391,18 @@ class World:
             await self.check()
         # the end of the day: the service answers again, the kiosk resolves what is left
         self.log("step end: no faults, recover, the owner settles")
-        await self.in_process(self.desk.recover(deadline_s=1800.0, patient=True))
+        if self.rotated:  # the owner re-pairs the kiosk before the end of the day
+            await self._step_repair(Step(-1, "repair"))
+        await self.in_process(self.desk.recover(deadline_s=900.0, patient=True))
         await self._step_owner(Step(-1, "owner"))
-        await self.in_process(self.desk.recover(deadline_s=1800.0, patient=True))
+        await self.in_process(self.desk.recover(deadline_s=900.0, patient=True))
         await self.check(final=True)
 
     async def _step_sale(self, step: Step) -> None:
         wallet = self.sandbox.create_wallet(1_000_000)
-        record = SaleRecord(step.index, wallet.wallet_id, sales_sql.token_digest(wallet.qr_token), step.amount)
+        record = SaleRecord(
+            step.index, wallet.wallet_id, sales_sql.token_digest(wallet.qr_token), step.amount
+        )
         self.sales[wallet.wallet_id] = record
         started = self.loop.vt
         if step.stranger_at_s is not None:
@@ -488,6 +503,7 @@ class World:
             self.usernames.append(creds.username)
         else:
             self.password = self.sandbox.rotate_password(self.username)
+        self.rotated = False
         self.desk.replace_client(
             TerminalClient(
                 "http://127.0.0.1:8080",
@@ -537,7 +553,9 @@ class World:
                 decision = MarkCharged(kept[0])
             self.log(f"owner settles sale {view.intent.id} ({view.reason}): {_decision(decision)}")
             try:
-                await self.in_process(self.desk.settle_review(view.intent.id, decision, deadline_s=60.0))
+                await self.in_process(
+                    self.desk.settle_review(view.intent.id, decision, deadline_s=60.0)
+                )
             except ReviewRefused as exc:
                 raise Broken(
                     "every review can be settled to the truth",
@@ -576,7 +594,7 @@ class World:
         if not_charged > books_not_charged:
             raise Broken(
                 "a settled X/Z equals the books",
-                f"{'Z %d' % z if z else 'X'} counts {not_charged} not charged, "
+                f"{f'Z {z}' if z else 'X'} counts {not_charged} not charged, "
                 f"the books {books_not_charged}",
             )
 
@@ -591,7 +609,9 @@ class World:
         txs = self.sandbox.transactions()
         rows = self.ledger.read(lambda c: sales_sql.list_intents(c, include_final=True))
         revs = self.ledger.read(lambda c: refunds_sql.list_reversals(c, include_final=True))
-        open_revs = {r.tx_id for r in revs if r.state not in (ReversalState.REFUNDED, ReversalState.REFUSED)}
+        open_revs = {
+            r.tx_id for r in revs if r.state not in (ReversalState.REFUNDED, ReversalState.REFUSED)
+        }
         by_id = {tx.id: tx for tx in txs}
         in_review = self.ledger.read(reviews.open_reviews)
         named = {c.transaction.id for v in in_review for c in v.candidates}
@@ -599,7 +619,8 @@ class World:
             if tx.status == spec.TxStatus.REVERSED and tx.wallet_id in self.stranger_wallets:
                 raise Broken(
                     "no refund of a row that is not the sale's own",
-                    f"the kiosk refunded {_short(tx.id)}, a stranger's charge of {tx.amount_mnt} MNT",
+                    f"the kiosk refunded {_short(tx.id)}, a stranger's charge "
+                    f"of {tx.amount_mnt} MNT",
                 )
         for row in rows:
             record = self._by_digest(row.token_sha256)
@@ -627,8 +648,12 @@ class World:
                     f"sale {row.id} ends {row.state} while {_short(kept[0])} is charged",
                 )
             if final and kept:
-                owned = row.tx_id in kept or any(t in named for t in kept) or bool(open_revs & set(kept))
-                if not owned and not (row.state in CHARGED_STATES):
+                owned = (
+                    row.tx_id in kept
+                    or any(t in named for t in kept)
+                    or bool(open_revs & set(kept))
+                )
+                if not owned and row.state not in CHARGED_STATES:
                     raise Broken(
                         "every charge owned by a sale or waiting in a review that names it",
                         f"{_short(kept[0])} of sale {row.id} ({row.state}) owned by nothing",
@@ -674,7 +699,10 @@ def run_story(story: Story) -> Outcome:
     loop = VirtualLoop()
     clocks = VirtualClocks(loop)
     rng = random.Random(f"{story.seed}:ids")
-    with tempfile.TemporaryDirectory(prefix="tillsim-", dir=_tmp_dir()) as tmp, patched_world(clocks, rng):
+    with (
+        tempfile.TemporaryDirectory(prefix="tillsim-", dir=_tmp_dir()) as tmp,
+        patched_world(clocks, rng),
+    ):
         world = World(story, Path(tmp), loop, clocks)
         broken: Broken | None = None
         try:

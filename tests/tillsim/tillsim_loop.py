@@ -42,7 +42,7 @@ class Stuck(RuntimeError):
     """Nothing ready and nothing scheduled: the simulated world waits on nothing."""
 
 
-class Killed(BaseException):  # noqa: N818 - a process death, not an error to handle
+class Killed(BaseException):
     """The simulated process is dead: its outbox connection is gone."""
 
 
@@ -85,13 +85,15 @@ class InlineExecutor(concurrent.futures.Executor):
     def __init__(self) -> None:
         self.dead = False
 
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[T]:
+    def submit(
+        self, fn: Callable[..., T], /, *args: Any, **kwargs: Any
+    ) -> concurrent.futures.Future[T]:
         if self.dead:
             raise Killed("the process was killed")
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         try:
             future.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting caller
+        except BaseException as exc:
             future.set_exception(exc)
         return future
 
@@ -196,13 +198,17 @@ def patched_world(clocks: VirtualClocks, rng: random.Random) -> Iterator[None]:
         (status, "datetime", kiosk_dt),
         (desk, "uuid", SimpleNamespace(uuid4=uuid4)),
         (sim_http, "time", service_time),
-        (sim_model, "secrets", SimpleNamespace(
+        (
+            sim_model,
+            "secrets",
+            SimpleNamespace(
                 choice=rng.choice,
                 token_urlsafe=token_urlsafe,
                 token_hex=lambda n: rng.randbytes(n).hex(),
                 randbelow=rng.randrange,
                 compare_digest=secrets.compare_digest,
-            ),),
+            ),
+        ),
         (ledger_clock, "BOOT_ID", BOOT_ID),
         (ledger_clock, "uptime_s", clocks.up),
     ]
