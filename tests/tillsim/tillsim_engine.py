@@ -41,6 +41,7 @@ from qrpos.ledger import (
     reviews,
     sales_sql,
     shifts,
+    shifts_sql,
 )
 from qrpos.ledger.reviews import ReviewRefused
 from qrpos.ledger.states import CHARGED_STATES, IntentRow, ReversalState
@@ -540,7 +541,8 @@ class World:
     async def _step_owner(self, step: Step) -> None:
         """The owner settles every open review by the truth of the service's books."""
         for view in self.ledger.read(reviews.open_reviews):
-            record = self._record_of(view.intent.id)
+            intent_id = int(view.intent.id)
+            record = self._record_of(intent_id)
             if record is None:
                 continue
             kept = self._kept_charges(record.wallet_id)
@@ -551,15 +553,13 @@ class World:
                 decision = RefundRow(kept[0])
             else:
                 decision = MarkCharged(kept[0])
-            self.log(f"owner settles sale {view.intent.id} ({view.reason}): {_decision(decision)}")
+            self.log(f"owner settles sale {intent_id} ({view.reason}): {_decision(decision)}")
             try:
-                await self.in_process(
-                    self.desk.settle_review(view.intent.id, decision, deadline_s=60.0)
-                )
+                await self.in_process(self.desk.settle_review(intent_id, decision, deadline_s=60.0))
             except ReviewRefused as exc:
                 raise Broken(
                     "every review can be settled to the truth",
-                    f"sale {view.intent.id} ({view.reason}) refused {_decision(decision)}: {exc}",
+                    f"sale {intent_id} ({view.reason}) refused {_decision(decision)}: {exc}",
                 ) from None
 
     def _record_of(self, intent_id: int) -> SaleRecord | None:
@@ -583,7 +583,7 @@ class World:
         ]
 
     def _check_report(self, shift_id: int, not_charged: int, z: int | None) -> None:
-        rows = self.ledger.read(lambda c: shifts.shifts_sql.shift_sales(c, shift_id))
+        rows = self.ledger.read(lambda c: shifts_sql.shift_sales(c, shift_id))
         books_not_charged = 0
         for row in rows:
             record = self._by_digest(row.token_sha256)
@@ -629,12 +629,12 @@ class World:
             kept = self._kept_charges(record.wallet_id)
             settled = not row.is_open and row.state is not IntentState.NEEDS_REVIEW
             if row.state in CHARGED_STATES and row.tx_id is not None:
-                tx = by_id.get(row.tx_id)
-                if tx is None or tx.wallet_id != record.wallet_id:
+                paid = by_id.get(row.tx_id)
+                if paid is None or paid.wallet_id != record.wallet_id:
                     raise Broken(
                         "a sale is paid only on its own charge",
                         f"sale {row.id} ({row.state}) paid on {_short(row.tx_id)}, "
-                        f"{'unknown' if tx is None else 'another wallet'}'s charge",
+                        f"{'unknown' if paid is None else 'another wallet'}'s charge",
                     )
             if settled and len(kept) > 1 and not open_revs:
                 raise Broken(
@@ -728,7 +728,7 @@ def _review_reasons(world: World) -> dict[str, int]:
     out: dict[str, int] = {}
     with contextlib.suppress(Exception):
         for (reason,) in world.ledger.read(
-            lambda c: c.execute("SELECT reason FROM sale_review").fetchall()
+            lambda c: c.execute("SELECT reason FROM review").fetchall()
         ):
             out[str(reason)] = out.get(str(reason), 0) + 1
     return dict(sorted(out.items()))
