@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "fault_campaign": ["--charges", "1000", "--kills"],
     "fuzz_sandbox": ["--examples", "10000"],
     "fleet": [],
+    "till_sim": ["--seeds", "1-300", "--steps", "40", "--keep-going"],
     "customer_display": [],
 }
 
