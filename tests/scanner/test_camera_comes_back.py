@@ -6,6 +6,7 @@ configured choice is made again at each open (a webcam plugged in after boot is 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 
@@ -218,4 +219,55 @@ def test_a_camera_raising_errors_of_its_own_kind_is_unavailable_logged_and_comes
         loop.arm()
         assert events.wait_for(lambda: bool(events.of(TokenRead)), timeout=10)
     finally:
+        loop.stop()
+
+
+def test_the_replay_camera_survives_a_writer_rewriting_its_frame_mid_read(
+    tmp_path: Path,
+) -> None:
+    """A writer thread truncates and rewrites the frame file in small pieces, over and
+    over, while the loop opens the replay camera again and again: the reads land on empty,
+    cut and whole files in any order. The thread that opens the camera must outlive every
+    one of them (each unreadable read is a camera unavailable), and once an open finds
+    the file whole, the sale's code is read."""
+    image = tmp_path / "frame.png"
+    whole = cv2.imencode(".png", render_scene(Scene(payloads=[TOKEN.encode()])))[1].tobytes()
+    source = ChosenAtOpen({"source": "replay", "path": str(image)})
+    events = Events()
+    loop = ScanLoop(source, make_decoder(), events, stats_interval_s=0.02, retry_s=0.01)
+    stop = threading.Event()
+    rewrites = 0
+
+    def writer() -> None:
+        nonlocal rewrites
+        step = max(1, len(whole) // 8)
+        while not stop.is_set():
+            with image.open("wb") as out:  # truncated: an empty file first
+                time.sleep(0.02)
+                for at in range(0, len(whole), step):
+                    out.write(whole[at : at + step])
+                    out.flush()
+                    time.sleep(0.02)  # slower than the loop tries again
+            rewrites += 1
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    loop.arm()  # the first whole read is the sale's code
+    loop.start()
+    try:
+
+        def half_read() -> int:
+            return sum(
+                "not an image" in (e.last_error or "")
+                for e in events.of(ScanStats)
+                if isinstance(e, ScanStats)
+            )
+
+        # opens landed on a file being written, and the opening thread went on
+        assert events.wait_for(lambda: half_read() >= 1, timeout=10)
+        # and once an open finds the file whole, the sale's code is read
+        assert events.wait_for(lambda: bool(events.of(TokenRead)), timeout=10)
+        assert rewrites >= 1
+    finally:
+        stop.set()
         loop.stop()

@@ -295,3 +295,55 @@ async def test_an_x_computed_before_the_z_does_not_replace_it_on_screen(
         for _ in range(3):
             await kiosk.pilot.pause()
         assert kiosk.text("#shift-report") == z_shown
+
+
+async def test_a_refresh_while_the_z_is_taken_does_not_cancel_it_nor_draw_an_x(
+    tmp_path: Path,
+    live_url: str,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """F5 while a slow Pi takes the Z reloaded the screen in the Z's worker group: the
+    Z's worker was cancelled while the ledger's thread closed the shift, so the Z was
+    never shown (nor printed) and the closed shift's X could be drawn. The owner's screen
+    never shows an X over a closed Z: the refresh waits for the Z."""
+    from qrpos.ledger import shifts as shift_book
+
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    add_cashier(ledger, "Bat", pin_record("1357", cashier=True), at=datetime.now(UTC))
+    ledger.close()
+    manager_pin.set_pin(tmp_path, MANAGER)
+    real_take_z = shift_book.take_z
+    closing, go_on = threading.Event(), threading.Event()
+
+    def slow_take_z(*args: Any, **kwargs: Any) -> Any:
+        closing.set()
+        go_on.wait(10)
+        return real_take_z(*args, **kwargs)
+
+    async with kiosk_on(tmp_path, live_url, sandbox, terminal) as kiosk:
+        await start(kiosk, "1", "1357")
+        await sell(kiosk, "4500")
+        monkeypatch.setattr(shift_book, "take_z", slow_take_z)
+        try:
+            screen = await shift_screen(kiosk)
+            await kiosk.until(lambda: screen.shift is not None)
+            await kiosk.pilot.press("z")
+            await kiosk.on_screen("PinDialog")
+            await kiosk.pilot.press(*"1357", "enter")
+            await kiosk.on_screen("ShiftScreen")
+            await kiosk.until(closing.is_set)
+            await kiosk.pilot.press("f5")
+            for _ in range(3):
+                await kiosk.pilot.pause()
+        finally:
+            go_on.set()
+        await kiosk.until(lambda: screen.z_report is not None, timeout=15)
+        assert screen.z_report is not None
+        z_shown = "\n".join(report_lines(screen.z_report))
+        await kiosk.until(lambda: kiosk.text("#shift-report") == z_shown)
+        for _ in range(3):
+            await kiosk.pilot.pause()
+        assert kiosk.text("#shift-report") == z_shown
+        assert "OPEN SINCE" not in kiosk.text("#shift-report")

@@ -257,6 +257,10 @@ class ShiftScreen(Screen[None]):
         self.app.push_screen(CashiersScreen(self.ctx), back)
 
     def action_refresh(self) -> None:
+        if self.busy:
+            # a Z is being taken: reloading would cancel its worker while the ledger's
+            # thread closes the shift, and draw the closed shift's X instead of its Z
+            return
         self.z_report = None
         self.load()
 
