@@ -16,12 +16,12 @@ from hypothesis.extra.numpy import arrays
 
 from qrpos.scanner import motion, stack
 from qrpos.scanner.decoders import ZxingDecoder
-from qrpos.scanner.fieldscenes import FieldScene, make_field_scene, render_field
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.hardscenes import render
 from qrpos.scanner.passes import DEFAULT_PASSES
 from qrpos.scanner.pixels import halved
 from qrpos.scanner.stack import FrameStack
+from scenes.fieldscenes import FieldScene, make_field_scene, render_field
+from scenes.hardscenes import render
 
 from .traced import traced_peak
 
