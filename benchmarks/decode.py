@@ -11,7 +11,7 @@ per-frame decode time (median, p95) and detection rate (exact bytes read) for:
     python benchmarks/decode.py            # 150 scenes per size
     python benchmarks/decode.py --quick    # 12 scenes per size (the test suite runs this)
 
-Then the hard set (`qrpos.scanner.hardscenes`: glare bands, moiré, motion and focus blur,
+Then the hard set (`scenes.hardscenes`: glare bands, moiré, motion and focus blur,
 30-45° tilt, a dim screen, dark mode, a finger, a small far code, cracks, and combinations)
 at 640x480, per condition, for the plain pass alone (the decoder before issue 13) and the
 kiosk's decoder with its further passes: on the first frame the phone shows up in, with

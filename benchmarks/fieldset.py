@@ -1,4 +1,4 @@
-"""The field set (`qrpos.scanner.fieldscenes`): the kiosk's decoder and its peers, on both
+"""The field set (`scenes.fieldscenes`): the kiosk's decoder and its peers, on both
 halves, in one run.
 
     python benchmarks/fieldset.py                 # 40 scenes x 14 conditions x 2 halves
@@ -40,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hardset import FRAMES, Tally, _score, _slowed, _timed, before
 from qrpos.scanner import ZxingDecoder
-from qrpos.scanner.fieldscenes import (
+from qrpos.scanner.frames import Frame
+from scenes.fieldscenes import (
     FIELD_CONDITIONS,
     FieldScene,
     Half,
@@ -48,7 +49,6 @@ from qrpos.scanner.fieldscenes import (
     field_set,
     render_field,
 )
-from qrpos.scanner.frames import Frame
 
 TARGET_FIRST = 0.95
 TARGET_FRAMES = 0.99

@@ -36,8 +36,8 @@ import zxingcpp
 
 from qrpos.scanner import ScannedToken, ZxingDecoder, classify
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.hardscenes import CONDITIONS, HardScene, hard_set, render
 from qrpos.scanner.passes import PASS_BUDGET_MS
+from scenes.hardscenes import CONDITIONS, HardScene, hard_set, render
 
 TARGET_RATE = 0.95
 TARGET_MEDIAN_MS = 3.0

@@ -33,10 +33,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from qrpos.scanner import ZxingDecoder
-from qrpos.scanner.fieldscenes import field_set, render_field
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.hardscenes import hard_set, render
 from qrpos.scanner.passes import BUDGET_PER_PLAIN, PASS_BUDGET_CAP_MS, PASS_BUDGET_MS, PASSES
+from scenes.fieldscenes import field_set, render_field
+from scenes.hardscenes import hard_set, render
 
 SETS = ("hard", "field")
 #: the speeds an order is judged at: this core, and a Pi 4's (about 4x slower)

@@ -48,7 +48,7 @@ def report(name: str, sizes: list[int]) -> None:
 
 
 def _synthetic(count: int) -> list[tuple[str, list[int]]]:
-    from qrpos.scanner.fieldscenes import field_set, render_field
+    from scenes.fieldscenes import field_set, render_field
 
     scenes = field_set(count, half="tune")
     still: list[int] = []

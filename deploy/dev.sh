@@ -101,7 +101,7 @@ mypy_tests() {
     for dir in tests/*/; do
         name=$(basename "$dir")
         [ "$name" = "__pycache__" ] && continue
-        MYPYPATH="tests:$dir" mypy --strict --cache-dir ".mypy_cache/tests-$name" "$dir"
+        MYPYPATH="tests:$dir:benchmarks" mypy --strict --cache-dir ".mypy_cache/tests-$name" "$dir"
     done
     MYPYPATH=tests mypy --strict --cache-dir .mypy_cache/tests-top tests/*.py
 }

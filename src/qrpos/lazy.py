@@ -4,7 +4,7 @@
 client (httpx also loads its own command line, click and pygments with it): a package's
 `__init__` names where each export lives, and the submodule is imported when the name is
 first read. Type checkers see the real imports under `TYPE_CHECKING`; the same mapping
-is checked against `__all__` by `tests/test_lazy_packages.py`.
+is checked against `__all__` by `tests/test_start_light.py`.
 """
 
 from __future__ import annotations

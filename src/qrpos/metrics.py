@@ -27,7 +27,7 @@ from qrpos import __version__
 
 if TYPE_CHECKING:
     from qrpos.ledger import Ledger
-    from qrpos.scanner.loop import ScanStats
+    from qrpos.scanner.events import ScanStats
     from qrpos.service.contact import ContactLog
 
 log = logging.getLogger("qrpos.metrics")

@@ -118,8 +118,12 @@ class VatStatus(StrEnum):
 
 
 class DeclineCode(StrEnum):
-    """Decline codes the sandbox produces. The spec does not list the real set, so a
-    caller must accept *any* code string; these are only the ones we know to name."""
+    """The decline codes the kiosk names in a person's words (`decline.*` in the
+    catalogues, present/outcome.py; the customer display's reason, present/customer.py).
+    The spec does not list the real set ("not shown"), so a caller must accept *any* code
+    string: one not named here is shown as the bare code. The sandbox produces the first
+    three (simulator/operations.py); `limit_exceeded` only a real service might send.
+    CONTRIBUTING.md has the recipe for a new one."""
 
     INSUFFICIENT_FUNDS = "insufficient_funds"
     WALLET_SUSPENDED = "wallet_suspended"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +22,9 @@ from qrpos.scanner import make_decoder
 from qrpos.scanner.decoders import DECODER_NAMES, Decoder
 from qrpos.scanner.frames import Frame, to_grey
 from qrpos.scanner.synthetic import Scene, render_scene
+
+#: the scene generators live beside the benchmarks (benchmarks/scenes), not in the wheel
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 
 def shared_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from qrpos.scanner.hardscenes import CONDITIONS
+from scenes.hardscenes import CONDITIONS
 
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "decode.py"
 FRAMES = 6  # benchmarks/hardset.py: consecutive frames a phone is given
@@ -120,7 +120,7 @@ def test_field_set_quick_reports_both_halves_with_the_peers_and_no_false_token()
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    from qrpos.scanner.fieldscenes import FIELD_CONDITIONS
+    from scenes.fieldscenes import FIELD_CONDITIONS
 
     for half in ("tune", "held_back"):
         assert f"field set, {half} half: 3 scenes x {len(FIELD_CONDITIONS)}" in done.stdout
@@ -167,7 +167,7 @@ def test_stillness_counts_how_often_recorded_frames_were_averaged(tmp_path: Path
     each folder a row with the share of frames the stack averaged."""
     import cv2
 
-    from qrpos.scanner.fieldscenes import FieldScene, make_field_scene, render_field
+    from scenes.fieldscenes import FieldScene, make_field_scene, render_field
 
     scene = make_field_scene("jpeg", 1, half="tune")
 

@@ -15,8 +15,8 @@ from hypothesis.extra.numpy import arrays
 
 from qrpos.scanner import blurmodel, resample
 from qrpos.scanner.decoders import ZxingDecoder
-from qrpos.scanner.fieldscenes import make_field_scene, render_field
 from qrpos.scanner.frames import Frame
+from scenes.fieldscenes import make_field_scene, render_field
 
 from .qrphoto import Modules, modules_of, photo
 from .traced import pass_peaks, traced_peak

@@ -13,10 +13,10 @@ from hypothesis.extra.numpy import arrays
 
 from qrpos.scanner import ZxingDecoder
 from qrpos.scanner.deblur import DEBLUR_MAX, deblur, motion
-from qrpos.scanner.fieldscenes import make_field_scene, render_field
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.hardscenes import make_scene, render
 from qrpos.scanner.passes import PASSES, smooth
+from scenes.fieldscenes import make_field_scene, render_field
+from scenes.hardscenes import make_scene, render
 
 from .traced import pass_peaks
 

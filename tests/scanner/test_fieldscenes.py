@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from qrpos.scanner import ZxingDecoder
-from qrpos.scanner.fieldscenes import (
+from scenes.fieldscenes import (
     FIELD_CONDITIONS,
     field_clean_twin,
     field_set,
@@ -56,8 +56,8 @@ def test_the_clean_twins_are_readable() -> None:
 
 
 def test_a_phone_in_a_hand_moves_between_frames_by_a_tremor_s_size() -> None:
-    from qrpos.scanner.fieldscenes import CODE_MM, HAND_DEGREES, HAND_MM
     from qrpos.scanner.stack import FrameStack
+    from scenes.fieldscenes import CODE_MM, HAND_DEGREES, HAND_MM
 
     steps: list[float] = []
     turns: list[float] = []

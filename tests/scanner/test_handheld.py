@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from qrpos.scanner import ScanLoop
+from qrpos.scanner.events import ScanEvent, ScanRefused, TokenRead
 from qrpos.scanner.handheld import (
     EV_KEY,
     EVENT,
@@ -32,7 +33,6 @@ from qrpos.scanner.handheld import (
     keyboards,
     read_events,
 )
-from qrpos.scanner.loop import ScanEvent, ScanRefused, TokenRead
 from qrpos.scanner.tokens import RefusalCode
 from qrpos.scanner.virtual import VirtualPhone
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from qrpos.scanner import ScannedToken, ZxingDecoder, classify
-from qrpos.scanner.hardscenes import (
+from scenes.hardscenes import (
     COMBINATIONS,
     CONDITIONS,
     SINGLE_CONDITIONS,

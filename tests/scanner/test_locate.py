@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from qrpos.scanner import ZxingDecoder, locate, resample
-from qrpos.scanner.fieldscenes import make_field_scene, render_field
 from qrpos.scanner.frames import Frame
 from qrpos.scanner.passes import PASSES
+from scenes.fieldscenes import make_field_scene, render_field
 
 from .qrphoto import modules_of, photo
 from .traced import pass_peaks

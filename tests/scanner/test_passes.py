@@ -158,7 +158,7 @@ def test_normalize_leaves_an_even_frame_at_mid_grey(level: int, shape: tuple[int
 
 def test_normalize_reads_a_dark_mode_screen_under_a_reflection_no_other_pass_reads() -> None:
     from qrpos.scanner.decoders import ZxingDecoder
-    from qrpos.scanner.fieldscenes import make_field_scene, render_field
+    from scenes.fieldscenes import make_field_scene, render_field
 
     # from the field set's tuning half (the held-back half is never looked at)
     scene = make_field_scene("dark_mode+reflection", 1, half="tune")
@@ -185,7 +185,7 @@ def test_zoom_takes_the_centre_three_times_up_and_keeps_a_flat_field_flat() -> N
 
 def test_zoom_reads_a_code_under_2_pixels_a_module_no_unzoomed_pass_reads() -> None:
     from qrpos.scanner.decoders import ZxingDecoder
-    from qrpos.scanner.fieldscenes import make_field_scene, render_field
+    from scenes.fieldscenes import make_field_scene, render_field
 
     # from the field set's tuning half (the held-back half is never looked at)
     scene = make_field_scene("tiny_modules", 5, half="tune")
@@ -204,7 +204,7 @@ def test_sharpen_zoom_reads_a_small_defocused_code_no_other_pass_reads(
     condition: str, index: int
 ) -> None:
     from qrpos.scanner.decoders import ZxingDecoder
-    from qrpos.scanner.fieldscenes import make_field_scene, render_field
+    from scenes.fieldscenes import make_field_scene, render_field
 
     # from the field set's tuning half (the held-back half is never looked at)
     scene = make_field_scene(condition, index, half="tune")
@@ -263,7 +263,7 @@ def test_the_plain_pass_is_the_cheap_read_and_the_further_passes_use_further() -
 
 def test_the_kiosks_plain_pass_does_not_resample_its_further_passes_do() -> None:
     from qrpos.scanner.decoders import ZxingDecoder
-    from qrpos.scanner.fieldscenes import make_field_scene, render_field
+    from scenes.fieldscenes import make_field_scene, render_field
 
     # tuning half: a code zxing finds in the zoomed centre but cannot decode
     scene = make_field_scene("tiny_modules+jpeg", 3, half="tune")

@@ -13,9 +13,9 @@ from hypothesis.extra.numpy import arrays
 
 from qrpos.scanner import blurmodel, resample
 from qrpos.scanner.decoders import ZxingDecoder, _qr_version
-from qrpos.scanner.fieldscenes import make_field_scene, render_field
 from qrpos.scanner.frames import Frame
 from qrpos.scanner.passes import DEFAULT_PASSES
+from scenes.fieldscenes import make_field_scene, render_field
 
 from .qrphoto import modules_of as _modules
 from .qrphoto import photo as _photo

@@ -14,14 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from qrpos.scanner import stack
+from qrpos.scanner import motion, stack
 from qrpos.scanner.decoders import ZxingDecoder
-from qrpos.scanner.fieldscenes import FieldScene, make_field_scene, render_field
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.hardscenes import render
 from qrpos.scanner.passes import DEFAULT_PASSES
 from qrpos.scanner.pixels import halved
 from qrpos.scanner.stack import FrameStack
+from scenes.fieldscenes import FieldScene, make_field_scene, render_field
+from scenes.hardscenes import render
 
 from .traced import traced_peak
 
@@ -120,11 +120,11 @@ def test_the_whole_frame_s_shift_is_found_by_phase_correlation(seed: int, dy: in
     before = big[30:510, 30:670]
     after = big[30 - dy : 510 - dy, 30 - dx : 670 - dx]
     # on the halved frames, to the pixel of the frame
-    py, px = stack._offset(halved(before), halved(after))
+    py, px = motion._offset(halved(before), halved(after))
     assert (round(2 * py), round(2 * px)) == (dy, dx)
     # on the quartered ones, the coarse start the tiles refine: within a pixel (0.73 at
     # worst in 300 draws here), well inside the tiles' reach
-    qy, qx = stack._offset(halved(halved(before)), halved(halved(after)))
+    qy, qx = motion._offset(halved(halved(before)), halved(halved(after)))
     assert abs(4 * qy - dy) <= 1.0 and abs(4 * qx - dx) <= 1.0
 
 
@@ -167,7 +167,7 @@ def test_a_phone_that_moves_by_part_of_a_pixel_or_turns_is_followed_tile_by_tile
 def _tiles_holding(frames: FrameStack, count: int) -> npt.NDArray[np.bool_]:
     """The pixels of the frame whose tile's mean holds `count` frames."""
     held = np.asarray(frames.tile_counts() == count)
-    side = stack.TILE
+    side = motion.TILE
     h, w = frames.mean().shape
     full: npt.NDArray[np.bool_] = np.repeat(np.repeat(held, side, 0), side, 1)[:h, :w]
     return full
@@ -266,7 +266,7 @@ def test_a_phone_over_the_still_counter_starts_a_new_stack_and_is_said_to_have_a
         frames.add(render_field(scene.at_frame(1)))
         arrived.append(frames.arrived)
         assert len(frames) == 2 and arrived == [True, False]
-        assert stack.changed(phone, _counter(9)) > 3 * stack.CHANGED
+        assert motion.changed(phone, _counter(9)) > 3 * motion.CHANGED
 
 
 def test_a_phone_moving_in_a_hand_never_counts_as_arriving() -> None:
@@ -362,13 +362,13 @@ def test_each_tile_s_shift_is_found_to_a_tenth_of_a_pixel(seed: int, dy: float, 
     )
     rng = np.random.default_rng(seed + 1)
     after = (after + rng.normal(0, 1.0, after.shape)).astype(np.float32)
-    found_y, found_x, agree = stack.tile_shifts(before, after, 32, stack._expected(after))
+    found_y, found_x, agree = motion.tile_shifts(before, after, 32, motion._expected(after))
     inner = (slice(1, -1), slice(1, -1))  # the border tiles see what the warp made up
     assert np.abs(found_y[inner] - dy).max() < 0.1
     assert np.abs(found_x[inner] - dx).max() < 0.1
     assert agree[inner].all()
     # and moved back by what was found, each tile shows `before` again
-    back = stack.tile_warp(after, found_y, found_x, 32)
+    back = motion.tile_warp(after, found_y, found_x, 32)
     assert float(np.abs(back - before)[32:-32, 32:-32].mean()) < 1.5
 
 
@@ -386,7 +386,7 @@ def test_moving_tiles_by_whole_pixels_cuts_each_from_its_place(
         dy.reshape(down, across).astype(np.float32),
         dx.reshape(down, across).astype(np.float32),
     )
-    out = stack.tile_warp(image, dy, dx, side)
+    out = motion.tile_warp(image, dy, dx, side)
     edged = np.pad(image, 8, mode="edge")
     for i in range(down):
         for j in range(across):
@@ -457,5 +457,5 @@ def test_any_frame_size_and_any_motion_are_stacked_without_fault(
         assert out.shape == frame.shape and out.dtype == np.uint8
         assert 1 <= len(frames) <= stack.DEPTH
         counts = frames.tile_counts()
-        assert counts.shape == (-(-h // stack.TILE), -(-w // stack.TILE))
+        assert counts.shape == (-(-h // motion.TILE), -(-w // motion.TILE))
         assert counts.min() >= 1 and counts.max() <= stack.DEPTH

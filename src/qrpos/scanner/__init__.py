@@ -13,8 +13,9 @@ from qrpos.scanner.decoders import (
     ZxingDecoder,
     make_decoder,
 )
+from qrpos.scanner.events import ScanEvent, ScanRefused, ScanStats, TokenRead
 from qrpos.scanner.frames import CameraUnavailable, Frame, FrameSource, to_grey
-from qrpos.scanner.loop import ScanEvent, ScanLoop, ScanRefused, ScanStats, TokenRead
+from qrpos.scanner.loop import ScanLoop
 from qrpos.scanner.picamera import PiCameraSource
 from qrpos.scanner.replay import ReplaySource
 from qrpos.scanner.sources import (

@@ -16,10 +16,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from qrpos.redact import token_tail
 from qrpos.scanner.decoders import Decoder
+from qrpos.scanner.events import ScanEvent, ScanRefused, ScanStats, TokenRead
 from qrpos.scanner.frames import CameraUnavailable, Frame, FrameSource
 from qrpos.scanner.pixels import (
     area_mean,
@@ -36,38 +36,6 @@ MIN_SIDE = 480
 #: thread, the UI loop and the outbox's SQLite thread pass it back and forth several times
 #: on the way to the wire, and at 5 ms a hop that alone can cost a frame (scan_to_send.py)
 GIL_SWITCH_INTERVAL_S = 0.001
-
-
-@dataclass(frozen=True)
-class TokenRead:
-    """The armed loop read a token; it is now disarmed until `arm()`."""
-
-    token: str
-
-    def __repr__(self) -> str:
-        return f"TokenRead({token_tail(self.token)})"
-
-
-@dataclass(frozen=True)
-class ScanRefused:
-    """The armed loop saw a code it will not hand over; `reason` is safe to show."""
-
-    reason: str
-    code: RefusalCode = RefusalCode.NOT_A_TOKEN
-
-
-@dataclass(frozen=True)
-class ScanStats:
-    """Live figures for the UI and `qrpos doctor`."""
-
-    fps: float
-    decode_ms: float
-    last_error: str | None
-    #: starting | running | no_frames | error | unavailable | stopped
-    camera_state: str
-
-
-ScanEvent = TokenRead | ScanRefused | ScanStats
 
 
 #: a camera that could not be opened is tried again this often (the kiosk stays up, its

@@ -9,7 +9,7 @@ from qrpos.lazy import lazy_exports
 # installed (uvicorn and rich bring them): 5.5 MB of the kiosk's memory and about 15 ms
 # of its start for a program it never runs. A None entry makes that one import fail,
 # which httpx handles (its `httpx.main` then says the CLI is not installed); the client
-# itself is unchanged. tests/service/test_lean_httpx.py checks it still holds.
+# itself is unchanged. tests/test_start_light.py checks it still holds.
 if "httpx" not in sys.modules:
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 

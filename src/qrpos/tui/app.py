@@ -35,26 +35,23 @@ from qrpos.tui.messages import (
     ShiftChanged,
     TokenScanned,
 )
+from qrpos.tui.parts import TillParts
 from qrpos.tui.receipts import ReceiptFollower
 from qrpos.tui.sale import Sale, SaleState, SaleTimings
 from qrpos.tui.scan_events import scan_message
-from qrpos.tui.screen_keeper import ScreenKeeper
 from qrpos.tui.screens.abandon import AbandonDialog
 from qrpos.tui.screens.amount import AmountScreen
-from qrpos.tui.screens.base import KioskScreen
 from qrpos.tui.services import KioskServices
 from qrpos.tui.startup import ServicesStarter
 from qrpos.tui.widgets.status_bar import KioskStatus
 
 if TYPE_CHECKING:  # the ledger loads after the first screen is drawn
-    from qrpos.peripherals.slip import Slip
-    from qrpos.present.outcome import ToneName
-    from qrpos.said import Said
+    pass
 
 log = logging.getLogger("qrpos.tui")
 
 
-class KioskApp(ScreenKeeper):
+class KioskApp(TillParts):
     """The kiosk. Timings are parameters so tests can shorten them; defaults suit a shop."""
 
     CSS_PATH = "app.tcss"
@@ -260,78 +257,6 @@ class KioskApp(ScreenKeeper):
     def _shift_changed(self, message: ShiftChanged) -> None:
         self.status = replace(self.status, cashier=message.cashier)
 
-    # --- the receipt printer (its worker thread reports here) ----------------------------
-
-    def _connect_printer(self) -> None:
-        printing = self.services.printing
-        if printing is None:
-            return
-        printing.on_state = self._printer_state_from_thread
-        if self.services.demo is not None:
-            printing.on_printed = self._slip_printed_from_thread
-        self.status = replace(self.status, printer=printing.state == "attention")
-
-    def _printer_state_from_thread(self, state: str, why: Said | None) -> None:
-        try:
-            self.call_from_thread(self._printer_state, state, why)
-        except RuntimeError:
-            log.debug("printer state after the app stopped")
-
-    def _printer_state(self, state: str, why: Said | None) -> None:
-        """The status bar says the printer needs attention while it does; the reason
-        once, as a notice (the sale goes on: slips wait in the queue)."""
-        from qrpos.present.words import words
-
-        attention = state == "attention"
-        was = self.status.printer
-        self.status = replace(self.status, printer=attention)
-        if attention:
-            self.notify(t("printer.attention", why=words(why)), severity="warning", markup=False)
-        elif was:
-            self.notify(t("printer.back"), markup=False)
-
-    # --- the customer display (its worker thread reports here) -------------------------
-
-    def _connect_display(self) -> None:
-        display = self.services.customer_display
-        if display is None:
-            return
-        display.on_state = self._display_state_from_thread
-        self.status = replace(self.status, display=display.state == "attention")
-
-    def _display_state_from_thread(self, state: str, why: Said | None) -> None:
-        try:
-            self.call_from_thread(self._display_state, state, why)
-        except RuntimeError:
-            log.debug("customer display state after the app stopped")
-
-    def _display_state(self, state: str, why: Said | None) -> None:
-        """The status bar says the customer display needs attention while it does; the
-        reason once, as a notice (the sale goes on; the display shows it when it is back)."""
-        from qrpos.present.words import words
-
-        attention = state == "attention"
-        was = self.status.display
-        self.status = replace(self.status, display=attention)
-        if attention and not was:
-            self.notify(t("display.attention", why=words(why)), severity="warning", markup=False)
-        elif was and not attention:
-            self.notify(t("display.back"), markup=False)
-
-    def _slip_printed_from_thread(self, slip: Slip) -> None:
-        try:
-            self.call_from_thread(self._show_slip, slip)
-        except RuntimeError:
-            log.debug("slip printed after the app stopped")
-
-    def _show_slip(self, slip: Slip) -> None:
-        """The demo's virtual printer: the slip as it printed, in a notice."""
-        self.demo_extras = replace(self.demo_extras, slip=slip.plain(32))
-        if not isinstance(self.screen, KioskScreen):
-            # the owner's screens (a copy, the end of day) have no panel: a notice there
-            # covers no cashier's screen
-            self.notify(slip.plain(32), title=t("printer.virtual"), timeout=8, markup=False)
-
     # --- the scanner (called from its threads) -------------------------------------------
 
     def _from_scanner(self, event: Any) -> None:
@@ -457,18 +382,6 @@ class KioskApp(ScreenKeeper):
             return
         if event.worker.group == "sale" and error is not None:
             self.sale.failed(error)
-
-    def play_tone(self, tone: ToneName) -> None:
-        """The outcome's tone on the till's speaker or buzzer; without one, the terminal
-        bell for approved and declined (never for "attention": a bell would sound like a
-        decline where the outcome is not known)."""
-        bell = self.bell if tone != "attention" else None
-        sounds = self.services.sounds
-        if sounds is None:
-            if bell is not None:
-                bell()
-            return
-        sounds.play(tone, bell=bell)
 
     # --- keys outside the sale -----------------------------------------------------------
 

@@ -50,7 +50,7 @@ COMBINATIONS = (
 )
 CONDITIONS = SINGLE_CONDITIONS + COMBINATIONS
 
-_TOKEN_CHARS = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789-_"  # noqa: S105
+_TOKEN_CHARS = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789-_"
 #: valid tokens with bytes a careless pipeline changes (see tests/scanner/qrset.py)
 TRICKY_TOKENS: tuple[bytes, ...] = (
     b"vqr_trail ",

@@ -35,8 +35,8 @@ import numpy as np
 import numpy.typing as npt
 
 from qrpos.scanner.frames import Frame
-from qrpos.scanner.hardscenes import HardScene, clean_twin, make_scene, render
 from qrpos.scanner.synthetic import qr_matrix
+from scenes.hardscenes import HardScene, clean_twin, make_scene, render
 
 FIELD_SINGLE = (
     "tiny_modules",
