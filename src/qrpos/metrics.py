@@ -89,7 +89,7 @@ def gather(
     """Read the outbox (today's sales, what is open) and the contact log."""
     from qrpos.ledger import prints_sql, sales_sql
     from qrpos.ledger.listing import outbox_views
-    from qrpos.ledger.states import SOLD_STATES
+    from qrpos.ledger.states import is_sold
     from qrpos.ledger.views import intent_view
 
     now = now or datetime.now(UTC)
@@ -110,7 +110,7 @@ def gather(
             )
         )
         for view in map(intent_view, rows):
-            if view.state in SOLD_STATES:
+            if is_sold(view.state, view.charged):
                 sales += 1
                 gross += view.amount_mnt or 0
                 at = view.created_at.timestamp()

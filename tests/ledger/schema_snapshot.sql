@@ -1,4 +1,4 @@
--- user_version 15
+-- user_version 16
 
 -- index attempt_intent on attempt
 CREATE INDEX attempt_intent ON attempt (intent_id);
@@ -29,6 +29,12 @@ CREATE INDEX reversal_tx ON reversal (tx_id);
 
 -- index shift_one_open on shift
 CREATE UNIQUE INDEX shift_one_open ON shift ((closed_at IS NULL)) WHERE closed_at IS NULL;
+
+-- index z_line_intent on z_line
+CREATE INDEX z_line_intent ON z_line (intent_id, id);
+
+-- index z_line_open on z_line
+CREATE INDEX z_line_open ON z_line (money, intent_id) WHERE money IN ('charged', 'unknown');
 
 -- table attempt on attempt
 CREATE TABLE attempt (
@@ -171,6 +177,16 @@ z_number INTEGER UNIQUE,
 z_report TEXT -- the Z as it was taken (JSON)
 );
 
+-- table z_line on z_line
+CREATE TABLE z_line (
+id INTEGER PRIMARY KEY,
+z_number INTEGER NOT NULL,
+intent_id INTEGER NOT NULL REFERENCES charge_intent (id),
+money TEXT NOT NULL
+CHECK (money IN ('charged', 'refunded', 'not_charged', 'unknown')),
+amount_mnt INTEGER NOT NULL
+);
+
 -- trigger shift_z_frozen on shift
 CREATE TRIGGER shift_z_frozen BEFORE UPDATE ON shift WHEN OLD.z_report IS NOT NULL
 BEGIN
@@ -179,6 +195,18 @@ END;
 
 -- trigger shift_z_kept on shift
 CREATE TRIGGER shift_z_kept BEFORE DELETE ON shift WHEN OLD.z_report IS NOT NULL
+BEGIN
+SELECT RAISE(ABORT, 'a Z report is kept');
+END;
+
+-- trigger z_line_frozen on z_line
+CREATE TRIGGER z_line_frozen BEFORE UPDATE ON z_line
+BEGIN
+SELECT RAISE(ABORT, 'a Z report never changes');
+END;
+
+-- trigger z_line_kept on z_line
+CREATE TRIGGER z_line_kept BEFORE DELETE ON z_line
 BEGIN
 SELECT RAISE(ABORT, 'a Z report is kept');
 END;

@@ -181,6 +181,7 @@ def back_to_version_13(conn: sqlite3.Connection) -> None:
     """The file as schema 13 had it: the columns of later migrations gone, and its
     `user_version` saying so (opening it replays migrations 14 on)."""
     conn.execute("ALTER TABLE charge_intent DROP COLUMN confirms_undelivered")
+    conn.execute("DROP TABLE z_line")  # (migration 16: its index and triggers go with it)
     conn.execute("PRAGMA user_version = 13")
 
 

@@ -99,6 +99,14 @@ async def test_two_cashiers_take_turns_and_the_z_reports_add_up_to_the_day(
     sandbox.clear_faults()
     z2 = take_z(ledger, second, at=AT + timedelta(hours=8), by="manager")
     assert z2.z_report is not None and z2.z_number == 2
+    # Bat's sale, charged on Z 1, was refunded since: Z 2 corrects Z 1 (issue 47)
+    [late_refund] = z2.z_report["corrections"]
+    assert (late_refund["of_z"], late_refund["was"], late_refund["now"]) == (
+        1,
+        "charged",
+        "refunded",
+    )
+    assert (late_refund["sales_mnt"], late_refund["reversed_mnt"]) == (-12_000, 12_000)
     assert [s["intent"] for s in z2.z_report["unsettled"]] == [left.intent_id]
     assert (z2.z_report["refunds_made"], z2.z_report["refunds_made_mnt"]) == (1, 12_000)
     # the refund of Bat's sale shows under Bat's shift (where the service keeps it), but
@@ -120,23 +128,21 @@ async def test_two_cashiers_take_turns_and_the_z_reports_add_up_to_the_day(
     assert z3.z_report is not None
     [correction] = z3.z_report["corrections"]
     assert correction["intent"] == left.intent_id and correction["of_z"] == 2
-    assert correction["outcome"] == "not_charged"  # failed before commit: nobody paid
+    # failed before commit: nobody paid
+    assert (correction["was"], correction["now"]) == ("unknown", "not_charged")
+    assert (correction["sales_mnt"], correction["reversed_mnt"]) == (0, 0)
 
-    # every Z (and its corrections) adds up to the day as the service keeps it: what the
-    # shifts charged is the day's charges (kept or refunded since), and the refunds the
-    # shifts made are the day's reversed charges
+    # every Z with its corrections adds up to the day as the service keeps it: the
+    # shifts' sales are the day's kept charges, their refunded since the day's reversed
+    # charges, and the refunds the shifts made are the day's reversed charges too
     reports = z_reports(ledger)
     assert [r["z_number"] for r in reports] == [1, 2, 3]
     total = day_total([frozen_figures(r) for r in reports])
-    corrected = sum(
-        c["amount_mnt"]
-        for r in reports
-        for c in r["corrections"]
-        if c["outcome"] in ("sale", "reversed")
-    )
+    fixes = [c for r in reports for c in r["corrections"]]
     eod = await end_of_day(asgi_client, today(datetime.now(UTC)))
     assert (eod.gross_mnt, eod.reversed_mnt) == (16_000, 12_000)
-    assert total.sales_mnt + total.reversed_mnt + corrected == eod.gross_mnt + eod.reversed_mnt
+    assert total.sales_mnt + sum(c["sales_mnt"] for c in fixes) == eod.gross_mnt
+    assert total.reversed_mnt + sum(c["reversed_mnt"] for c in fixes) == eod.reversed_mnt
     assert total.refunds_made_mnt == eod.reversed_mnt
     per_cashier = by_cashier(ledger, shifts(ledger))
     assert per_cashier["Bat"].sales == 3 and per_cashier["Saraa"].sales == 1

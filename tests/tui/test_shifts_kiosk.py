@@ -184,8 +184,15 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
         second = await close(kiosk, "m", MANAGER)  # the manager closes it
         assert (second["z_number"], second["closed_by"], second["sales"]) == (2, "manager", 2)
         assert (second["refunds_made"], second["refunds_made_mnt"]) == (1, 12_000)
-        [fix] = second["corrections"]
-        assert (fix["intent"], fix["of_z"], fix["outcome"]) == (int(review.id), 1, "sale")
+        # Z 2 corrects Z 1 twice: the sale in review is charged (decided), and Bat's
+        # 12,000 sale, charged on Z 1, was refunded since (issue 47)
+        fixes = {(f["intent"], f["of_z"], f["was"], f["now"]) for f in second["corrections"]}
+        assert (int(review.id), 1, "unknown", "charged") in fixes
+        assert {(z, was, now) for _, z, was, now in fixes} == {
+            (1, "unknown", "charged"),
+            (1, "charged", "refunded"),
+        }
+        assert sorted(f["sales_mnt"] for f in second["corrections"]) == [-12_000, 2_000]
         assert second["reconciliation"]["done"]
         assert second["reconciliation"]["matched"] == 2
 
@@ -201,13 +208,16 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
     shown = [frozen_figures(r) for r in reports]
     # what the shifts charged is the day's charges, kept or refunded since; the refunds
     # the shifts made are the day's reversed charges (Bat's Z was taken before the refund)
-    # (with the corrections: a sale in review at its Z, settled later)
-    corrected = sum(c["amount_mnt"] for r in reports for c in r["corrections"])
-    charged = sum(f.sales_mnt + f.reversed_mnt for f in shown) + corrected
-    assert charged == eod.gross_mnt + eod.reversed_mnt == 28_500
+    # (with the corrections: a sale in review at its Z, settled later, and a sale
+    # refunded after its Z); the Zs with their corrections are the books
+    fixes = [c for r in reports for c in r["corrections"]]
+    kept = sum(f.sales_mnt for f in shown) + sum(c["sales_mnt"] for c in fixes)
+    gone = sum(f.reversed_mnt for f in shown) + sum(c["reversed_mnt"] for c in fixes)
+    assert (kept, gone) == (eod.gross_mnt, eod.reversed_mnt) == (16_500, 12_000)
     assert sum(f.refunds_made_mnt for f in shown) == eod.reversed_mnt == 12_000
-    counted = sum(f.sales + f.reversed for f in shown) + sum(len(r["corrections"]) for r in reports)
-    assert counted == eod.charges_count + eod.reversed_count == 5
+    counted = sum(f.sales + f.reversed for f in shown)
+    settled = sum(1 for c in fixes if c["was"] == "unknown")
+    assert counted + settled == eod.charges_count + eod.reversed_count == 5
 
 
 async def test_a_shift_opened_from_the_command_line_reaches_the_status_bar(

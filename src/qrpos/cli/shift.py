@@ -356,7 +356,7 @@ def _local_day(moment: datetime) -> str:
 CSV_COLUMNS = (
     "z_number", "shift", "cashier", "opened_at", "closed_at", "closed_by", "sales",
     "sales_mnt", "reversed", "reversed_mnt", "not_charged", "refunds_made",
-    "refunds_made_mnt", "refunds_pending", "in_review", "unsettled", "corrections",
+    "refunds_made_mnt", "refunds_pending", "in_review", "unsettled", "corrections", "held",
 )  # fmt: skip
 
 
@@ -369,7 +369,7 @@ def _write_csv(path: Path, reports: list[dict[str, Any]]) -> None:
     for report in reports:
         writer.writerow(
             [
-                len(report.get(c, ())) if c in ("in_review", "unsettled", "corrections")
+                len(report.get(c, ())) if c in ("in_review", "unsettled", "corrections", "held")
                 else spreadsheet_safe(report.get(c, ""))
                 for c in CSV_COLUMNS
             ]

@@ -25,7 +25,14 @@ if TYPE_CHECKING:
         recorded_foreign_activity,
         review_views,
     )
-    from qrpos.ledger.states import CHARGED_STATES, IntentState, ReversalState
+    from qrpos.ledger.states import (
+        CHARGED_STATES,
+        IntentState,
+        Money,
+        ReversalState,
+        is_sold,
+        money_of,
+    )
     from qrpos.ledger.store import Ledger
     from qrpos.ledger.views import (
         AmountOutOfRange,
@@ -59,6 +66,7 @@ __all__ = [
     "LedgerUnhealthy",
     "MarkCharged",
     "MarkNotCharged",
+    "Money",
     "OutboxBusy",
     "RefundRow",
     "RetryPolicy",
@@ -74,6 +82,8 @@ __all__ = [
     "TokenInReview",
     "UnknownIntent",
     "UnresolvedChargeExists",
+    "is_sold",
+    "money_of",
     "outbox_audit",
     "outbox_views",
     "recorded_foreign_activity",
@@ -96,6 +106,9 @@ _WHERE = {
     "LedgerUnhealthy": ".views",
     "MarkCharged": ".reviews",
     "MarkNotCharged": ".reviews",
+    "Money": ".states",
+    "is_sold": ".states",
+    "money_of": ".states",
     "OutboxBusy": ".views",
     "RefundRow": ".reviews",
     "RetryPolicy": ".policy",

@@ -300,6 +300,31 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """
     ALTER TABLE charge_intent ADD COLUMN confirms_undelivered INTEGER NOT NULL DEFAULT 0;
     """,
+    # 16: issue 47: what each Z said of each sale's money (`states.Money`), one line per
+    # sale of its shift and one per correction: a sale's last line is what the Zs have
+    # said of it so far, and a later Z corrects any whose money has moved since (a charged
+    # abandon's refund landed or refused and kept, a review decided). Frozen like the Z.
+    """
+    CREATE TABLE z_line (
+        id          INTEGER PRIMARY KEY,
+        z_number    INTEGER NOT NULL,
+        intent_id   INTEGER NOT NULL REFERENCES charge_intent (id),
+        money       TEXT NOT NULL
+                    CHECK (money IN ('charged', 'refunded', 'not_charged', 'unknown')),
+        amount_mnt  INTEGER NOT NULL
+    );
+    CREATE INDEX z_line_intent ON z_line (intent_id, id);
+    -- the lines whose money may still move: only these are looked at by a new Z
+    CREATE INDEX z_line_open ON z_line (money, intent_id) WHERE money IN ('charged', 'unknown');
+    CREATE TRIGGER z_line_frozen BEFORE UPDATE ON z_line
+    BEGIN
+        SELECT RAISE(ABORT, 'a Z report never changes');
+    END;
+    CREATE TRIGGER z_line_kept BEFORE DELETE ON z_line
+    BEGIN
+        SELECT RAISE(ABORT, 'a Z report is kept');
+    END;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -27,7 +27,7 @@ from typing import Any
 
 from qrpos.errors import QrposError
 from qrpos.ledger import shifts_sql
-from qrpos.ledger.states import CHARGED_STATES, IntentRow, IntentState
+from qrpos.ledger.states import IntentRow, IntentState, Money, is_held, money_of
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.typed_rows import Connection, stored_json
 from qrpos.said import say
@@ -35,8 +35,6 @@ from qrpos.service.models import format_rfc3339 as _iso
 
 #: the longest cashier name (a status bar and a slip line hold it)
 NAME_MAX = 24
-
-_UNSETTLED = frozenset({IntentState.PENDING, IntentState.UNRESOLVED})
 
 
 class ShiftError(QrposError, ValueError):
@@ -95,6 +93,9 @@ class ShiftFigures:
     refunds_pending: int = 0
     in_review: tuple[OpenSale, ...] = ()
     unsettled: tuple[OpenSale, ...] = ()
+    #: counted in `sales`: charged, the money with the merchant while its fate is open
+    #: (a refund queued, stalled or refused, or a review of it: `states.is_held`)
+    held: tuple[OpenSale, ...] = ()
 
     def __add__(self, other: ShiftFigures) -> ShiftFigures:
         return ShiftFigures(
@@ -108,6 +109,7 @@ class ShiftFigures:
             self.refunds_pending + other.refunds_pending,
             self.in_review + other.in_review,
             self.unsettled + other.unsettled,
+            self.held + other.held,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -260,37 +262,37 @@ def _open_sale(row: IntentRow) -> OpenSale:
     )
 
 
-def _is_unsettled(row: IntentRow) -> bool:
-    if row.state in _UNSETTLED:
-        return True
-    if row.state is IntentState.CREDENTIALS_REJECTED and row.charged is None:
-        return True
-    return row.state is IntentState.ABANDONED and bool(row.watching)
+def _money(conn: Connection, rows: Sequence[IntentRow]) -> list[tuple[IntentRow, Money]]:
+    """Each sale with where its money stands (`states.money_of`, the one definition)."""
+    refunded = shifts_sql.refunded_tx_ids(conn, [r.tx_id for r in rows if r.tx_id])
+    return [(r, money_of(r.state, r.charged, r.tx_id in refunded)) for r in rows]
 
 
-def _figures(conn: Connection, shift_id: int | None) -> ShiftFigures:
-    rows = shifts_sql.shift_sales(conn, shift_id)
-    charged = [r for r in rows if r.state in CHARGED_STATES and r.tx_id]
-    refunded = shifts_sql.refunded_tx_ids(conn, [r.tx_id for r in charged if r.tx_id])
-    kept = [r for r in charged if r.tx_id not in refunded]
-    gone = [r for r in charged if r.tx_id in refunded]
-    review = [_open_sale(r) for r in rows if r.state is IntentState.NEEDS_REVIEW]
-    unsettled = [_open_sale(r) for r in rows if _is_unsettled(r)]
-    counted = len(charged) + len(review) + len(unsettled)
+def _figures_of(conn: Connection, shift_id: int | None) -> tuple[ShiftFigures, list[Any]]:
+    sales = _money(conn, shifts_sql.shift_sales(conn, shift_id))
+    kept = [r for r, money in sales if money is Money.CHARGED]
+    gone = [r for r, money in sales if money is Money.REFUNDED]
+    unknown = [r for r, money in sales if money is Money.UNKNOWN]
     made = shifts_sql.shift_refunds(conn, shift_id)
     done = [r for r in made if str(r.state) == "refunded"]
-    return ShiftFigures(
+    shown = ShiftFigures(
         sales=len(kept),
         sales_mnt=sum(r.amount_mnt for r in kept),
         reversed=len(gone),
         reversed_mnt=sum(r.amount_mnt for r in gone),
-        not_charged=len(rows) - counted,
+        not_charged=sum(1 for _, money in sales if money is Money.NOT_CHARGED),
         refunds_made=len(done),
         refunds_made_mnt=sum(r.amount_mnt or 0 for r in done),
         refunds_pending=sum(1 for r in made if str(r.state) == "pending"),
-        in_review=tuple(review),
-        unsettled=tuple(unsettled),
+        in_review=tuple(_open_sale(r) for r in unknown if r.state is IntentState.NEEDS_REVIEW),
+        unsettled=tuple(_open_sale(r) for r in unknown if r.state is not IntentState.NEEDS_REVIEW),
+        held=tuple(_open_sale(r) for r in kept if is_held(r.state, r.charged)),
     )
+    return shown, [(r.id, money, r.amount_mnt) for r, money in sales]
+
+
+def _figures(conn: Connection, shift_id: int | None) -> ShiftFigures:
+    return _figures_of(conn, shift_id)[0]
 
 
 def figures(ledger: Ledger, shift_id: int | None) -> ShiftFigures:
@@ -298,9 +300,31 @@ def figures(ledger: Ledger, shift_id: int | None) -> ShiftFigures:
     return ledger.read(lambda c: _figures(c, shift_id))
 
 
-def _corrections(conn: Connection, earlier: Sequence[Shift]) -> list[dict[str, Any]]:
-    """The sales an earlier Z named open that have settled since, each reported once: on
-    the first Z taken after it settled."""
+def _change(was: Money, now: Money, amount: int, money: Money) -> int:
+    return amount * ((now is money) - (was is money))
+
+
+def _correction(
+    intent: int, of_z: int, was: Money, now: Money, amount: int, state: str
+) -> dict[str, Any]:
+    """A correction line: the earlier Z's sale, its money then and now, and what that
+    changes in the figures (`sales_mnt`, `reversed_mnt`): the Zs' figures plus their
+    corrections are the books."""
+    return {
+        "intent": intent,
+        "of_z": of_z,
+        "was": str(was),
+        "now": str(now),
+        "amount_mnt": amount,
+        "sales_mnt": _change(was, now, amount, Money.CHARGED),
+        "reversed_mnt": _change(was, now, amount, Money.REFUNDED),
+        "state": state,
+    }
+
+
+def _legacy_corrections(conn: Connection, earlier: Sequence[Shift]) -> list[dict[str, Any]]:
+    """The sales a Z taken before Z lines were kept (migration 16) named open, settled
+    since and not corrected yet: each corrected once, then followed by its line."""
     named: dict[int, int] = {}
     corrected: set[int] = set()
     for shift in earlier:
@@ -308,24 +332,23 @@ def _corrections(conn: Connection, earlier: Sequence[Shift]) -> list[dict[str, A
         for sale in [*report.get("in_review", ()), *report.get("unsettled", ())]:
             named.setdefault(int(sale["intent"]), int(report.get("z_number", 0)))
         corrected |= {int(c["intent"]) for c in report.get("corrections", ())}
-    waiting = [i for i in named if i not in corrected]
+    lined = shifts_sql.lined_intents(conn, list(named))
+    waiting = [i for i in named if i not in corrected and i not in lined]
     out = []
-    for row in shifts_sql.intents_by_id(conn, waiting):
-        if row.state is IntentState.NEEDS_REVIEW or _is_unsettled(row):
-            continue  # still open: named again by its own Z's list, corrected later
-        charged = row.state in CHARGED_STATES and row.tx_id
-        refunded = bool(charged) and bool(shifts_sql.refunded_tx_ids(conn, [row.tx_id or ""]))
-        outcome = "reversed" if refunded else "sale" if charged else "not_charged"
-        out.append(
-            {
-                "intent": row.id,
-                "of_z": named[row.id],
-                "outcome": outcome,
-                "amount_mnt": row.amount_mnt,
-                "state": str(row.state),
-            }
-        )
+    for row, now in _money(conn, shifts_sql.intents_by_id(conn, waiting)):
+        if now is not Money.UNKNOWN:
+            out.append(
+                _correction(row.id, named[row.id], Money.UNKNOWN, now, row.amount_mnt, row.state)
+            )
     return out
+
+
+def _corrections(conn: Connection, earlier: Sequence[Shift]) -> list[dict[str, Any]]:
+    """The sales of earlier Zs whose money has moved since a Z last said it (an open sale
+    settled, a charged abandon's refund landed, a refund refused and kept, a review
+    decided), each reported once: on the first Z taken after it moved."""
+    moved = [_correction(*found) for found in shifts_sql.moved_since_z(conn)]
+    return _legacy_corrections(conn, earlier) + moved
 
 
 def take_z(
@@ -345,7 +368,8 @@ def take_z(
 
     def close(conn: Connection) -> dict[str, Any]:
         number = shifts_sql.next_z_number(conn)
-        shown = _figures(conn, shift.id)
+        shown, lines = _figures_of(conn, shift.id)
+        fixes = _corrections(conn, earlier)
         report: dict[str, Any] = {
             "z_number": number,
             "shift": shift.id,
@@ -354,10 +378,13 @@ def take_z(
             "closed_at": _iso(at),
             "closed_by": by,
             **shown.to_json(),
-            "corrections": _corrections(conn, earlier),
+            "corrections": fixes,
             "reconciliation": dict(reconciliation) if reconciliation is not None else None,
         }
         text = json.dumps(report, ensure_ascii=False, sort_keys=True)
+        shifts_sql.insert_z_lines(conn, number, lines)
+        fixed = [(f["intent"], Money(f["now"]), f["amount_mnt"]) for f in fixes]
+        shifts_sql.insert_z_lines(conn, number, fixed)
         shifts_sql.close_shift(
             conn, shift.id, at=at.timestamp(), by=by, z_number=number, z_report=text
         )
@@ -408,4 +435,5 @@ def frozen_figures(report: Mapping[str, Any]) -> ShiftFigures:
         refunds_pending=int(report["refunds_pending"]),
         in_review=sales("in_review"),
         unsettled=sales("unsettled"),
+        held=sales("held"),
     )

@@ -12,7 +12,7 @@ from sqlite3 import Connection
 from typing import Any
 
 from qrpos.ledger.failures import IllegalTransition
-from qrpos.ledger.states import IntentRow, ReversalRow
+from qrpos.ledger.states import MONEY_SQL, IntentRow, Money, ReversalRow
 from qrpos.ledger.typed_rows import intent_row, reversal_row
 
 _CASHIER_COLUMNS = "id, name, pin, active, created_at"
@@ -143,3 +143,58 @@ def shift_refunds(conn: Connection, shift_id: int | None) -> list[ReversalRow]:
             "SELECT * FROM reversal WHERE shift_id = ? ORDER BY id", (shift_id,)
         ).fetchall()
     return [reversal_row(r) for r in rows]
+
+
+def insert_z_lines(
+    conn: Connection, z_number: int, lines: Sequence[tuple[int, Money, int]]
+) -> None:
+    """What Z `z_number` said of each sale's money: (intent, money, amount), frozen."""
+    conn.executemany(
+        "INSERT INTO z_line (z_number, intent_id, money, amount_mnt) VALUES (?, ?, ?, ?)",
+        [(z_number, intent, str(money), amount) for intent, money, amount in lines],
+    )
+
+
+def lined_intents(conn: Connection, intent_ids: Sequence[int]) -> set[int]:
+    """Which of these sales a Z has a line for."""
+    if not intent_ids:
+        return set()
+    marks = ", ".join("?" for _ in intent_ids)
+    rows = conn.execute(
+        f"SELECT DISTINCT intent_id FROM z_line WHERE intent_id IN ({marks})",  # noqa: S608
+        tuple(intent_ids),
+    ).fetchall()
+    return {int(r[0]) for r in rows}
+
+
+#: the sales whose money has moved since the last Z line said it: (intent, the Z of its
+#: shift, the money last said, the money now (`MONEY_SQL`), amount, state). Only a line
+#: that may still move is looked at: an unknown one, or a charged one whose row has a
+#: confirmed refund (a charge stays charged until its refund lands: `states.money_of`)
+_MOVED_SQL = f"""
+WITH candidate (intent_id) AS (
+    SELECT intent_id FROM z_line WHERE money = '{Money.UNKNOWN.value}'
+    UNION
+    SELECT charge_intent.id FROM reversal
+      JOIN charge_intent ON charge_intent.tx_id = reversal.tx_id
+     WHERE reversal.state = 'refunded'
+)
+SELECT charge_intent.id,
+       (SELECT MIN(z_number) FROM z_line WHERE z_line.intent_id = candidate.intent_id),
+       last.money, {MONEY_SQL}, charge_intent.amount_mnt, charge_intent.state
+  FROM candidate
+  JOIN z_line AS last ON last.id = (
+        SELECT MAX(z_line.id) FROM z_line WHERE z_line.intent_id = candidate.intent_id)
+  JOIN charge_intent ON charge_intent.id = candidate.intent_id
+ WHERE last.money IN ('{Money.UNKNOWN.value}', '{Money.CHARGED.value}')
+   AND {MONEY_SQL} <> last.money
+ ORDER BY charge_intent.id
+"""  # noqa: S608 - our own constants
+
+
+def moved_since_z(conn: Connection) -> list[tuple[int, int, Money, Money, int, str]]:
+    """The sales a Z has a line for whose money has moved since (see `_MOVED_SQL`)."""
+    return [
+        (int(i), int(z), Money(was), Money(now), int(amount), str(state))
+        for i, z, was, now, amount, state in conn.execute(_MOVED_SQL).fetchall()
+    ]

@@ -174,22 +174,47 @@ def z_slip(report: Mapping[str, Any], *, header: Sequence[str] = ()) -> Slip:
         ),
     ]
     open_sales = [*report.get("in_review", ()), *report.get("unsettled", ())]
-    if open_sales:
+    held = list(report.get("held", ()))
+    if open_sales or held:
         lines.append(SlipLine(rule=True))
+        for sale in held:
+            lines.append(
+                SlipLine(t("slip.z_held", intent=sale["intent"]), format_mnt(sale["amount_mnt"]))
+            )
         for sale in open_sales:
             lines.append(
                 SlipLine(t("slip.z_open", intent=sale["intent"]), format_mnt(sale["amount_mnt"]))
             )
     for fix in report.get("corrections", ()):
+        if "now" not in fix:  # a Z taken before issue 47
+            lines.append(
+                SlipLine(
+                    t("slip.z_correction", intent=fix["intent"], z=fix["of_z"]),
+                    t(f"slip.z_outcome.{fix['outcome']}"),
+                    style="small",
+                )
+            )
+            continue
         lines.append(
             SlipLine(
                 t("slip.z_correction", intent=fix["intent"], z=fix["of_z"]),
-                t(f"slip.z_outcome.{fix['outcome']}"),
+                t(f"slip.z_money.{fix['now']}"),
                 style="small",
             )
         )
+        for key, label in (
+            ("sales_mnt", "slip.z_fix_sales"),
+            ("reversed_mnt", "slip.z_fix_reversed"),
+        ):
+            if fix[key]:
+                lines.append(SlipLine(t(label), _signed(int(fix[key])), style="small"))
     lines.append(SlipLine(rule=True))
     return Slip("z", f"z{report['z_number']}", tuple(lines))
+
+
+def _signed(amount: int) -> str:
+    """A correction's change: "+4,500 ₮" or "-4,500 ₮"."""
+    return ("+" if amount > 0 else "-") + format_mnt(abs(amount))
 
 
 def _minus(amount: int) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from qrpos import spec
-from qrpos.ledger.states import IntentState
+from qrpos.ledger.states import IntentState, is_sold
 from qrpos.present.format import local_datetime, shown_text
 from qrpos.present.i18n import t
 from qrpos.present.words import words
@@ -69,7 +69,7 @@ def outcome_view(result: SaleResult) -> OutcomeView:
     state = result.state
     message = shown_text(words(result.message_said or result.message), 120)
     amount = result.amount_mnt
-    if state in (IntentState.APPROVED, IntentState.CHARGED_PER_HISTORY):
+    if is_sold(state, result.charged):
         tx = result.transaction
         detail = t(
             "result.approved_detail",

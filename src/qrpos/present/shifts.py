@@ -40,8 +40,8 @@ def report_lines(report: dict[str, Any], *, now: datetime | None = None) -> list
     row(t("cli.shift.refunds_made"), report["refunds_made"], report["refunds_made_mnt"])
     if report["refunds_pending"]:
         row(t("cli.shift.refunds_pending"), report["refunds_pending"])
-    for key in ("in_review", "unsettled"):
-        for sale in report[key]:
+    for key in ("held", "in_review", "unsettled"):
+        for sale in report.get(key, ()):
             lines.append(
                 "  "
                 + t(
@@ -51,16 +51,7 @@ def report_lines(report: dict[str, Any], *, now: datetime | None = None) -> list
                 )
             )
     for fix in report.get("corrections", ()):
-        lines.append(
-            "  "
-            + t(
-                "cli.shift.correction",
-                intent=fix["intent"],
-                z=fix["of_z"],
-                outcome=t(f"cli.shift.outcome.{fix['outcome']}"),
-                amount=format_mnt(fix["amount_mnt"]),
-            )
-        )
+        lines.extend("  " + line for line in correction_lines(fix))
     rec = report.get("reconciliation")
     if rec is not None and rec.get("done"):
         lines.append(
@@ -76,3 +67,42 @@ def report_lines(report: dict[str, Any], *, now: datetime | None = None) -> list
         why = "unpaired" if rec.get("why") == "unpaired" else "offline"
         lines.append("  " + t(f"cli.shift.not_reconciled.{why}"))
     return lines
+
+
+def _signed(amount: int) -> str:
+    return ("+" if amount > 0 else "-" if amount < 0 else "") + format_mnt(abs(amount))
+
+
+def correction_lines(fix: dict[str, Any]) -> list[str]:
+    """A correction on a Z: the earlier Z's sale whose money moved, from what to what,
+    and what that changes in the figures (a Z taken before issue 47 names the outcome)."""
+    if "was" not in fix:
+        return [
+            t(
+                "cli.shift.correction",
+                intent=fix["intent"],
+                z=fix["of_z"],
+                outcome=t(f"cli.shift.outcome.{fix['outcome']}"),
+                amount=format_mnt(fix["amount_mnt"]),
+            )
+        ]
+    return [
+        t(
+            "cli.shift.correction_of",
+            intent=fix["intent"],
+            z=fix["of_z"],
+            amount=format_mnt(fix["amount_mnt"]),
+        ),
+        "  "
+        + t(
+            "cli.shift.correction_moved",
+            was=t(f"cli.shift.money.{fix['was']}"),
+            now=t(f"cli.shift.money.{fix['now']}"),
+        ),
+        "  "
+        + t(
+            "cli.shift.correction_change",
+            sales=_signed(int(fix["sales_mnt"])),
+            reversed=_signed(int(fix["reversed_mnt"])),
+        ),
+    ]

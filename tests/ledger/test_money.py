@@ -1,0 +1,144 @@
+"""Issue 47: "charged / refunded / not charged / unknown" has one definition, the
+ledger's (`states.money_of`), and its SQL twin (`states.MONEY_SQL`) says the same for
+every state, `charged` value and refund; no other module classifies a sale's money by a
+list of states of its own."""
+
+from __future__ import annotations
+
+import ast
+import sqlite3
+from itertools import product
+from pathlib import Path
+
+import pytest
+
+from qrpos.ledger.states import (
+    CHARGED_STATES,
+    MONEY_SQL,
+    SOLD_STATES,
+    IntentState,
+    Money,
+    is_held,
+    is_sold,
+    money_of,
+)
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "qrpos"
+
+#: the modules that define the groups (the vocabulary, the table of moves)
+DEFINERS = {"ledger/states.py", "ledger/moves.py"}
+#: lists of states elsewhere that say nothing of money, with why; each is held to the
+#: members it has now, so a list that grows into a classification of money fails
+NOT_MONEY = {
+    # which sales block the till's next one ("open"), a screen's own wait
+    ("tui/sale_states.py", frozenset({"PENDING", "UNRESOLVED", "CREDENTIALS_REJECTED"})),
+    # the states the resolver may still send in (the open states, by the timing core)
+    ("ledger/timing.py", frozenset({"PENDING", "UNRESOLVED"})),
+    # which words the cashier reads after an abandon (both abandoned states)
+    ("present/outcome.py", frozenset({"ABANDONED", "REVERSED_AFTER_ABANDON"})),
+}
+#: the groups only the ledger's definition may read
+GROUPS = {"CHARGED_STATES", "SOLD_STATES"}
+
+
+def test_money_of_follows_the_charged_column_and_a_landed_refund() -> None:
+    for state in IntentState:
+        if state in CHARGED_STATES:  # charged by its name, whatever an old row's column
+            assert money_of(state, None, False) in (Money.CHARGED, Money.REFUNDED)
+        else:
+            assert money_of(state, None, False) is Money.UNKNOWN
+            assert money_of(state, 0, False) is Money.NOT_CHARGED
+            assert money_of(state, 0, True) is Money.NOT_CHARGED
+        assert money_of(state, 1, False) in (Money.CHARGED, Money.REFUNDED)
+        assert money_of(state, 1, True) is Money.REFUNDED
+    # the defect: an abandon proven charged holds the money until its refund lands
+    assert money_of(IntentState.ABANDONED, 1, False) is Money.CHARGED
+    assert is_held(IntentState.ABANDONED, 1) and not is_sold(IntentState.ABANDONED, 1)
+    assert money_of(IntentState.NEEDS_REVIEW, 1, False) is Money.CHARGED  # refund refused
+    assert money_of(IntentState.NEEDS_REVIEW, None, False) is Money.UNKNOWN
+    assert money_of(IntentState.ABANDONED, None, False) is Money.UNKNOWN  # watched
+    assert money_of(IntentState.ABANDONED, 0, False) is Money.NOT_CHARGED
+    assert money_of(IntentState.REVERSED_AFTER_ABANDON, 1, False) is Money.REFUNDED
+    assert money_of(IntentState.REFUNDED_PER_REVIEW, 1, False) is Money.CHARGED  # queued
+    for state in SOLD_STATES:
+        assert is_sold(state, 1) and not is_sold(state, 1, refunded=True)
+
+
+def test_the_sql_twin_says_what_the_function_says() -> None:
+    """Every state × `charged` × (no refund, a refused one, a landed one), in SQLite."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE charge_intent (id INTEGER PRIMARY KEY, state, charged, tx_id)")
+    conn.execute("CREATE TABLE reversal (id INTEGER PRIMARY KEY, tx_id, state)")
+    cases = list(product(IntentState, (None, 0, 1), (None, "refused", "refunded")))
+    for n, (state, charged, refund) in enumerate(cases):
+        tx = f"tx_{n}"
+        conn.execute(
+            "INSERT INTO charge_intent (id, state, charged, tx_id) VALUES (?, ?, ?, ?)",
+            (n, state.value, charged, tx),
+        )
+        if refund is not None:
+            conn.execute("INSERT INTO reversal (tx_id, state) VALUES (?, ?)", (tx, refund))
+    got = dict(conn.execute(f"SELECT id, {MONEY_SQL} FROM charge_intent").fetchall())
+    for n, (state, charged, refund) in enumerate(cases):
+        assert Money(got[n]) is money_of(state, charged, refund == "refunded"), (
+            state,
+            charged,
+            refund,
+        )
+
+
+def _states_in(node: ast.AST) -> frozenset[str]:
+    """The `IntentState.X` members a literal collection (or frozenset/set of one) lists."""
+    if isinstance(node, ast.Call):
+        named = isinstance(node.func, ast.Name) and node.func.id in ("frozenset", "set", "tuple")
+        return _states_in(node.args[0]) if named and node.args else frozenset()
+    if not isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return frozenset()
+    return frozenset(
+        e.attr
+        for e in node.elts
+        if isinstance(e, ast.Attribute)
+        and isinstance(e.value, ast.Name)
+        and e.value.id == "IntentState"
+        and e.attr in IntentState.__members__
+    )
+
+
+def own_lists(source: str, where: str) -> list[str]:
+    """Where `source` classifies by a list of states of its own, or reads a group only
+    the ledger's definition may read."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name) and node.id in GROUPS:
+            found.append(f"{where}:{node.lineno} reads {node.id}")
+        if isinstance(node, ast.Attribute) and node.attr in GROUPS:
+            found.append(f"{where}:{node.lineno} reads {node.attr}")
+        if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Call):
+            members = _states_in(node)
+            if len(members) >= 2 and (where, members) not in NOT_MONEY:
+                found.append(f"{where}:{node.lineno} lists {sorted(members)}")
+    return found
+
+
+def test_no_module_classifies_money_by_its_own_list_of_states() -> None:
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        where = path.relative_to(SRC).as_posix()
+        if where in DEFINERS or where == "ledger/__init__.py":  # (re-exports the names)
+            continue
+        found += own_lists(path.read_text(encoding="utf-8"), where)
+    assert found == [], "use qrpos.ledger.states.money_of / is_sold:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "charged = state in (IntentState.APPROVED, IntentState.CHARGED_PER_HISTORY)",
+        "_X = frozenset({IntentState.PENDING, IntentState.UNRESOLVED})",
+        "from qrpos.ledger.states import CHARGED_STATES",
+        "ok = row.state in states.SOLD_STATES",
+    ],
+)
+def test_the_check_sees_an_own_list(source: str) -> None:
+    """The check is not blind: each way the old code classified is found."""
+    assert own_lists(source.replace("from qrpos.ledger.states import ", "x = "), "m.py")
