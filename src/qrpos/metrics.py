@@ -89,7 +89,7 @@ def gather(
     """Read the outbox (today's sales, what is open) and the contact log."""
     from qrpos.ledger import prints_sql, sales_sql
     from qrpos.ledger.listing import outbox_views
-    from qrpos.ledger.states import is_sold
+    from qrpos.ledger.money import is_sold
     from qrpos.ledger.views import intent_view
 
     now = now or datetime.now(UTC)

@@ -1,11 +1,13 @@
 """Issue 47: for any order of sales, outcomes and Zs, the Zs' figures with their
-corrections are the books (the ledger's own money of every sale, `states.money_of`):
+corrections are the books (the ledger's own money of every sale, `money.money_of`):
 kept charges as `sales`, charges refunded since as `reversed`. Real SQLite file; the
 sales move through the store's legal moves (`sales_sql.update_intent`)."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import pytest
@@ -13,9 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qrpos.ledger import Ledger, refunds_sql, sales_sql, shifts_sql
+from qrpos.ledger.money import Money, money_of
 from qrpos.ledger.shifts import add_cashier, current_shift, open_shift, take_z, z_reports
 from qrpos.ledger.states import IntentState as S
-from qrpos.ledger.states import Money, ReversalState, money_of
+from qrpos.ledger.states import ReversalState
 from qrpos.manager_pin import pin_record
 
 AT = datetime(2026, 11, 24, 1, 0, tzinfo=UTC)
@@ -87,6 +90,13 @@ def refunds_sql_rows(conn: Any) -> list[tuple[Any, ...]]:
     return [tuple(r) for r in conn.execute("SELECT id, tx_id FROM reversal").fetchall()]
 
 
+def _insert(c: sqlite3.Connection, *, n: int, amount: int) -> int:
+    """Sale number `n` of the story, stored as the till would store it."""
+    return sales_sql.insert_intent(
+        c, idem_key=f"k{n}", token=f"tok{n:04d}", amount_mnt=amount, now=AT.timestamp()
+    )
+
+
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -103,11 +113,7 @@ def test_the_zs_with_their_corrections_are_the_books(
         for kind, a, b in steps:
             if kind == "sale":
                 n = len(sales)
-                intent = ledger.write(
-                    lambda c, n=n, b=b: sales_sql.insert_intent(
-                        c, idem_key=f"k{n}", token=f"tok{n:04d}", amount_mnt=b, now=AT.timestamp()
-                    )
-                )
+                intent = ledger.write(partial(_insert, n=n, amount=b))
                 sales.append((intent, f"tx_{n}", b, a))
                 progress[intent] = 0
                 _step(ledger, intent, f"tx_{n}", b, PATHS[a][0])

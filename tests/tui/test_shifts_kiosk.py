@@ -210,13 +210,13 @@ async def test_two_cashiers_take_turns_through_the_kiosk(
     # the shifts made are the day's reversed charges (Bat's Z was taken before the refund)
     # (with the corrections: a sale in review at its Z, settled later, and a sale
     # refunded after its Z); the Zs with their corrections are the books
-    fixes = [c for r in reports for c in r["corrections"]]
-    kept = sum(f.sales_mnt for f in shown) + sum(c["sales_mnt"] for c in fixes)
-    gone = sum(f.reversed_mnt for f in shown) + sum(c["reversed_mnt"] for c in fixes)
+    lines: list[dict[str, Any]] = [c for r in reports for c in r["corrections"]]
+    kept = sum(f.sales_mnt for f in shown) + sum(c["sales_mnt"] for c in lines)
+    gone = sum(f.reversed_mnt for f in shown) + sum(c["reversed_mnt"] for c in lines)
     assert (kept, gone) == (eod.gross_mnt, eod.reversed_mnt) == (16_500, 12_000)
     assert sum(f.refunds_made_mnt for f in shown) == eod.reversed_mnt == 12_000
     counted = sum(f.sales + f.reversed for f in shown)
-    settled = sum(1 for c in fixes if c["was"] == "unknown")
+    settled = sum(1 for c in lines if c["was"] == "unknown")
     assert counted + settled == eod.charges_count + eod.reversed_count == 5
 
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from qrpos.ledger.desk import ChargeDesk
     from qrpos.ledger.failures import LedgerError
     from qrpos.ledger.listing import outbox_audit, outbox_views
+    from qrpos.ledger.money import Money, is_sold, money_of
     from qrpos.ledger.policy import RetryPolicy
     from qrpos.ledger.reviews import (
         ForeignActivity,
@@ -25,14 +26,7 @@ if TYPE_CHECKING:
         recorded_foreign_activity,
         review_views,
     )
-    from qrpos.ledger.states import (
-        CHARGED_STATES,
-        IntentState,
-        Money,
-        ReversalState,
-        is_sold,
-        money_of,
-    )
+    from qrpos.ledger.states import CHARGED_STATES, IntentState, ReversalState
     from qrpos.ledger.store import Ledger
     from qrpos.ledger.views import (
         AmountOutOfRange,
@@ -106,9 +100,9 @@ _WHERE = {
     "LedgerUnhealthy": ".views",
     "MarkCharged": ".reviews",
     "MarkNotCharged": ".reviews",
-    "Money": ".states",
-    "is_sold": ".states",
-    "money_of": ".states",
+    "Money": ".money",
+    "is_sold": ".money",
+    "money_of": ".money",
     "OutboxBusy": ".views",
     "RefundRow": ".reviews",
     "RetryPolicy": ".policy",

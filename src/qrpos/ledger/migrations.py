@@ -300,7 +300,7 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """
     ALTER TABLE charge_intent ADD COLUMN confirms_undelivered INTEGER NOT NULL DEFAULT 0;
     """,
-    # 16: issue 47: what each Z said of each sale's money (`states.Money`), one line per
+    # 16: issue 47: what each Z said of each sale's money (`money.Money`), one line per
     # sale of its shift and one per correction: a sale's last line is what the Zs have
     # said of it so far, and a later Z corrects any whose money has moved since (a charged
     # abandon's refund landed or refused and kept, a review decided). Frozen like the Z.

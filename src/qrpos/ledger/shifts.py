@@ -27,7 +27,8 @@ from typing import Any
 
 from qrpos.errors import QrposError
 from qrpos.ledger import shifts_sql
-from qrpos.ledger.states import IntentRow, IntentState, Money, is_held, money_of
+from qrpos.ledger.money import Money, is_held, money_of
+from qrpos.ledger.states import IntentRow, IntentState
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.typed_rows import Connection, stored_json
 from qrpos.said import say
@@ -94,7 +95,7 @@ class ShiftFigures:
     in_review: tuple[OpenSale, ...] = ()
     unsettled: tuple[OpenSale, ...] = ()
     #: counted in `sales`: charged, the money with the merchant while its fate is open
-    #: (a refund queued, stalled or refused, or a review of it: `states.is_held`)
+    #: (a refund queued, stalled or refused, or a review of it: `money.is_held`)
     held: tuple[OpenSale, ...] = ()
 
     def __add__(self, other: ShiftFigures) -> ShiftFigures:
@@ -263,7 +264,7 @@ def _open_sale(row: IntentRow) -> OpenSale:
 
 
 def _money(conn: Connection, rows: Sequence[IntentRow]) -> list[tuple[IntentRow, Money]]:
-    """Each sale with where its money stands (`states.money_of`, the one definition)."""
+    """Each sale with where its money stands (`money.money_of`, the one definition)."""
     refunded = shifts_sql.refunded_tx_ids(conn, [r.tx_id for r in rows if r.tx_id])
     return [(r, money_of(r.state, r.charged, r.tx_id in refunded)) for r in rows]
 

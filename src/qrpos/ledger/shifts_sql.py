@@ -9,11 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from sqlite3 import Connection
-from typing import Any
+from typing import Any, Final
 
 from qrpos.ledger.failures import IllegalTransition
-from qrpos.ledger.states import MONEY_SQL, IntentRow, Money, ReversalRow
+from qrpos.ledger.money import Money, money_sql
+from qrpos.ledger.states import IntentRow, ReversalRow
 from qrpos.ledger.typed_rows import intent_row, reversal_row
+
+#: `money.money_of` as a SQL expression on `charge_intent` (unaliased, in a query whose
+#: `reversal` table is reachable): charged until a confirmed refund of its row
+MONEY_SQL: Final = money_sql(
+    "EXISTS (SELECT 1 FROM reversal WHERE reversal.state = 'refunded'"
+    " AND reversal.tx_id = charge_intent.tx_id)"
+)
 
 _CASHIER_COLUMNS = "id, name, pin, active, created_at"
 _SHIFT_COLUMNS = "id, cashier_id, opened_at, closed_at, closed_by, z_number, z_report"
@@ -170,7 +178,7 @@ def lined_intents(conn: Connection, intent_ids: Sequence[int]) -> set[int]:
 #: the sales whose money has moved since the last Z line said it: (intent, the Z of its
 #: shift, the money last said, the money now (`MONEY_SQL`), amount, state). Only a line
 #: that may still move is looked at: an unknown one, or a charged one whose row has a
-#: confirmed refund (a charge stays charged until its refund lands: `states.money_of`)
+#: confirmed refund (a charge stays charged until its refund lands: `money.money_of`)
 _MOVED_SQL = f"""
 WITH candidate (intent_id) AS (
     SELECT intent_id FROM z_line WHERE money = '{Money.UNKNOWN.value}'

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from qrpos import spec
-from qrpos.ledger.states import IntentState, is_sold
+from qrpos.ledger.money import is_sold
+from qrpos.ledger.states import IntentState
 from qrpos.present.format import local_datetime, shown_text
 from qrpos.present.i18n import t
 from qrpos.present.words import words

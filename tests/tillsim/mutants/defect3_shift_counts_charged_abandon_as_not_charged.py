@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from qrpos.ledger import shifts
-from qrpos.ledger.states import CHARGED_STATES, IntentState, Money
+from qrpos.ledger.money import Money
+from qrpos.ledger.states import CHARGED_STATES, IntentState
 
 _OLD_UNSETTLED = frozenset({IntentState.PENDING, IntentState.UNRESOLVED})
 
