@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 
 import pytest
 from tillsim_engine import draw_story, printed, run_story
@@ -16,8 +17,14 @@ STEPS = 30
 
 
 @pytest.fixture(autouse=True)
-def _quiet() -> None:
-    logging.getLogger("qrpos").setLevel(logging.CRITICAL)
+def _quiet() -> Iterator[None]:
+    """The simulated kiosk's logs off for the test, and the level given back after it: a
+    level left at CRITICAL silenced every later test's kiosk.log on the same worker."""
+    qrpos = logging.getLogger("qrpos")
+    before = qrpos.level
+    qrpos.setLevel(logging.CRITICAL)
+    yield
+    qrpos.setLevel(before)
 
 
 def test_the_same_seed_replays_the_same_story_byte_for_byte() -> None:
