@@ -74,6 +74,8 @@ STALLING = ("refused", "drop_before", "5xx_before", "429_seconds", "429_date")
 CLIENT_TIMEOUT_S = spec.CLIENT_TIMEOUT_S
 #: how long the cashier waits for a definite answer before abandoning (the target is 45 s)
 PATIENCE_S = 60.0
+#: how often the till drives an open sale again (the kiosk's `resolve_every_s`)
+RESOLVE_EVERY_S = 3.0
 #: the kiosk's wall-clock steps (NTP), both ways by hours
 KIOSK_STEPS_S = (-3 * 3600.0, -45 * 60.0, 2 * 3600.0, 5 * 3600.0)
 SERVICE_OFFSETS_S = (0.0, 150.0, -150.0, 600.0, -600.0)
@@ -457,6 +459,10 @@ class World:
             result = await self.in_process(self.desk.resolve(row.id, deadline_s=5.0))
             if result is None:  # killed: the restarted kiosk recovers first
                 await self.in_process(self.desk.recover(deadline_s=5.0))
+            # the till drives an open sale again every `resolve_every_s` (qrpos.tui.sale):
+            # a drive that returns at once (a sale held on a 401 until re-pairing sends
+            # nothing) must not spin at one virtual instant, where patience never runs out
+            await asyncio.sleep(RESOLVE_EVERY_S)
         row = await self._intent_of(record)
         assert row is not None
         self.log(f"sale {row.id} ends {row.state} charged={row.charged} tx={_short(row.tx_id)}")
