@@ -33,9 +33,15 @@ def cli_environment(tmp_path: Path, url: str, terminal: TerminalCredentials) -> 
 
 def qrpos(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """Run `qrpos ARGS...` and wait for it."""
+    return fed(env, "", *args)
+
+
+def fed(env: dict[str, str], stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`qrpos ARGS` with `stdin` (a PIN)."""
     return subprocess.run(
         [sys.executable, "-m", "qrpos.cli", *args],
         env=env,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=60,

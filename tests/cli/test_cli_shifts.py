@@ -6,26 +6,11 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from headless import cli_environment, qrpos
+from headless import cli_environment, fed, qrpos
 from qrpos import manager_pin
 from qrpos.simulator import Sandbox, TerminalCredentials
-
-
-def fed(env: dict[str, str], stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """`qrpos ARGS` with `stdin` (a PIN)."""
-    return subprocess.run(
-        [sys.executable, "-m", "qrpos.cli", *args],
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
 
 #: the cashiers' PINs: twelve digits, so the check that no state file holds one in clear
 #: cannot be tripped by a random id or hash (four digits turned up in a hex one by chance)

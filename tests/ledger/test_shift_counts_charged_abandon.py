@@ -17,31 +17,17 @@ the code before the fix the X counts the sale "not charged" and no Z ever correc
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
-from headless import qrpos
+from headless import fed, qrpos
 from qrpos import spec
 from qrpos.simulator import Sandbox
 
 AMOUNT = 4500
 WARM = 100
 PIN = "135792468013"
-
-
-def fed(env: dict[str, str], stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """`qrpos ARGS` with `stdin` (a PIN)."""
-    return subprocess.run(
-        [sys.executable, "-m", "qrpos.cli", *args],
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def outbox(env: dict[str, str]) -> list[dict[str, Any]]:
