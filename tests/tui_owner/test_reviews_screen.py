@@ -253,6 +253,7 @@ async def test_after_re_pairing_the_owner_types_the_charge_and_refunds_it(
     assert (mine.state, mine.transaction_id) == ("refunded_per_review", ours)
 
 
+@ISSUE47_OLD_RULE
 async def test_a_typed_id_is_forgotten_with_escape_and_a_refused_one_changes_nothing(
     host: Callable[..., OwnerHost],
     services: KioskServices,
