@@ -233,6 +233,7 @@ class FaultyTransport(httpx.AsyncBaseTransport):
         if world.rotate_pending:
             world.rotate_pending = False
             world.sandbox.rotate_password(world.username)
+            world.rotated = True
             world.log("the terminal's password is rotated")
         if fault == "refused":
             raise httpx.ConnectError("connection refused", request=request)
