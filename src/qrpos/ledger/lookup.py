@@ -16,6 +16,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from qrpos.ledger import reviews_sql, sales_sql, service_sql
 from qrpos.ledger.claims import (
@@ -31,7 +32,12 @@ from qrpos.ledger.claims import (
     judge,
     owns_for_good,
 )
-from qrpos.ledger.clockreading import ClockReading, offset_from
+from qrpos.ledger.clockreading import (
+    DATE_RESOLUTION_S,
+    STAMPS_AHEAD_S,
+    ClockReading,
+    offset_from,
+)
 from qrpos.ledger.context import Context
 from qrpos.ledger.events import Charged, Effect, ReviewReason, SaleEvent
 from qrpos.ledger.moves import absence_event, charged_value, dispute_event, sale_move
@@ -58,6 +64,9 @@ PAGE_LIMIT = 1000
 #: pages one look-up reads at most: a sale's window holds a page or two of this terminal's
 #: charges; a service whose cursors never end must not hold the outbox (and the event loop)
 MAX_PAGES = 100
+#: a row stamped this far past the `Date` is ahead of the service's clock: the `Date`'s
+#: second, and the round trip a look-up may take
+AHEAD_SLACK_S = DATE_RESOLUTION_S + 2.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,9 @@ class Sighting:
     #: the boot and boot clock of `measured_at` (its wall-clock frame), when known
     boot: str | None = None
     up: float | None = None
+    #: the newest commit stamp the history showed ahead of the service's own `Date`
+    #: (epoch seconds on its clock), None when none was: `look_up`'s second page
+    ahead: float | None = None
 
     @property
     def moment(self) -> Moment:
@@ -116,9 +128,28 @@ async def look_up(client: TerminalClient, span: Window, now: Callable[[], Moment
                 return seen((), Unresolved(reason=twice, exchange=outcome.exchange))
         cursor = outcome.page.next_cursor
         if not cursor:
-            return seen(tuple(rows.values()))
+            break
         if (endless := trail.follow(cursor)) is not None:
             return seen((), Unresolved(reason=endless, exchange=outcome.exchange))
+    if offset is None:
+        return seen(tuple(rows.values()))
+    # A service whose clock stepped back stamps commits at its old high-water mark until
+    # its clock catches up (its commit times never go back), and a kiosk that first met it
+    # after the step never saw the mark: a charge of the sale may then lie far past the
+    # window its `Date` placed. The newest row stamped ahead of the `Date` (newest first,
+    # one row) is that mark, or a bound on it: `windows.window_for` reaches it (issue 47's
+    # simulator, seed 74: an abandoned sale proven absent while its charge was stamped 600 s
+    # past the window). A look that cannot ask is a failed look, never absence.
+    server_now = now().wall + offset
+    probe = await client.list_page(
+        from_=datetime.fromtimestamp(server_now + AHEAD_SLACK_S, UTC),
+        to=datetime.fromtimestamp(server_now + STAMPS_AHEAD_S, UTC),
+        limit=1,
+    )
+    if not isinstance(probe, Page):
+        return seen((), probe)
+    stamps = [tx.created_at.timestamp() for tx in probe.page.transactions]
+    return dataclasses.replace(seen(tuple(rows.values())), ahead=max(stamps, default=None))
 
 
 def _neighbours(
@@ -157,6 +188,8 @@ def _conclude(
         service_sql.observe(
             conn, seen.offset_s, seen.measured_at, policy.window_margin_s, seen.boot, seen.up
         )
+    if seen.ahead is not None:
+        service_sql.mark_stamps_ahead(conn, seen.ahead)
     reading = service_sql.read_clock(conn)
     window = window_for(row, policy, reading)
     if not seen.span.covers(window):

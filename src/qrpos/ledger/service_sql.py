@@ -181,6 +181,17 @@ def observe(
     )
 
 
+def mark_stamps_ahead(conn: Connection, stamp: float) -> None:
+    """The history showed a commit stamped at `stamp` (epoch seconds on the service's
+    clock), ahead of the service's own `Date`: its clock went back and it stamps at its old
+    high-water mark, which every window of a sale begun before it must reach
+    (`windows.window_for`), the same as a mark seen by the `Date` going back."""
+    conn.execute(
+        "UPDATE server_clock SET back_mark = MAX(COALESCE(back_mark, ?), ?) WHERE id = 1",
+        (stamp, stamp),
+    )
+
+
 def latest_service_time(
     conn: Connection, local: float, margin_s: float, unmeasured_s: float
 ) -> float:
