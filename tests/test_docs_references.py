@@ -17,6 +17,8 @@ def cited_test_files(text: str) -> set[str]:
 
 def test_every_test_file_cited_in_src_and_the_docs_exists() -> None:
     sources = [*ROOT.joinpath("src").rglob("*.py"), *ROOT.joinpath("docs").rglob("*.md")]
+    # the catalogues' comments cite tests too (owner.toml named a test that never existed)
+    sources += [*ROOT.joinpath("src").rglob("*.toml")]
     sources += [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
     cited = {
         (str(path.relative_to(ROOT)), name)
