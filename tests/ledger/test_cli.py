@@ -9,19 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from headless import qrpos
 from qrpos import spec
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
-
-#: the old rule these stories stand on (issue 47 moved it)
-ISSUE47_OLD_RULE = pytest.mark.xfail(
-    strict=True,
-    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
-    "proof while the key was silent, or an automatic refund after abandon); under "
-    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
-)
 
 
 def charges(sandbox: Sandbox, wallet: WalletInfo) -> list[str]:
@@ -115,8 +105,7 @@ def test_reverse_exit_codes(cli_env: dict[str, str], sandbox: Sandbox, wallet: W
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
 
 
-@ISSUE47_OLD_RULE
-def test_unresolved_exits_3_then_abandon_and_resolve_refunds_it(
+def test_unresolved_exits_3_then_abandon_resolve_and_review_refunds_it(
     cli_env: dict[str, str], sandbox: Sandbox, wallet: WalletInfo
 ) -> None:
     sandbox.arm_fault("error_after_commit", count=1000, operation="charge")
@@ -129,10 +118,30 @@ def test_unresolved_exits_3_then_abandon_and_resolve_refunds_it(
     assert row["state"] == "unresolved" and row["charged"] is None
     assert qrpos(cli_env, "outbox", "abandon", row["id"]).returncode == 0
     sandbox.clear_faults()
+    # the history pairs the charge with the abandoned sale by amount and time alone (issue
+    # 47: another install's row would look the same): a person decides, nothing refunded
+    # (a review opens once late commits had `settle_s`, 7 s here)
     resolved = qrpos(cli_env, "outbox", "resolve", "--deadline", "20")
-    assert resolved.returncode == 0, resolved.stdout + resolved.stderr
-    [row] = json.loads(qrpos(cli_env, "outbox", "list", "--all", "--json").stdout)[:1]
-    assert row["state"] == "reversed_after_abandon"
+    assert resolved.returncode == 3, resolved.stdout + resolved.stderr  # left to a person
+    assert "a person must decide" in resolved.stdout
+    [tx] = charges(sandbox, wallet)
+    assert sandbox.transaction(tx).status is spec.TxStatus.COMPLETED
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 4000
+    [row] = json.loads(qrpos(cli_env, "outbox", "list", "--all", "--json").stdout)
+    assert row["state"] == "needs_review" and row["charged"] is None, row
+    [review] = json.loads(qrpos(cli_env, "outbox", "review", "--json").stdout)
+    assert review["id"] == int(row["id"]) and review["reason"] == "unconfirmed_row"
+    assert [c["transactionID"] for c in review["candidates"]] == [tx]
+    # the owner, who saw the customer pay for nothing, refunds the offered row
+    refund = qrpos(cli_env, "outbox", "review", str(row["id"]), "--refund", tx)
+    assert refund.returncode == 0, refund.stdout + refund.stderr
+    listed = json.loads(qrpos(cli_env, "outbox", "list", "--all", "--json").stdout)
+    [row] = [r for r in listed if r["kind"] == "charge"]
+    assert row["state"] == "refunded_per_review" and row["charged"] is True, row
+    assert [(r["transactionID"], r["state"]) for r in listed if r["kind"] == "reversal"] == [
+        (tx, "refunded")
+    ]
+    assert sandbox.transaction(tx).status is spec.TxStatus.REVERSED
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
 
 

@@ -27,14 +27,6 @@ from headless import qrpos
 from qrpos import spec
 from qrpos.simulator import Sandbox
 
-#: the old rule these stories stand on (issue 47 moved it)
-ISSUE47_OLD_RULE = pytest.mark.xfail(
-    strict=True,
-    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
-    "proof while the key was silent, or an automatic refund after abandon); under "
-    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
-)
-
 LIBFAKETIME = next(
     (str(p) for p in sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))), None
 )
@@ -75,6 +67,13 @@ def resolving(env: dict[str, str], deadline_s: float) -> subprocess.Popen[str]:
 def status_of(sandbox: Sandbox, tx_id: str) -> spec.TxStatus:
     """The charge's status in the sandbox's own record (the truth)."""
     return next(tx.status for tx in sandbox.transactions() if tx.id == tx_id)
+
+
+def state_of(env: dict[str, str], intent_id: object) -> str:
+    """A sale's state as `qrpos outbox list --all --json` reads it."""
+    out = qrpos(env, "outbox", "list", "--all", "--json")
+    assert out.returncode == 0, out.stderr
+    return str(next(r["state"] for r in json.loads(out.stdout) if r["id"] == intent_id))
 
 
 def refunds(env: dict[str, str]) -> list[dict[str, Any]]:
@@ -145,7 +144,6 @@ def test_a_queued_refund_lands_within_30_s_of_the_service_recovering(
     assert done["state"] == "refunded", (done, story.stdout)
 
 
-@ISSUE47_OLD_RULE
 @pytest.mark.parametrize("ahead", ["+0", "+2h"], ids=["clock_kept", "clock_stepped_back_2h"])
 def test_a_watched_abandoned_sale_is_looked_up_again_after_the_clock_steps_back(
     tmp_path: Path, cli_env: dict[str, str], sandbox: Sandbox, ahead: str
@@ -154,9 +152,11 @@ def test_a_watched_abandoned_sale_is_looked_up_again_after_the_clock_steps_back(
     the other side of an abandon. A sale committed with its replies lost is abandoned;
     while the kiosk's clock is 2 h ahead the settler looks its history up (unreadable:
     500s), and that look-up's time is stored; NTP steps the clock back; the history
-    answers again. The sale must be looked up again, found charged and refunded within
-    30 s, not when the wall clock reaches the stored time two hours later (the "+0"
-    case is the control: the same path without the step)."""
+    answers again. The sale must be looked up again within 30 s, not when the wall clock
+    reaches the stored time two hours later (the "+0" case is the control: the same path
+    without the step). Since issue 47 that look-up hands the window-paired row to a person
+    (`unconfirmed_row`) rather than refunding it, so the prompt look-up shows as the review
+    opening; the owner then refunds the row and the customer's money comes back."""
     env, clock = stepped(cli_env, tmp_path)
     warm = sandbox.create_wallet(10_000)
     assert qrpos(env, "charge", "--amount", "100", "--token", warm.qr_token).returncode == 0
@@ -172,20 +172,33 @@ def test_a_watched_abandoned_sale_is_looked_up_again_after_the_clock_steps_back(
     clock.write_text(ahead + "\n")  # the Pi booted on a clock 2 h ahead (or right)
     looked = qrpos(env, "outbox", "resolve", "--deadline", "8")  # the history still fails
     assert looked.returncode == 3, looked.stdout + looked.stderr
+    assert state_of(env, row["id"]) == "abandoned"
     clock.write_text("+0\n")  # NTP's step back
     sandbox.clear_faults()
     recovered = time.monotonic()
     runs = 0
     while time.monotonic() - recovered < DUE_S:
-        if status_of(sandbox, tx_id) is spec.TxStatus.REVERSED:
+        if state_of(env, row["id"]) == "needs_review":
             break
         left = DUE_S - (time.monotonic() - recovered)
         qrpos(env, "outbox", "resolve", "--deadline", f"{max(1.0, min(left, 10.0)):.0f}")
         runs += 1
     story = qrpos(env, "outbox", "show", str(row["id"]))
-    assert status_of(sandbox, tx_id) is spec.TxStatus.REVERSED, (
-        f"the abandoned sale's charge was not refunded within {DUE_S:g} s of the history "
+    assert state_of(env, row["id"]) == "needs_review", (
+        f"the abandoned sale was not looked up again within {DUE_S:g} s of the history "
         f"answering after the clock stepped from {ahead} to +0 ({runs} runs of `qrpos outbox "
         f"resolve`):\n{story.stdout}"
     )
+    # the row is offered, never refunded on the window's word
+    reviews = json.loads(qrpos(env, "outbox", "review", "--json").stdout)
+    [review] = [r for r in reviews if r["id"] == int(row["id"])]
+    assert review["reason"] == "unconfirmed_row", review
+    assert [c["transactionID"] for c in review["candidates"]] == [tx_id]
+    assert status_of(sandbox, tx_id) is spec.TxStatus.COMPLETED
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - 4500
+    # the owner, who saw the customer walk away, refunds it
+    refund = qrpos(env, "outbox", "review", str(row["id"]), "--refund", tx_id)
+    assert refund.returncode == 0, refund.stdout + refund.stderr
+    assert state_of(env, row["id"]) == "refunded_per_review"
+    assert status_of(sandbox, tx_id) is spec.TxStatus.REVERSED
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000

@@ -16,18 +16,11 @@ from typing import Any
 import httpx
 import pytest
 
-from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
+from qrpos import spec
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, MarkCharged, RetryPolicy
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport
-
-#: the old rule these stories stand on (issue 47 moved it)
-ISSUE47_OLD_RULE = pytest.mark.xfail(
-    strict=True,
-    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
-    "proof while the key was silent, or an automatic refund after abandon); under "
-    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
-)
 
 
 class Renaming(httpx.AsyncBaseTransport):
@@ -44,9 +37,7 @@ class Renaming(httpx.AsyncBaseTransport):
         return httpx.Response(201, headers={"date": response.headers["date"]}, json=body)
 
 
-@pytest.mark.parametrize(
-    "known_as", ["refunded_by_us", pytest.param("another_install", marks=ISSUE47_OLD_RULE)]
-)
+@pytest.mark.parametrize("known_as", ["refunded_by_us", "another_install"])
 async def test_a_201_naming_a_row_known_as_something_else_goes_to_review(
     ledger: Ledger, sim_app: Any, sandbox: Sandbox, terminal: TerminalCredentials, known_as: str
 ) -> None:
@@ -63,21 +54,34 @@ async def test_a_201_naming_a_row_known_as_something_else_goes_to_review(
             assert (await desk.reverse(known, deadline_s=5)).state == "refunded"
         else:
             known = sandbox.seed_charge(terminal.username, 999, datetime.now(UTC))
-            # every reply of its key lost, the confirming send's too: a person decides
+            # every reply of its key lost: the key keeps its say while it may be sent (issue
+            # 47), so the cashier gives up; the look-ups see the stranger's row, a person decides
             sandbox.arm_fault("drop_after_commit", count=10**6, operation="charge")
-            noticed = await desk.charge(500, sandbox.create_wallet(1_000).qr_token, deadline_s=5)
+            held = await desk.charge(500, sandbox.create_wallet(1_000).qr_token, deadline_s=1)
+            await desk.abandon(held.intent_id)
             sandbox.clear_faults()
-            assert noticed.state is IntentState.NEEDS_REVIEW
+            [noticed] = await desk.recover(deadline_s=5)
+            assert noticed.state is IntentState.NEEDS_REVIEW and noticed.charged is None
             activity = desk.listing.foreign_activity()
             assert activity is not None and activity.tx_ids == (known,)
             desk.clear_foreign_activity()
         wallet = sandbox.create_wallet(10_000)
         transport.tx_id = known
         result = await desk.charge(500, wallet.qr_token, deadline_s=5)
+        assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
+        assert result.transaction is None
+        review = next(r for r in desk.listing.reviews() if int(r.intent.id) == result.intent_id)
+        assert review.reason == "reply_mismatch"
+        assert [c.transaction.id for c in review.candidates] == [known]
+        # the customer was charged once, on a row of its own; the owner, reading the
+        # merchant dashboard, settles the sale on it: paid, nothing refunded
+        [own] = [t.id for t in sandbox.transactions() if t.wallet_id == wallet.wallet_id]
+        assert own != known and sandbox.wallet(wallet.wallet_id).balance_mnt == 9_500
+        transport.tx_id = ""
+        settled = await desk.settle_review(result.intent_id, MarkCharged(own), deadline_s=5)
     finally:
         await client.aclose()
-    assert result.state is IntentState.NEEDS_REVIEW and result.charged is None
-    assert result.transaction is None
-    review = next(r for r in desk.listing.reviews() if int(r.intent.id) == result.intent_id)
-    assert review.reason == "reply_mismatch"
-    assert [c.transaction.id for c in review.candidates] == [known]
+    assert settled.state is IntentState.CHARGED_PER_REVIEW and settled.charged is True
+    assert settled.transaction is not None and settled.transaction.id == own
+    assert sandbox.transaction(own).status is spec.TxStatus.COMPLETED
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 9_500

@@ -15,19 +15,12 @@ import httpx
 import pytest
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, refunds_sql
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RefundRow, RetryPolicy, refunds_sql
+from qrpos.ledger.money import Money, money_of
 from qrpos.ledger.states import ReversalState
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport
-
-#: the old rule these stories stand on (issue 47 moved it)
-ISSUE47_OLD_RULE = pytest.mark.xfail(
-    strict=True,
-    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
-    "proof while the key was silent, or an automatic refund after abandon); under "
-    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
-)
 
 
 class OddReversals(httpx.AsyncBaseTransport):
@@ -73,10 +66,13 @@ async def test_a_2xx_other_than_204_is_not_a_refund_until_the_retry_proves_it(
     assert sandbox.transaction(tx).status is spec.TxStatus.REVERSED
 
 
-@ISSUE47_OLD_RULE
-async def test_an_abandoned_sale_is_not_reversed_after_abandon_on_a_202(
+async def test_an_abandoned_sale_refunded_from_its_review_is_not_refunded_on_a_202(
     odd_desk: ChargeDesk, odd: OddReversals, ledger: Ledger, sandbox: Sandbox
 ) -> None:
+    """An abandoned sale whose charge committed with every reply lost: the window pairs its
+    row, a person refunds it (issue 47: an abandoned sale is never refunded on the window's
+    word), and the gateway answers the refund 202. The sale must not read as refunded
+    until a 204 (or 409 already reversed) proves it."""
     wallet = sandbox.create_wallet(10_000)
     sandbox.arm_fault("drop_after_commit", count=6, operation="charge")
     sandbox.arm_fault("error_before_commit", count=10**6, operation="list")
@@ -86,11 +82,28 @@ async def test_an_abandoned_sale_is_not_reversed_after_abandon_on_a_202(
     odd.count = 10**6
     [watched] = await odd_desk.recover(deadline_s=0.5)
     [tx] = [t.id for t in sandbox.transactions() if t.wallet_id == wallet.wallet_id]
+    # the history pairs the row by amount and time alone: a person decides, nothing refunded
+    assert watched.state is IntentState.NEEDS_REVIEW and watched.charged is None
+    [review] = odd_desk.listing.reviews()
+    assert review.reason == "unconfirmed_row"
+    assert [c.transaction.id for c in review.candidates] == [tx]
+    assert ledger.read(refunds_sql.open_reversals) == []
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 9_500
+    # the owner, who saw the customer pay, refunds the row; the gateway answers 202
+    decided = await odd_desk.settle_review(sale.intent_id, RefundRow(tx), deadline_s=0.5)
+    assert decided.state is IntentState.REFUNDED_PER_REVIEW and decided.charged is True
     assert sandbox.transaction(tx).status is spec.TxStatus.COMPLETED
-    assert watched.state is IntentState.ABANDONED
     [rev] = ledger.read(refunds_sql.open_reversals)
     assert rev.tx_id == tx and rev.state is ReversalState.PENDING
+    # the kiosk's books: still the merchant's money, not "refunded"
+    assert money_of(decided.state, decided.charged, refunded=False) is Money.CHARGED
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 9_500
     odd.count = 0
     [settled] = await odd_desk.recover(deadline_s=5)
-    assert settled.state is IntentState.REVERSED_AFTER_ABANDON
+    assert settled.state is IntentState.REFUNDED_PER_REVIEW
+    assert ledger.read(refunds_sql.open_reversals) == []
+    done = ledger.read(lambda c: refunds_sql.reversal_for_tx(c, tx))
+    assert done is not None and done.intent_id == sale.intent_id
+    assert done.state is ReversalState.REFUNDED
     assert sandbox.transaction(tx).status is spec.TxStatus.REVERSED
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000
