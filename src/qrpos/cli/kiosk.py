@@ -151,4 +151,8 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:
         log.exception("kiosk stopped")
         return fail(t("cli.kiosk.stopped", why=error_words(exc)), EXIT_LOCAL_ERROR)
-    return _startup_failed(error) or EXIT_OK
+    code = _startup_failed(error) or EXIT_OK
+    from qrpos.kiosk.refusal import hold_refusal
+
+    hold_refusal(error, error_words(error) if error is not None else "")
+    return code
