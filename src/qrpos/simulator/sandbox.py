@@ -3,6 +3,7 @@ would do) on top of the service operations."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from datetime import datetime
 from typing import Any
@@ -212,7 +213,9 @@ class Sandbox(ServiceOperations):
         with self.lock:
             self.advance_vat()
             ordered = sorted(self._txs.values(), key=lambda t: (t.created_us, t.id))
-            return [dataclasses.replace(tx) for tx in ordered]
+            # copies (a test's assertions never touch the books); `copy.copy`, not
+            # `dataclasses.replace`: the till simulator reads them after every step
+            return [copy.copy(tx) for tx in ordered]
 
     def transaction(self, tx_id: str) -> SimTransaction:
         """One transaction (a copy); raises UnknownRecord."""
