@@ -280,7 +280,7 @@ def _judged(
             changes["token"] = None
     if Effect.STOP_WATCHING in move.effects:
         changes["watching"] = 0
-    if move.review is not None:
+    if Effect.OPEN_REVIEW in move.effects and move.review is not None:
         changes["may_resend"] = 0
         shown = verdict.candidates if isinstance(verdict, Disputed) else ()
         reviews_sql.upsert_review(conn, row.id, move.review, candidates_json(shown), now)

@@ -159,7 +159,7 @@ def _answer_changes(
         changes["watching"] = 0
     if cell.charged is not Charged.KEEP:
         changes["charged"] = charged_value(cell, sale.charged)
-    if cell.review is not None:
+    if Effect.OPEN_REVIEW in cell.effects and cell.review is not None:
         rows = []
         if sale.tx_json:
             rows = [Candidate(transaction_from_json_text(sale.tx_json), ())]
