@@ -14,17 +14,19 @@ if TYPE_CHECKING:
     from qrpos.ledger.listing import outbox_audit, outbox_views
     from qrpos.ledger.money import Money, is_sold, money_of
     from qrpos.ledger.policy import RetryPolicy
-    from qrpos.ledger.reviews import (
+    from qrpos.ledger.review_reads import (
         ForeignActivity,
-        MarkCharged,
-        MarkNotCharged,
-        RefundRow,
         ReviewCandidate,
-        ReviewDecision,
-        ReviewRefused,
         ReviewView,
         recorded_foreign_activity,
         review_views,
+    )
+    from qrpos.ledger.reviews import (
+        MarkCharged,
+        MarkNotCharged,
+        RefundRow,
+        ReviewDecision,
+        ReviewRefused,
     )
     from qrpos.ledger.states import CHARGED_STATES, IntentState, ReversalState
     from qrpos.ledger.store import Ledger
@@ -91,7 +93,7 @@ _WHERE = {
     "CHARGED_STATES": ".states",
     "ChargeDesk": ".desk",
     "ChargeRefusedLocally": ".views",
-    "ForeignActivity": ".reviews",
+    "ForeignActivity": ".review_reads",
     "IntentState": ".states",
     "IntentView": ".views",
     "InvalidToken": ".views",
@@ -108,10 +110,10 @@ _WHERE = {
     "RetryPolicy": ".policy",
     "ReversalResult": ".views",
     "ReversalState": ".states",
-    "ReviewCandidate": ".reviews",
+    "ReviewCandidate": ".review_reads",
     "ReviewDecision": ".reviews",
     "ReviewRefused": ".reviews",
-    "ReviewView": ".reviews",
+    "ReviewView": ".review_reads",
     "SaleProgress": ".views",
     "SaleResult": ".views",
     "TokenAlreadyPaid": ".views",
@@ -120,8 +122,8 @@ _WHERE = {
     "UnresolvedChargeExists": ".views",
     "outbox_audit": ".listing",
     "outbox_views": ".listing",
-    "recorded_foreign_activity": ".reviews",
-    "review_views": ".reviews",
+    "recorded_foreign_activity": ".review_reads",
+    "review_views": ".review_reads",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _WHERE)

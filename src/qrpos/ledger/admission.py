@@ -1,8 +1,8 @@
 """Refund admission: may a refund of a row be queued now, and which refund answers it.
 
-One refund per row, of the whole row: asked by `reversals.refund_for_sale` (a sale's
+One refund per row, of the whole row: asked by `refund_queue.refund_for_sale` (a sale's
 refund: an abandoned sale proven charged, a person's "refund this row") and by
-`reversals.refund_by_hand` (`qrpos reverse`) alike. Pure: no sqlite3, httpx or clock.
+`refund_queue.refund_by_hand` (`qrpos reverse`) alike. Pure: no sqlite3, httpx or clock.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def refund_admission(
     latest refund (None: none), `existing_sale` the sale it answers. A refused refund moved
     no money and holds nothing; any other (pending, kept for re-pairing, refunded) is the
     row's one. A refund by hand asks for the row's live refund, whoever's it is. Pure: the
-    desk's reverse queue and `reversals.refund_for_sale` both ask here."""
+    desk's reverse queue and `refund_queue.refund_for_sale` both ask here."""
     if existing is None or existing is ReversalState.REFUSED:
         return Admission.QUEUE
     if sale is None or existing_sale == sale:

@@ -24,10 +24,12 @@ from qrpos.ledger.clockreading import DATE_RESOLUTION_S
 from qrpos.ledger.context import Context
 from qrpos.ledger.events import Effect, RefundEvent, SaleEvent
 from qrpos.ledger.listing import OutboxListing
+from qrpos.ledger.lookup import check_history
 from qrpos.ledger.moves import charged_value, refund_move, sale_move
 from qrpos.ledger.policy import RetryPolicy
+from qrpos.ledger.refund_queue import refund_by_hand, refund_for_sale
 from qrpos.ledger.resolver import ProgressCallback, drive
-from qrpos.ledger.reversals import drive_reversal, refund_by_hand, refund_for_sale
+from qrpos.ledger.reversals import drive_reversal
 from qrpos.ledger.reviews import ReviewDecision
 from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalRow, ReversalState
 from qrpos.ledger.store import Ledger
@@ -213,7 +215,14 @@ class ChargeDesk:
                 return created, True
 
             row, fresh = await self.ledger.awrite(store)
-            row = await drive(self._ctx, row, deadline=deadline, fresh=fresh, progress=on_progress)
+            row = await drive(
+                self._ctx,
+                row,
+                look=check_history,
+                deadline=deadline,
+                fresh=fresh,
+                progress=on_progress,
+            )
             self._rejected(row.state)
             return sale_result(row)
 
@@ -277,7 +286,9 @@ class ChargeDesk:
                     c, row.id, state=repaired, may_resend=0, token=None
                 )
             )
-        row = await drive(self._ctx, row, deadline=deadline, progress=on_progress)
+        row = await drive(
+            self._ctx, row, look=check_history, deadline=deadline, progress=on_progress
+        )
         self._rejected(row.state)
         if row.state is IntentState.ABANDONED and row.tx_id is not None:
             # the table's `Effect.REFUND` of an abandoned sale proven charged

@@ -10,9 +10,14 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from qrpos.ledger import refunds_sql, reviews, sales_sql, service_sql
+from qrpos.ledger import refunds_sql, sales_sql, service_sql
 from qrpos.ledger.failures import LedgerError
-from qrpos.ledger.reviews import ForeignActivity, ReviewView
+from qrpos.ledger.review_reads import (
+    ForeignActivity,
+    ReviewView,
+    foreign_activity,
+    open_reviews,
+)
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
     AttemptView,
@@ -141,11 +146,11 @@ class OutboxListing:
 
     def reviews(self) -> list[ReviewView]:
         """Sales waiting for a person, with the history rows that could be their charge."""
-        return self.ledger.read(reviews.open_reviews)
+        return self.ledger.read(open_reviews)
 
     def foreign_activity(self) -> ForeignActivity | None:
         """Another install charging with these credentials (until an owner clears it)."""
-        return self.ledger.read(reviews.foreign_activity)
+        return self.ledger.read(foreign_activity)
 
     def refund_of(self, tx_id: str) -> ReversalResult | None:
         """Where the latest refund of `tx_id` through the queue stands, or None."""

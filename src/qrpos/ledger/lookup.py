@@ -5,7 +5,7 @@ The window is placed on the server's clock as measured (`qrpos.ledger.clockreadi
 widened while that clock is unmeasured; every page's `Date` measures the clock again.
 `qrpos.ledger.claims` says what the rows prove; this module adds only what the rows cannot
 show (a row that another sale's refund holds is contested; one a refund made by hand holds
-is its own event, `reversals.held_by_hand`), names the event (`verdict_event`) and applies
+is its own event, `refund_queue.held_by_hand`), names the event (`verdict_event`) and applies
 the table's move (`qrpos.ledger.moves`), choosing no state itself. The conclusion, the
 clock and any foreign rows are committed in one transaction.
 """
@@ -39,10 +39,10 @@ from qrpos.ledger.clockreading import (
     offset_from,
 )
 from qrpos.ledger.context import Context
-from qrpos.ledger.events import Charged, Effect, ReviewReason, SaleEvent
+from qrpos.ledger.events import Charged, Effect, Move, ReviewReason, SaleEvent
 from qrpos.ledger.moves import absence_event, charged_value, dispute_event, sale_move
 from qrpos.ledger.policy import RetryPolicy
-from qrpos.ledger.reversals import held_by_hand, refund_for_sale, refund_holder
+from qrpos.ledger.refund_queue import held_by_hand, refund_for_sale, refund_holder
 from qrpos.ledger.states import (
     IntentChanges,
     IntentRow,
@@ -166,8 +166,9 @@ def _neighbours(
 
 def _conclude(
     ctx: Context, conn: Connection, row: IntentRow, seen: Sighting, looked_at: Moment
-) -> tuple[IntentChanges, str]:
-    """Judge the sighting for `row` inside the commit; returns the changes and an audit word."""
+) -> tuple[IntentChanges, str, Move | None]:
+    """Judge the sighting for `row` inside the commit; returns the changes, an audit word
+    and the table's move it applied (None: the look proved nothing, no move)."""
     policy = ctx.policy
     before = service_sql.read_clock(conn)
     agreed = True
@@ -195,9 +196,9 @@ def _conclude(
     if not seen.span.covers(window):
         # the clock moved since the span was placed: part of the window went unseen, so
         # neither proof nor absence can be had from this look; the next one uses the new clock
-        return skew, "clock_moved"
-    changes, word = _judged(ctx, conn, row, seen, looked_at, reading, window, agreed)
-    return {**skew, **changes}, word
+        return skew, "clock_moved", None
+    changes, word, move = _judged(ctx, conn, row, seen, looked_at, reading, window, agreed)
+    return {**skew, **changes}, word, move
 
 
 def _judged(
@@ -209,8 +210,8 @@ def _judged(
     reading: ClockReading | None,
     window: Window,
     agreed: bool,
-) -> tuple[IntentChanges, str]:
-    """What the rows of a look-up that saw the whole window prove for `row`."""
+) -> tuple[IntentChanges, str, Move]:
+    """What the rows of a look-up that saw the whole window prove for `row`, and the move."""
     policy, now = ctx.policy, ctx.now()
     if seen.rows:
         service_sql.learn_terminal_id(conn, seen.rows[0].terminal_id, ctx.client.username)
@@ -279,7 +280,7 @@ def _judged(
             changes["token"] = None
     if Effect.STOP_WATCHING in move.effects:
         changes["watching"] = 0
-    if move.review is not None:
+    if Effect.OPEN_REVIEW in move.effects and move.review is not None:
         changes["may_resend"] = 0
         shown = verdict.candidates if isinstance(verdict, Disputed) else ()
         reviews_sql.upsert_review(conn, row.id, move.review, candidates_json(shown), now)
@@ -317,8 +318,8 @@ def _judged(
         changes["matched_sends"] = None
     changes.update(answered)
     if event is SaleEvent.LOOKUP_NOT_YET and not window.measured:
-        return changes, "no_candidate_unmeasured_clock"
-    return changes, AUDIT_WORDS.get(event, str(move.review or event))
+        return changes, "no_candidate_unmeasured_clock", move
+    return changes, AUDIT_WORDS.get(event, str(move.review or event)), move
 
 
 def verdict_event(
@@ -342,18 +343,21 @@ def verdict_event(
     return absence_event(word, row.if_absent)
 
 
-async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
-    """One look at the history for `row`; commits what the claims model concluded."""
+async def check_history(ctx: Context, row: IntentRow) -> tuple[IntentRow, Move | None]:
+    """One look at the history for `row`; commits what the claims model concluded. Returns
+    the sale as committed and the table's move the look applied (None: none), whose effects
+    the drive carries out (`resolver.drive`: the till goes back on `answer_cashier`)."""
     reading = await ctx.ledger.aread(service_sql.read_clock)
     # a little wider than the window: a fresh measurement's jitter must not uncover it
     span = window_for(row, ctx.policy, reading).widened(ctx.policy.window_margin_s)
     looked_at = ctx.moment()
     seen = await look_up(ctx.client, span, ctx.moment)
 
-    def commit(conn: Connection) -> IntentRow:
+    def commit(conn: Connection) -> tuple[IntentRow, Move | None]:
         current = sales_sql.get_intent(conn, row.id)
         assert current is not None
         changes: IntentChanges = {"lookups": current.lookups + 1, "last_lookup_at": ctx.now()}
+        applied: Move | None
         if seen.failure is not None:
             if seen.offset_s is not None:
                 service_sql.observe(
@@ -367,7 +371,7 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
             outcome = type(seen.failure).__name__
             rejected = isinstance(seen.failure, CredentialsRejected)
             event = SaleEvent.LOOKUP_CREDENTIALS_REJECTED if rejected else SaleEvent.LOOKUP_FAILED
-            move = sale_move(current.state, event)
+            move = applied = sale_move(current.state, event)
             if move.next is not current.state:
                 changes.update(
                     {
@@ -381,7 +385,7 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
         else:
             if burst_spent(current, ctx.policy):  # an answered look-up earns one more send
                 changes["answered_lookups"] = current.answered_lookups + 1
-            concluded, outcome = _conclude(ctx, conn, current, seen, looked_at)
+            concluded, outcome, applied = _conclude(ctx, conn, current, seen, looked_at)
             changes.update(concluded)
         service_sql.log_attempt(
             conn,
@@ -394,7 +398,7 @@ async def check_history(ctx: Context, row: IntentRow) -> IntentRow:
             detail=_audit_detail(changes.get("last_detail"), seen, current.amount_mnt),
             server_date=None if seen.offset_s is None else seen.measured_at + seen.offset_s,
         )
-        return sales_sql.update_intent(conn, row.id, **changes)
+        return sales_sql.update_intent(conn, row.id, **changes), applied
 
     return await ctx.ledger.awrite(commit)
 

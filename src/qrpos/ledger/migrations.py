@@ -271,7 +271,7 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     # charged, seen by nobody (no review, no screen): the customer's money held by a sale
     # the till had given up on; and a person's refund ("refund this row") refused left the
     # sale `refunded_per_review`, charged, its review closed. The table now moves both to
-    # a person's review (`refund_refused`, as `reversals.answer_sale` writes it, a
+    # a person's review (`refund_refused`, as `refund_queue.answer_sale` writes it, a
     # decided review reopened); a file from then gets the review it should have had. Not
     # while another refund of the sale may still land, or has landed.
     """

@@ -150,7 +150,7 @@ def _abandoned_row() -> dict[SaleEvent, Cell]:
         # every pairing (`claims.judge` with `abandoned`)
         E.LOOKUP_PROVEN: Move(state, refund, Charged.YES),
         E.LOOKUP_MATCH_TO_CONFIRM: Refusal(watched + ": no send confirms a match"),
-        # the refund made by hand becomes this sale's (`reversals.refund_for_sale`)
+        # the refund made by hand becomes this sale's (`refund_queue.refund_for_sale`)
         E.LOOKUP_PROVEN_REFUNDED_ROW: Move(state, refund, Charged.YES),
         E.LOOKUP_AMBIGUOUS: _review(ReviewReason.AMBIGUOUS_HISTORY),
         E.LOOKUP_CONTESTED: _review(ReviewReason.CONTESTED_ROW),

@@ -2,9 +2,10 @@
 
 Follows the spec's caller-handling table. The drive names what happened (a reply's event,
 `timing.next_step` for time passing) and carries out the move the table of moves gives
-(`qrpos.ledger.moves`); it chooses no state itself. Every request is preceded by a commit
-that marks it in flight and followed by a commit of what came back, so a crash at any
-point leaves a row the next process can continue from (same Idempotency-Key).
+(`qrpos.ledger.moves`); it chooses no state itself. Its look at the history is the desk's
+to hand in (`lookup.check_history`): no driver imports another. Every request is preceded
+by a commit that marks it in flight and followed by a commit of what came back, so a crash
+at any point leaves a row the next process can continue from (same Idempotency-Key).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
 from qrpos.ledger.claims import (
@@ -23,8 +24,7 @@ from qrpos.ledger.claims import (
 )
 from qrpos.ledger.clockreading import offset_from, plausible
 from qrpos.ledger.context import Context
-from qrpos.ledger.events import Charged, Effect, Refusal, SaleEvent
-from qrpos.ledger.lookup import check_history
+from qrpos.ledger.events import Charged, Effect, Move, Refusal, SaleEvent
 from qrpos.ledger.moves import IF_ABSENT, charged_value, reply_event, sale_cell, sale_move
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.reply_checks import check_reply, check_reply_time
@@ -60,11 +60,14 @@ from qrpos.service import (
     Unresolved,
 )
 
-__all__ = ["Context", "ProgressCallback", "drive", "may_send", "send_once"]
+__all__ = ["Context", "LookUp", "ProgressCallback", "drive", "may_send", "send_once"]
 
 log = logging.getLogger("qrpos.ledger")
 
 ProgressCallback = Callable[[SaleProgress], None]
+#: one look at a sale's history, committed: the sale and the table's move it applied (None:
+#: none); the desk hands in `lookup.check_history`
+LookUp = Callable[[Context, IntentRow], Awaitable[tuple[IntentRow, Move | None]]]
 
 
 def _clean_event(outcome: ChargeOutcome) -> SaleEvent:
@@ -100,9 +103,9 @@ def _reply_words(outcome: ChargeOutcome) -> Said:
 
 def _outcome_changes(
     row: IntentRow, outcome: ChargeOutcome, policy: RetryPolicy, moment: Moment, jitter: float
-) -> IntentChanges:
-    """The columns to write after a charge request came back with `outcome`: the table
-    of moves (`qrpos.ledger.moves`) chooses the state; this gathers the facts for it."""
+) -> tuple[IntentChanges, Move]:
+    """The columns to write after a charge request came back with `outcome`, and the move:
+    the table of moves (`qrpos.ledger.moves`) chooses the state; this gathers the facts."""
     ex = outcome.exchange
     now = moment.wall
     unclear_before = bool(row.maybe_sent)
@@ -163,7 +166,7 @@ def _outcome_changes(
         )
     else:
         changes["last_detail"] = _reply_words(outcome)
-    return changes
+    return changes, move
 
 
 def _checked_approval(
@@ -173,10 +176,10 @@ def _checked_approval(
     changes: IntentChanges,
     policy: RetryPolicy,
     moment: Moment,
-) -> None:
+) -> Move | None:
     """A 201 is proof only when it matches the request and no other sale owns it, nor is it
     a row the outbox knows as something else: refunded through its queue, or another
-    install's charge."""
+    install's charge. Returns the mismatch's move when it is not (None: it is)."""
     tx = outcome.transaction
     now = moment.wall
     # real seconds since the first send (None after a reboot: not known, no lower limit)
@@ -207,7 +210,7 @@ def _checked_approval(
         )
     if why is None:
         service_sql.learn_terminal_id(conn, tx.terminal_id, row.username)
-        return
+        return None
     move = sale_move(row.state, SaleEvent.REPLY_MISMATCH)
     assert move.review is not None
     reviews_sql.upsert_review(
@@ -226,6 +229,7 @@ def _checked_approval(
             ),
         }
     )
+    return move
 
 
 def _keep_due(ctx: Context, key: tuple[str, int], due: float | None, at: Moment) -> None:
@@ -237,8 +241,9 @@ def _keep_due(ctx: Context, key: tuple[str, int], due: float | None, at: Moment)
         ctx.due_up[key] = stamp
 
 
-async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
-    """One charge request with the intent's key; both sides committed."""
+async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> tuple[IntentRow, Move]:
+    """One charge request with the intent's key; both sides committed. Returns the sale and
+    the table's move its reply applied."""
     assert row.token is not None
     if not first:
         now = ctx.now()
@@ -253,13 +258,14 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
     outcome = await ctx.client.charge(token, row.amount_mnt, row.idem_key)
     moment = ctx.moment()
     now = moment.wall
-    changes = _outcome_changes(row, outcome, ctx.policy, moment, ctx.jitter())
+    changes, move = _outcome_changes(row, outcome, ctx.policy, moment, ctx.jitter())
     _keep_due(ctx, ("sale", row.id), changes.get("next_try_at"), moment)
     offset = offset_from(outcome.exchange.server_date, sent_at, now)
     if offset is not None:
         changes["clock_skew_s"] = offset
 
-    def commit(conn: Connection) -> IntentRow:
+    def commit(conn: Connection) -> tuple[IntentRow, Move]:
+        applied = move
         if offset is not None:
             # the window spans this measurement (in the sale's own wall-clock frame) and
             # every earlier one trusted for the sale
@@ -270,7 +276,7 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
                 conn, offset, now, ctx.policy.window_margin_s, moment.boot, moment.up
             )
         if isinstance(outcome, Approved):
-            _checked_approval(conn, row, outcome, changes, ctx.policy, moment)
+            applied = _checked_approval(conn, row, outcome, changes, ctx.policy, moment) or move
         service_sql.log_exchange(
             conn,
             kind="charge",
@@ -280,7 +286,7 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> IntentRow:
             intent_id=row.id,
             detail=changes.get("last_detail"),
         )
-        return sales_sql.update_intent(conn, row.id, **changes)
+        return sales_sql.update_intent(conn, row.id, **changes), applied
 
     return await ctx.ledger.awrite(commit)
 
@@ -339,12 +345,14 @@ async def drive(
     ctx: Context,
     row: IntentRow,
     *,
+    look: LookUp,
     deadline: float,
     fresh: bool = False,
     progress: ProgressCallback | None = None,
 ) -> IntentRow:
-    """Drive one sale until it leaves the open states (a watched abandon: while a look-up of
-    it is due) or the deadline passes."""
+    """Drive one sale until a move answers the cashier (the table's `answer_cashier`: the
+    till goes back the moment the sale leaves the open states), the deadline passes, or (a
+    watched abandon) while a look-up of it is due; `look` is one look at its history."""
     started = time.monotonic()
     if row.in_flight and not fresh:
         # a previous process died mid-request: the request may have reached the service
@@ -369,6 +377,7 @@ async def drive(
         )
         log.warning("charge #%d was interrupted mid-request; resolving", row.id)
     first = fresh
+    applied: Move | None  # the move a step applied: its effects are carried out here
     while row.is_open or (row.state is IntentState.ABANDONED and row.watching):
         moment = ctx.moment()
         step = sale_cell(row.state, next_step(row, ctx.policy, moment, first=first))
@@ -392,7 +401,7 @@ async def drive(
                     return row
             phase: Phase = "sending" if row.attempts <= 1 and first else "retrying"
             _report(progress, row, phase, started, row.last_detail or "")
-            row = await send_once(ctx, row, first=first)
+            row, applied = await send_once(ctx, row, first=first)
             first = False
         elif Effect.LOOK_UP not in step.effects:
             # nothing ever reached the service (refused connections, 429s): not charged
@@ -411,6 +420,7 @@ async def drive(
                     ),
                 )
             )
+            applied = step
         else:
             watching = row.state is IntentState.ABANDONED
             if row.lookups and row.last_lookup_at is not None:
@@ -422,12 +432,14 @@ async def drive(
                 if not await ctx.pause(wait, deadline):
                     return row
             _report(progress, row, "checking_history", started, row.last_detail or "")
-            row = await check_history(ctx, row)
+            row, applied = await look(ctx, row)
             # the next look's due time on the boot clock too: a wall clock stepped after
             # this look changes no wait of this process
             _keep_due(ctx, ("lookup", row.id), _next_lookup_at(row, ctx.policy), ctx.moment())
             if watching:
                 return row  # one look per pass, so one stuck sale never starves the others
+        if applied is not None and Effect.ANSWER_CASHIER in applied.effects:
+            return row  # the till goes back to the cashier: the sale's answer is known
         if time.monotonic() >= deadline:
             return row
     return row

@@ -3,7 +3,7 @@
 A review is opened by a move of the table (`Effect.OPEN_REVIEW`, `qrpos.ledger.moves`):
 when there is no proof either way (`qrpos.ledger.claims`), a reply that does not fit, a
 sale of another pairing, or a refund of a sale proven charged that the service refused
-(`reversals.answer_sale`); it keeps the rows that could be the sale's charge. A person
+(`refund_queue.answer_sale`); it keeps the rows that could be the sale's charge. A person
 decides it with one `ReviewDecision` (through the table too: `decision_event`); the
 decision is checked against those rows and written to the audit trail with who took it
 and when.
@@ -21,20 +21,19 @@ from qrpos.errors import QrposError
 from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
 from qrpos.ledger.admission import Admission, refund_admission
 from qrpos.ledger.events import Effect, Refusal, ReviewReason, SaleEvent
-from qrpos.ledger.failures import DamagedRow
 from qrpos.ledger.moves import charged_value, sale_cell
-from qrpos.ledger.reversals import refund_for_sale
+from qrpos.ledger.refund_queue import refund_for_sale
+
+# `open_reviews` and `ReviewView` are read here too, as they were before they moved down
+from qrpos.ledger.review_reads import ReviewView as ReviewView
+from qrpos.ledger.review_reads import open_reviews as open_reviews
+from qrpos.ledger.review_reads import sale_review
 from qrpos.ledger.states import IntentChanges, IntentRow, IntentState, RefundReason, ReversalState
 from qrpos.ledger.store import Ledger
-from qrpos.ledger.typed_rows import Connection, stored_json
-from qrpos.ledger.views import IntentView, intent_view
+from qrpos.ledger.typed_rows import Connection
 from qrpos.redact import escape_text
 from qrpos.said import Said, say
-from qrpos.service import ListingFailed, TerminalClient, Transaction, parse_transaction
-from qrpos.service.models import MalformedResponse
-
-#: how many example transaction ids `ForeignActivity` carries
-FOREIGN_EXAMPLES = 5
+from qrpos.service import ListingFailed, TerminalClient, Transaction
 
 #: the reviews a person may settle on a row the kiosk did not offer (typed from the
 #: service's dashboard): every one whose rows may not hold the truth. A refused refund's
@@ -42,25 +41,6 @@ FOREIGN_EXAMPLES = 5
 NAMED_ROW_REASONS: frozenset[str] = frozenset(ReviewReason) - {ReviewReason.REFUND_REFUSED}
 #: how far before a sale a row a person names for its review is looked for in the history
 NAMED_ROW_LOOKBACK = timedelta(days=1)
-
-
-@dataclass(frozen=True)
-class ReviewCandidate:
-    """A history row that could be the sale's charge."""
-
-    transaction: Transaction
-    #: other intents of this outbox that could own it
-    other_intents: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class ReviewView:
-    """A sale waiting for a person, why, and the rows that could be its charge."""
-
-    intent: IntentView
-    #: its stable code: a `ReviewReason` (a value a newer ledger stored stays the text)
-    reason: str
-    candidates: tuple[ReviewCandidate, ...]
 
 
 @dataclass(frozen=True)
@@ -87,46 +67,11 @@ ReviewDecision = MarkCharged | RefundRow | MarkNotCharged
 DECISIONS = (MarkCharged, RefundRow, MarkNotCharged)
 
 
-@dataclass(frozen=True)
-class ForeignActivity:
-    """Another install is charging with this terminal's credentials."""
-
-    first_seen: datetime
-    #: distinct rows seen that no sale of this outbox sent
-    count: int
-    #: a few of them, oldest first
-    tx_ids: tuple[str, ...]
-
-
 class ReviewRefused(QrposError):
     """A decision the review cannot take; the message says why (nothing was changed)."""
 
 
 # --- reviews ----------------------------------------------------------------------------
-
-
-def _candidates(text: str) -> tuple[ReviewCandidate, ...]:
-    try:
-        return tuple(
-            ReviewCandidate(parse_transaction(item["transaction"]), tuple(item["others"]))
-            for item in stored_json(text, "a review's rows")
-        )
-    except (KeyError, TypeError, MalformedResponse) as exc:
-        raise DamagedRow(f"a review's rows cannot be read ({exc})") from None
-
-
-def _view(conn: Connection, row: IntentRow) -> ReviewView:
-    found = reviews_sql.review_of(conn, row.id)
-    if found is None:  # opened before reviews were recorded: the detail says what was seen
-        return ReviewView(intent_view(row), ReviewReason.AMBIGUOUS_HISTORY, ())
-    known = found[0] in ReviewReason.__members__.values()
-    reason = ReviewReason(found[0]) if known else found[0]
-    return ReviewView(intent_view(row), reason, _candidates(found[1]))
-
-
-def open_reviews(conn: Connection) -> list[ReviewView]:
-    """Every sale in needs_review, oldest first."""
-    return [_view(conn, row) for row in reviews_sql.in_review(conn)]
 
 
 def _describe(decision: ReviewDecision) -> Said:
@@ -290,7 +235,7 @@ def decide(
                 state=str(row.state),
             )
         )
-    view = _view(conn, row)
+    view = sale_review(conn, row)
     what = _describe(decision)
     reversal_id: int | None = None
     answered: IntentChanges = {}
@@ -400,7 +345,7 @@ async def read_named_row(
     tx_id = getattr(decision, "tx_id", None)
     if tx_id is None or not spec.TX_ID_RE.match(tx_id):
         return None, True  # `decide` refuses what needs refusing
-    view = await ledger.aread(lambda c: _view(c, sale))
+    view = await ledger.aread(lambda c: sale_review(c, sale))
     if any(c.transaction.id == tx_id for c in view.candidates):
         return None, True
     if sale.username not in (None, client.username):
@@ -420,28 +365,3 @@ async def read_named_row(
             )
         ) from None
     return None, True
-
-
-# --- another install ---------------------------------------------------------------------
-
-
-def foreign_activity(conn: Connection) -> ForeignActivity | None:
-    """The warning while it is not cleared, or None."""
-    rows = service_sql.uncleared_foreign(conn)
-    if not rows:
-        return None
-    return ForeignActivity(
-        first_seen=datetime.fromtimestamp(rows[0][1], UTC),
-        count=len(rows),
-        tx_ids=tuple(tx_id for tx_id, _ in rows[:FOREIGN_EXAMPLES]),
-    )
-
-
-def review_views(ledger: Ledger) -> list[ReviewView]:
-    """Open reviews read straight from the outbox (needs no client or password)."""
-    return ledger.read(open_reviews)
-
-
-def recorded_foreign_activity(ledger: Ledger) -> ForeignActivity | None:
-    """The other-install warning read straight from the outbox (for `qrpos doctor`)."""
-    return ledger.read(foreign_activity)
