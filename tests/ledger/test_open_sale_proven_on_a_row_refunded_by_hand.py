@@ -2,7 +2,7 @@
 charged by the history on a row the owner is refunding by hand (`qrpos reverse tx_…`).
 
 The reply check refuses a 201 on a row this kiosk refunds (`reply.refunded`), and a row
-whose live refund is another sale's is contested (`reversals.refund_holder`), but a
+whose live refund is another sale's is contested (`refund_queue.refund_holder`), but a
 refund by hand has no sale: the history's proof went through, and the sale ended
 `charged_per_history`, sold, while its money went back to the customer (the gross
 counts a charge that was refunded). Proven on a row a refund by hand holds

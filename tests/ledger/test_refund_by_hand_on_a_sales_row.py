@@ -1,10 +1,10 @@
 """Review of issue 41 (f41-manual-refund), defect A: the owner settles a sale's review by
 choosing "refund" on a row already being refunded by hand (`qrpos reverse tx_…`, the
-owner's reverse screen), the class `reversals.refund_for_sale` closed for the abandoned
+owner's reverse screen), the class `refund_queue.refund_for_sale` closed for the abandoned
 sale.
 
 `reviews.decide` took that refund as the sale's (`reversal_id = live.id`) but never
-attached the sale to it (`intent_id` stayed None), so `reversals._answer_sale` told
+attached the sale to it (`intent_id` stayed None), so `refund_queue.answer_sale` told
 nobody how it ended. Refused, the sale stayed `refunded_per_review`, charged, its review
 closed: the customer's money held and nobody asked (issue 41's defect 1 through a third
 door). Landed, the money was right but the refund was nobody's.
