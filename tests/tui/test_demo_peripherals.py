@@ -133,6 +133,19 @@ def _sell_through_the_demo(tmux: Tmux, pole: Any, scanner: Handheld) -> None:
     assert after["balanceMNT"] == WALLET_BALANCE - AMOUNT
 
 
+def _history_asks_for_the_pin(tmux: Tmux) -> None:
+    """`[owner] pin_screens` / QRPOS_OWNER_PIN_SCREENS: the history opens after the PIN."""
+    tmux.keys("x")  # the result ends
+    tmux.wait_for("Enter the amount")
+    tmux.keys("F2")
+    tmux.wait_for("1–6 or L choose")
+    tmux.keys("1")
+    tmux.wait_for("Manager PIN")
+    assert "P copy" not in tmux.screen()
+    tmux.keys("1", "2", "3", "4", "Enter")  # the demo's manager PIN
+    tmux.wait_for("P copy")
+
+
 def _demo_env(tmp_path: Path, **settings: str) -> dict[str, str]:
     env = {
         k: v
@@ -149,7 +162,8 @@ def _printed(paper: Path) -> bool:
 def test_the_demo_drives_the_pole_display_and_handheld_named_by_the_environment(
     tmp_path: Path,
 ) -> None:
-    """QRPOS_CUSTOMER_DISPLAY, QRPOS_PRINTER and QRPOS_LANGUAGE in the environment;
+    """QRPOS_CUSTOMER_DISPLAY, QRPOS_PRINTER, QRPOS_LANGUAGE and QRPOS_OWNER_PIN_SCREENS
+    in the environment;
     the handheld scanner (no variable sets one) in a file given with --config."""
     tmux = Tmux(tmp_path)
     paper = tmp_path / "lp0"
@@ -161,11 +175,13 @@ def test_the_demo_drives_the_pole_display_and_handheld_named_by_the_environment(
             QRPOS_CUSTOMER_DISPLAY=f"vfd:{pole.path}@9600",
             QRPOS_PRINTER=f"file:{paper}",
             QRPOS_LANGUAGE="en",
+            QRPOS_OWNER_PIN_SCREENS="history",
         )
         tmux.start(f"exec {QRPOS} demo --config {config}", env)
         try:
             _sell_through_the_demo(tmux, pole, scanner)
             _until("the slip on the printer", lambda: _printed(paper))
+            _history_asks_for_the_pin(tmux)
         finally:
             tmux.stop()
     # ESC/POS (the default protocol): each frame moves the cursor with US $
@@ -176,7 +192,8 @@ def test_the_demo_drives_the_pole_display_and_handheld_named_in_the_config_file(
     tmp_path: Path,
 ) -> None:
     """Every setting in the file QRPOS_CONFIG names: the display (with its protocol),
-    the handheld scanner, the printer and the language; no QRPOS_* setting else."""
+    the handheld scanner, the printer, the language and the screens behind the PIN; no
+    QRPOS_* setting else."""
     tmux = Tmux(tmp_path)
     paper = tmp_path / "lp0"
     with pole_pair(tmp_path) as pole, handheld() as scanner:
@@ -190,12 +207,15 @@ def test_the_demo_drives_the_pole_display_and_handheld_named_in_the_config_file(
             'protocol = "cd5220"\n'
             "[printer]\n"
             f'device = "file:{paper}"\n'
+            "[owner]\n"
+            'pin_screens = ["history"]\n'
         )
         env = _demo_env(tmp_path, QRPOS_CONFIG=str(config))
         tmux.start(f"exec {QRPOS} demo", env)
         try:
             _sell_through_the_demo(tmux, pole, scanner)
             _until("the slip on the printer", lambda: _printed(paper))
+            _history_asks_for_the_pin(tmux)
         finally:
             tmux.stop()
     # CD5220, as the file says: each line after ESC Q A / ESC Q B
