@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
@@ -86,34 +87,44 @@ DEMO_HOME = Path("~/.local/state/qrpos-demo")
 
 
 def demo_config(args: argparse.Namespace, temp_dir: Callable[[], Path]) -> Config:
-    """The demo's settings as the person gave them.
+    """The demo's settings: those `qrpos run` reads (`config_from_args`: the command line,
+    ``QRPOS_*``, the config file), with the demo's own where it must have them.
+
+    Everything the till drives is the person's: `[customer_display]` and
+    ``QRPOS_CUSTOMER_DISPLAY``, `[scanner] handheld`, `[printer]` and ``QRPOS_PRINTER``,
+    `[sound]`, `[owner] pin_screens`, the language. The demo's own: the service (its
+    sandbox and demo terminal, whatever `base_url`, `username` or the pairing say; the
+    sandbox answers in-process, so `request_timeout` is its own too) and the camera (the
+    virtual phone, whatever `[scanner] source`; `decoder` is the person's).
 
     The outbox goes to `--state-dir` or ``QRPOS_STATE_DIR`` when one is given, to
     ~/.local/state/qrpos-demo with ``--keep-state``, else to a folder thrown away on exit
-    (`temp_dir`). The language chosen with `L` is remembered in ~/.local/state/qrpos-demo
-    either way; a ``--language`` on the command line wins over it (then ``QRPOS_LANGUAGE``,
-    then Mongolian). The end-of-day CSV is suggested in the home folder, never in a
-    folder deleted on exit. Slips print on ``QRPOS_PRINTER`` when it names a printer, else
-    on the demo's virtual one (shown on screen).
+    (`temp_dir`); never to the `state_dir` of the file or systemd's ``$STATE_DIRECTORY``,
+    the till's own outbox, which demo sales must not join. The language chosen with `L`
+    is remembered in ~/.local/state/qrpos-demo either way; a ``--language`` on the command
+    line wins over it. The end-of-day CSV is suggested in the home folder, never in a
+    folder deleted on exit. Slips print on the printer the settings name, else on the
+    demo's virtual one (shown on screen). Raises a `SETUP_ERRORS` one, as `qrpos run`
+    does, when the settings cannot be used.
     """
+    loaded = config_from_args(args)
     home = DEMO_HOME.expanduser()
-    explicit = getattr(args, "state_dir", None) or os.environ.get("QRPOS_STATE_DIR")
+    explicit = bool(getattr(args, "state_dir", None) or os.environ.get("QRPOS_STATE_DIR"))
     if explicit:
-        state_dir = Path(explicit)
+        state_dir = loaded.state_dir  # the option, else QRPOS_STATE_DIR (load_config's order)
     elif args.keep_state:
         state_dir = home
     else:
         state_dir = temp_dir()
-    from_env = os.environ.get("QRPOS_LANGUAGE")
-    given = getattr(args, "language", None)
-    language = given or (from_env if from_env in ("mn", "en") else None) or "mn"
-    return Config(
+    return dataclasses.replace(
+        loaded,
         state_dir=state_dir,
-        language=language,
-        language_pinned=given is not None,
         settings_dir=state_dir if explicit or args.keep_state else home,
         export_dir=Path.home(),
-        printer={"device": os.environ["QRPOS_PRINTER"]} if os.environ.get("QRPOS_PRINTER") else {},
+        # the demo's sandbox is the service (`qrpos.kiosk.demo` sets both when it starts)
+        base_url=None,
+        base_url_from=None,
+        username=None,
     )
 
 
@@ -128,7 +139,10 @@ def demo(args: argparse.Namespace) -> int:
         def temp_dir() -> Path:
             return Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="qrpos-demo-")))
 
-        config = demo_config(args, temp_dir)
+        try:
+            config = demo_config(args, temp_dir)
+        except SETUP_ERRORS as exc:
+            return fail(exc)
         _logs_off_screen(config.state_dir)
         error = run_kiosk(config, demo_factory(config))
     return _startup_failed(error) or EXIT_OK

@@ -178,7 +178,9 @@ def demo_world(
         on_step("camera")
         phone = VirtualPhone(fps=camera_fps)
         relay = ScanEventRelay()
-        scanner = ScanLoop(phone, make_decoder(), relay)
+        # the person's decoder (`[scanner] decoder`), as `qrpos run` reads codes
+        decoder = make_decoder((base.scanner if base is not None else {}).get("decoder"))
+        scanner = ScanLoop(phone, decoder, relay)
         stack.callback(scanner.stop)
         config = dataclasses.replace(
             base or Config(),
