@@ -28,8 +28,6 @@ pytestmark = pytest.mark.skipif(
     LIBFAKETIME is None, reason="libfaketime is not installed (deploy/dev.sh test installs it)"
 )
 
-SOLD = {"approved", "charged_per_history"}
-
 
 def stepped(env: dict[str, str], tmp_path: Path, offset: str) -> tuple[dict[str, str], Path]:
     """`env` with its wall clock `offset` from real time ("+0", "-5h"), and the file that
@@ -121,7 +119,7 @@ def test_a_forward_step_while_a_send_may_still_land_never_says_not_charged(
     assert (row["state"], row["charged"]) == ("unresolved", None), (row, out, err)
     assert sale.returncode == 3, err
     [tx_id] = charged(sandbox, wallet.wallet_id)
-    # the service answers the key again (some 45 real seconds after the first send, hours
+    # the service answers the key again (some 30 real seconds after the first send, hours
     # on the stepped wall clock): its replay of the 201 proves the charge
     sandbox.clear_faults()
     resolved = qrpos(env, "outbox", "resolve", "--deadline", "20")
