@@ -19,19 +19,19 @@ import httpx
 import pytest
 
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, refunds_sql
+from qrpos.ledger import (
+    ChargeDesk,
+    IntentState,
+    Ledger,
+    MarkCharged,
+    MarkNotCharged,
+    RetryPolicy,
+    refunds_sql,
+)
 from qrpos.ledger.clockreading import DATE_RESOLUTION_S
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 from qrpos.simulator.testing import asgi_transport
-
-#: the old rule these stories stand on (issue 47 moved it)
-ISSUE47_OLD_RULE = pytest.mark.xfail(
-    strict=True,
-    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
-    "proof while the key was silent, or an automatic refund after abandon); under "
-    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
-)
 
 ASGI_BASE_URL = "http://127.0.0.1"
 
@@ -227,29 +227,60 @@ async def test_second_install_is_noticed_and_its_charge_is_not_claimed(
     assert sale.intent_id == result.intent_id
 
 
-@ISSUE47_OLD_RULE
+def _lose_the_reply_and_the_key(sandbox: Sandbox) -> None:
+    """The next sale commits, its reply is lost, and the service forgets its key: the
+    retry hears 409 "qr token already used" after an unclear attempt, the one answer that
+    lets the history's window decide (`timing.match_rule`: "decide", issue 47)."""
+    sandbox.arm_fault("drop_after_commit", operation="charge")
+    sandbox.arm_fault("forget_idempotency", count=3, operation="charge")
+
+
 async def test_after_foreign_activity_a_unique_row_goes_to_review_until_cleared(
     ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox, terminal: TerminalCredentials
 ) -> None:
+    """While another install is noticed, a sale's one row in its window proves nothing: a
+    person decides, and settles it by the truth; after the owner clears the warning, rows
+    committed later prove their sale again. (Issue 47: only a 409 to the key after an
+    unclear attempt lets the window decide; a key that replays decides by itself.)"""
     policy = RetryPolicy.testing(window_margin_s=0.2)
     desk = ChargeDesk(ledger, asgi_client, policy=policy)
     sandbox.seed_charge(terminal.username, 999, datetime.now(UTC))  # not ours
     first, second, third = (sandbox.create_wallet(10_000) for _ in range(3))
-    sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
+    _lose_the_reply_and_the_key(sandbox)
     noticed = await desk.charge(250, first.qr_token, deadline_s=5)
     assert desk.listing.foreign_activity() is not None
-    assert noticed.state is IntentState.NEEDS_REVIEW
-    sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
+    assert noticed.state is IntentState.NEEDS_REVIEW and noticed.charged is None
+    _lose_the_reply_and_the_key(sandbox)
     held = await desk.charge(260, second.qr_token, deadline_s=5)
-    assert held.state is IntentState.NEEDS_REVIEW
-    assert [r.reason for r in desk.listing.reviews()] == ["foreign_activity", "foreign_activity"]
+    assert held.state is IntentState.NEEDS_REVIEW and held.charged is None
+    reviews = {int(r.intent.id): r for r in desk.listing.reviews()}
+    assert [r.reason for r in reviews.values()] == ["foreign_activity", "foreign_activity"]
+    # each review offers its sale's own row (the truth), never the other install's
+    for sale, wallet in ((noticed, first), (held, second)):
+        offered = [c.transaction.id for c in reviews[sale.intent_id].candidates]
+        assert offered == charges_of(sandbox, wallet), (offered, sale)
     desk.clear_foreign_activity()
     assert desk.listing.foreign_activity() is None
     # the clear vouches for rows committed after it (and its margin of clock error)
     await asyncio.sleep(policy.window_margin_s + 2 * DATE_RESOLUTION_S)
-    sandbox.arm_fault("drop_after_commit", count=7, operation="charge")
+    _lose_the_reply_and_the_key(sandbox)
     found = await desk.charge(270, third.qr_token, deadline_s=5)
-    assert found.state is IntentState.CHARGED_PER_HISTORY
+    assert found.state is IntentState.CHARGED_PER_HISTORY and found.charged is True
+    assert found.transaction is not None
+    assert [found.transaction.id] == charges_of(sandbox, third)
+    # the owner, who saw both customers pay, keeps the held sales as paid on their rows
+    for sale, wallet in ((noticed, first), (held, second)):
+        [tx_id] = charges_of(sandbox, wallet)
+        kept = await desk.settle_review(sale.intent_id, MarkCharged(tx_id))
+        assert kept.state is IntentState.CHARGED_PER_REVIEW and kept.charged is True
+        assert kept.transaction is not None and kept.transaction.id == tx_id
+    assert desk.listing.reviews() == []
+    # the books: each customer charged once, for their sale; nothing refunded
+    for wallet, amount in ((first, 250), (second, 260), (third, 270)):
+        assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - amount
+    assert all(tx.type is spec.TxType.CHARGE for tx in sandbox.transactions())
+    assert all(tx.status is spec.TxStatus.COMPLETED for tx in sandbox.transactions())
+    assert ledger.read(refunds_sql.open_reversals) == []
 
 
 async def _notice_the_other_install(
@@ -266,7 +297,6 @@ async def _notice_the_other_install(
     assert noticed.state is IntentState.NEEDS_REVIEW and desk.listing.foreign_activity() is not None
 
 
-@ISSUE47_OLD_RULE
 @pytest.mark.parametrize("extra", [(), (90,), (500,)], ids=["alone", "another_amount", "twice"])
 async def test_a_cleared_warning_does_not_vouch_for_the_other_installs_earlier_rows(
     ledger: Ledger,
@@ -287,16 +317,35 @@ async def test_a_cleared_warning_does_not_vouch_for_the_other_installs_earlier_r
             await second_install.charge(amount, sandbox.create_wallet(1_000).qr_token, deadline_s=5)
         ).charged
     desk.clear_foreign_activity()
-    # this kiosk's sale of the same amount never commits, and the key never answers
-    sandbox.arm_fault("error_before_commit", count=3, operation="charge")
+    # this kiosk's sale of the same amount never commits: its first send fails, and its
+    # retry hears 409 "token used" (the customer's token was spent at another terminal),
+    # the one answer that lets the window decide (issue 47: a key that could still speak
+    # would decide by itself, and the unseen row would never be asked about)
+    elsewhere = sandbox.terminal_record(sandbox.create_terminal("m_demo").username)
+    assert elsewhere is not None
+    sandbox.charge(elsewhere, _body(mine, 5), "k-elsewhere")
+    sandbox.arm_fault("error_before_commit", operation="charge")
     sale = await desk.charge(500, mine.qr_token, deadline_s=5)
-    assert charges_of(sandbox, mine) == []
+    here = [
+        tx
+        for tx in sandbox.transactions()
+        if tx.wallet_id == mine.wallet_id and tx.username == asgi_client.username
+    ]
+    assert here == []  # never charged by this kiosk
     assert sale.state is IntentState.NEEDS_REVIEW and sale.charged is None
     assert sale.transaction is None
     review = next(r for r in desk.listing.reviews() if r.intent.id == str(sale.intent_id))
     assert review.reason in ("foreign_activity", "ambiguous_history")
     offered = {c.transaction.id for c in review.candidates}
     assert set(charges_of(sandbox, unseen)) <= offered
+    # the owner asks: the customer paid nothing here; the other till's customer keeps paid
+    done = await desk.settle_review(sale.intent_id, MarkNotCharged())
+    assert done.state is IntentState.NOT_CHARGED and done.charged is False
+    [their_tx] = charges_of(sandbox, unseen)
+    assert sandbox.transaction(their_tx).status is spec.TxStatus.COMPLETED
+    assert sandbox.wallet(unseen.wallet_id).balance_mnt == 10_000 - 500
+    assert sandbox.wallet(mine.wallet_id).balance_mnt == 10_000 - 5  # the other terminal's
+    assert ledger.read(refunds_sql.open_reversals) == []
 
 
 async def test_a_unique_row_of_an_unnoticed_install_is_not_claimed_while_the_key_answers(

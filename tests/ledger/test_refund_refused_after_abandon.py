@@ -2,11 +2,13 @@
 
 A sale is committed and its reply is lost; every retry gets a 500 and the history cannot
 be read, so the till gives up and the cashier abandons it. Once the history answers it
-shows the charge, and the kiosk refunds it, as it must: the customer walked away
-charged. The service answers that refund 403. The customer's money is then held by a sale
-the till has given up on: the sale must land in review, saying why (`refund_refused`),
-listed by `qrpos outbox review`, counted by the metrics, and the owner can settle it
-either way: keep it as paid, or refund again.
+shows a charge of the sale's amount in its window. Since issue 47 that pairing alone does
+not prove the sale (another install on the same credentials would look the same): the
+sale goes to the owner (`unconfirmed_row`, the row offered), who knows the customer
+walked away charged and refunds the row from the review. The service answers that refund
+403. The customer's money is then held by a sale nobody is refunding: the sale must land
+in review again, saying why (`refund_refused`), listed by `qrpos outbox review`, counted
+by the metrics, and the owner can settle it either way: keep it as paid, or refund again.
 
 All of it through the real `qrpos` commands against the sandbox over loopback HTTP, with
 its faults (`forbidden`: a 403 on the kiosk's own charge, nothing applied).
@@ -29,15 +31,9 @@ from qrpos.simulator import Sandbox, WalletInfo
 #: the review reason agreed for issue 41 (a stored value: the owner's screen and the CLI
 #: show its words, tools read the code)
 REFUND_REFUSED = "refund_refused"
+#: the review an abandoned sale's window-paired row opens (issue 47)
+UNCONFIRMED_ROW = "unconfirmed_row"
 AMOUNT = 4500
-
-#: issue 47 moved the premise (see ISSUE47)
-pytestmark = pytest.mark.xfail(
-    strict=True,
-    reason="issue 47: an abandoned sale is no longer refunded on a window pairing (it goes "
-    "to a person, unconfirmed_row); these stories must reach the refused refund through "
-    "the person's refund instead: to be rewritten",
-)
 
 
 def outbox(env: dict[str, str]) -> list[dict[str, Any]]:
@@ -98,17 +94,33 @@ def abandoned_charged_sale_refused_its_refund(
     assert gave_up.returncode == 0, gave_up.stderr
     assert next(r for r in outbox(env) if r["id"] == row["id"])["state"] == "abandoned"
     [charge] = charges_of(sandbox, wallet)  # the truth: the customer was charged once
-    # the history answers again and shows the charge; the refund is refused
+    # the history answers again and shows the charge in the sale's window: the owner's
+    # (a review opens once late commits had `settle_s` after the last unclear request)
     sandbox.clear_faults()
-    sandbox.arm_fault("forbidden", count=1000, operation="reverse")
     resolved = qrpos(env, "outbox", "resolve", "--deadline", "20")
     said = resolved.stdout + resolved.stderr
+    [first] = [r for r in reviews(env) if str(r["id"]) == str(row["id"])]
+    assert first["reason"] == UNCONFIRMED_ROW, (first, said)
+    assert [c["transactionID"] for c in first["candidates"]] == [charge.id], first
+    waiting = next(r for r in outbox(env) if r["id"] == row["id"])
+    assert (waiting["state"], waiting["charged"]) == ("needs_review", None), waiting
+    # nothing refunded on the window's word
+    assert [r for r in outbox(env) if r["kind"] == "reversal"] == []
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - AMOUNT
+    # the owner, who saw the customer walk away charged, refunds the row; it is refused
+    sandbox.arm_fault("forbidden", count=1000, operation="reverse")
+    refund = qrpos(env, "outbox", "review", str(row["id"]), "--refund", charge.id)
+    said += refund.stdout + refund.stderr
+    assert refund.returncode == 2, said  # refused (403): back in review
     # the kiosk did try to refund it, and the service refused: nothing was refunded
     [after] = charges_of(sandbox, wallet)
     assert after.status is spec.TxStatus.COMPLETED
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - AMOUNT
     refunds = [r for r in outbox(env) if r["kind"] == "reversal"]
-    assert [r["transactionID"] for r in refunds] == [charge.id], (refunds, said)
+    assert [(r["transactionID"], r["state"]) for r in refunds] == [(charge.id, "refused")], (
+        refunds,
+        said,
+    )
     return row, wallet, charge.id, said
 
 
@@ -196,9 +208,14 @@ def test_an_outbox_from_before_the_fix_gets_its_review(
     row, wallet, tx_id, _ = abandoned_charged_sale_refused_its_refund(cli_env, sandbox)
     path = Path(cli_env["QRPOS_STATE_DIR"]) / "outbox.sqlite3"
     conn = sqlite3.connect(path)
-    with conn:  # what the old version left: no review, the sale still abandoned
+    with conn:  # what the old version left: no review, the sale still abandoned, proven by
+        # the history, its refund queued by the abandon (the old rule), refused
         conn.execute("DELETE FROM review WHERE intent_id = ?", (row["id"],))
-        conn.execute("UPDATE charge_intent SET state = 'abandoned' WHERE id = ?", (row["id"],))
+        conn.execute(
+            "UPDATE charge_intent SET state = 'abandoned', proof = 'history' WHERE id = ?",
+            (row["id"],),
+        )
+        conn.execute("UPDATE reversal SET reason = 'abandoned' WHERE tx_id = ?", (tx_id,))
         back_to_version_13(conn)
     conn.close()
     listed = [r for r in reviews(cli_env) if str(r["id"]) == str(row["id"])]
@@ -234,7 +251,8 @@ def test_an_outbox_from_before_the_fix_whose_refused_refund_was_made_by_hand(
     with conn:  # what the old version left: the owner's refused refund, no review
         conn.execute("DELETE FROM review WHERE intent_id = ?", (row["id"],))
         conn.execute(
-            "UPDATE charge_intent SET state = 'abandoned', watching = 1 WHERE id = ?",
+            "UPDATE charge_intent SET state = 'abandoned', watching = 1, proof = 'history'"
+            " WHERE id = ?",
             (row["id"],),
         )
         conn.execute(
