@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOK = ROOT / "deploy" / "ansible" / "site.yml"
 INVENTORY = ROOT / "deploy" / "ansible" / "inventory.example.ini"
 TASK_KEYS = {"name", "loop", "register", "notify", "tags", "when", "no_log", "changed_when",
-             "delegate_to", "become", "run_once", "failed_when", "environment"}  # fmt: skip
+             "delegate_to", "become", "run_once", "failed_when", "environment",
+             "check_mode"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
