@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOK = ROOT / "deploy" / "ansible" / "site.yml"
 INVENTORY = ROOT / "deploy" / "ansible" / "inventory.example.ini"
 TASK_KEYS = {"name", "loop", "register", "notify", "tags", "when", "no_log", "changed_when",
-             "delegate_to", "become", "run_once", "failed_when", "environment"}  # fmt: skip
+             "delegate_to", "become", "run_once", "failed_when", "environment",
+             "check_mode"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -110,9 +111,29 @@ def test_the_fleet_checks_the_numpy_the_lock_holds_for_the_kiosks_python(playboo
     tasks = _tasks(playbook)
     text = [json.dumps(t) for t in tasks]
     ask = next(i for i, t in enumerate(text) if "deploy/locked_version.py" in t)
-    check = next(i for i, t in enumerate(tasks) if "ansible.builtin.assert" in t)
+    check = next(i for i, t in enumerate(text) if "ansible.builtin.assert" in t and "numpy" in t)
     first_pip = next(i for i, t in enumerate(tasks) if "ansible.builtin.pip" in t)
     assert ask < check < first_pip
     assert tasks[check]["ansible.builtin.assert"]["that"] == (
         "qrpos_numpy.stdout == qrpos_locked_numpy.stdout"
     )
+
+
+def test_site_checks_a_tills_config_before_it_changes_anything_on_it() -> None:
+    """A setting set by hand in a till's config.toml that the inventory does not carry
+    stops that till's run (issue 49) before anything on it changes; the file is then
+    written from the inventory by a template, and both are in `--tags config`
+    (tests/installer/test_site_host_vars.py runs them)."""
+    tasks = _tasks("site.yml")
+    first, second = tasks[0], tasks[1]
+    assert first["ansible.builtin.command"]["argv"][-1] == "{{ qrpos_config }}"
+    assert first["changed_when"] is False
+    assert "qrpos_config_lost.stdout_lines" in second["ansible.builtin.assert"]["that"]
+    (config,) = [t for t in tasks if "ansible.builtin.template" in t]
+    assert config["ansible.builtin.template"]["dest"] == "{{ qrpos_config }}"
+    assert [t["name"] for t in tasks if "config" in t.get("tags", [])] == [
+        first["name"],
+        second["name"],
+        config["name"],
+    ]
+    assert not any("/etc/qrpos/config.toml" in json.dumps(t) for t in tasks)

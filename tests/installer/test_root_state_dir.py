@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+import qrpos
 from qrpos import manager_pin
 from qrpos.config import PAIRING_FILE, write_pairing
 from qrpos.doctor import Status, check_state_dir
@@ -100,28 +101,57 @@ def test_the_written_files_still_work(planted: Planted) -> None:
     assert "term_abcdefgh" in (planted.state / PAIRING_FILE).read_text()
 
 
-#: The container's Python lives under /root (0700): once a process has become `nobody`
-#: it cannot import anything it has not imported yet. So the subprocess first runs the
-#: same command on a root-owned scratch dir (no privileges dropped there) to load its
-#: modules, then on the planted dir. On a Pi the interpreter is in /usr, readable by all.
+#: Once a process has become `nobody` it can read only what all can read. On a Pi qrpos
+#: is in /opt/qrpos and Python in /usr; here the checkout may be a clone under /root
+#: (0700) with its .venv in it, and the interpreter may be there too. So the subprocess
+#: runs a copy of qrpos in a directory all can read (its catalogues and fonts are read
+#: after the drop), and first runs the same command on a root-owned scratch dir (no
+#: privileges dropped there) to import the modules it needs from the venv and the
+#: standard library, then on the planted dir. A warm-up that did not run the command
+#: (a usage error) would leave the second run to import after the drop: it must not.
 WARM_THEN_RUN = """
-import sys
+import os, sys
+import qrpos
 from qrpos.cli import main
-main([*sys.argv[2:], "--state-dir", sys.argv[1]])
-sys.exit(main(sys.argv[2:]))
+from qrpos.cli.usage import EXIT_USAGE
+assert qrpos.__file__.startswith(os.environ["PYTHONPATH"] + os.sep), qrpos.__file__
+scratch, state, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+os.environ["QRPOS_STATE_DIR"] = scratch
+if main(argv) == EXIT_USAGE:
+    raise RuntimeError("the warm-up did not run the command")
+os.environ["QRPOS_STATE_DIR"] = state
+sys.exit(main(argv))
 """
 
 
-def _qrpos(planted: Planted, *args: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def readable_qrpos() -> Iterator[Path]:
+    """A copy of this checkout's qrpos package in a directory every user can read."""
+    base = Path(tempfile.mkdtemp(prefix="qrpos-code-"))
+    base.chmod(0o755)
+    try:
+        shutil.copytree(
+            Path(qrpos.__file__).parent,
+            base / "qrpos",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+        for path in [base, *base.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        yield base
+    finally:
+        shutil.rmtree(base)
+
+
+def _qrpos(planted: Planted, code: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("QRPOS_")}
     env.update(
         PYTHONDONTWRITEBYTECODE="1",
+        PYTHONPATH=str(code),
         QRPOS_CONFIG=os.devnull,
-        QRPOS_STATE_DIR=str(planted.state),
     )
     scratch = planted.state.parent / "scratch"
     return subprocess.run(
-        [sys.executable, "-c", WARM_THEN_RUN, str(scratch), *args],
+        [sys.executable, "-c", WARM_THEN_RUN, str(scratch), str(planted.state), *args],
         env=env,
         capture_output=True,
         text=True,
@@ -130,8 +160,10 @@ def _qrpos(planted: Planted, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_outbox_list_as_root_leaves_a_database_the_kiosk_owns(planted: Planted) -> None:
-    done = _qrpos(planted, "outbox", "list")
+def test_outbox_list_as_root_leaves_a_database_the_kiosk_owns(
+    planted: Planted, readable_qrpos: Path
+) -> None:
+    done = _qrpos(planted, readable_qrpos, "outbox", "list")
     assert done.returncode == 0, done.stderr
     db = planted.state / "outbox.sqlite3"
     assert db.is_file()
@@ -140,11 +172,11 @@ def test_outbox_list_as_root_leaves_a_database_the_kiosk_owns(planted: Planted) 
 
 @pytest.mark.parametrize("command", [["outbox", "list"], ["doctor", "--no-camera"]])
 def test_root_tools_do_not_follow_links_planted_at_the_databases_names(
-    planted: Planted, command: list[str]
+    planted: Planted, readable_qrpos: Path, command: list[str]
 ) -> None:
     planted.plant("outbox.sqlite3-wal", "outbox.sqlite3-shm", "outbox.sqlite3-journal")
     planted.plant(".doctor-write-test")
-    done = _qrpos(planted, *command)
+    done = _qrpos(planted, readable_qrpos, *command)
     assert "Traceback" not in done.stderr, done.stderr
     planted.assert_safe()
 
