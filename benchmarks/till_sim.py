@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", action="store_true", help="print the event log")
     parser.add_argument("--shrink", action="store_true")
     parser.add_argument("--keep-going", action="store_true", help="count breaks, do not stop")
+    parser.add_argument(
+        "--plain", action="store_true", help="no episodes: the stories drawn before them"
+    )
     args = parser.parse_args(argv)
     logging.getLogger("qrpos").setLevel(logging.CRITICAL)  # the story is the log here
     seeds = args.seeds or [args.seed if args.seed is not None else 1]
@@ -46,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     by_invariant: dict[str, int] = {}
     reasons: dict[str, int] = {}
     for seed in seeds:
-        story = story_from(seed, args.steps, keep, no_fault)
+        story = story_from(seed, args.steps, keep, no_fault, episodes=not args.plain)
         outcome = run_story(story)
         sales += outcome.sales
         for reason, n in outcome.reviews.items():
