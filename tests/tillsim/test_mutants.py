@@ -62,7 +62,7 @@ def test_the_budget_finds_the_mutant(name: str, monkeypatch: pytest.MonkeyPatch)
         story = draw_story(seed, BUDGET_STEPS)
         outcome = run_story(story)
         if outcome.broken is not None:
-            print(f"mutant {name}: {printed(story, outcome, BUDGET_STEPS)}")
+            print(f"mutant {name}: {printed(story, outcome, BUDGET_STEPS, name)}")
             found.append(outcome.broken.invariant)
             break
     assert found, f"no seed of the budget {BUDGET_SEEDS} breaks an invariant under {name}"

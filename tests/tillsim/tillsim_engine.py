@@ -982,8 +982,9 @@ def shrink(story: Story, invariant: str) -> Story:
     return Story(story.seed, steps, story.episodes)
 
 
-def replay_command(story: Story, total_steps: int) -> str:
-    """The command that replays `story` (a subset of seed's steps, faults lightened)."""
+def replay_command(story: Story, total_steps: int, mutant: str | None = None) -> str:
+    """The command that replays `story` (a subset of seed's steps, faults lightened; under
+    `mutant`, one of tests/tillsim/mutants/)."""
     keep = ",".join(str(s.index) for s in story.steps)
     drawn = {s.index: draw_step(story.seed, s.index, story.episodes) for s in story.steps}
     masks = []
@@ -994,6 +995,8 @@ def replay_command(story: Story, total_steps: int) -> str:
     cmd = f"python benchmarks/till_sim.py --seed {story.seed} --steps {total_steps} --keep {keep}"
     if not story.episodes:
         cmd += " --plain"
+    if mutant is not None:
+        cmd += f" --mutant {mutant}"
     if masks:
         cmd += f" --no-fault {','.join(masks)}"
     return cmd
@@ -1017,8 +1020,8 @@ def story_from(
     return story
 
 
-def printed(story: Story, outcome: Outcome, total_steps: int) -> str:
+def printed(story: Story, outcome: Outcome, total_steps: int, mutant: str | None = None) -> str:
     lines = [f"seed {story.seed}: {outcome.broken}", "the story:"]
     lines += [f"  {s.describe()}" for s in story.steps]
-    lines.append(f"replay: {replay_command(story, total_steps)}")
+    lines.append(f"replay: {replay_command(story, total_steps, mutant)}")
     return "\n".join(lines)
