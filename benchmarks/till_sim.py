@@ -3,12 +3,14 @@
 python benchmarks/till_sim.py --seed 7 --steps 40            (one story, its verdict)
 python benchmarks/till_sim.py --seed 7 --steps 40 --keep 3,9 --no-fault 9:0 --log
 python benchmarks/till_sim.py --seeds 1-200 --steps 40 --shrink   (many seeds)
-python benchmarks/till_sim.py --bench --sales 300                 (sales per CPU-minute)
+python benchmarks/till_sim.py --seed 7 --steps 30 --mutant defect2_abandoned_refunds_stranger
+python benchmarks/till_sim.py --seeds 1-20 --steps 30 --plain     (no episodes: older stories)
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import sys
 import time
@@ -18,12 +20,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "tillsim"
 
 from tillsim_engine import printed, run_story, shrink, story_from
 
+TILLSIM = Path(__file__).resolve().parents[1] / "tests" / "tillsim"
+
 
 def _seeds(text: str) -> list[int]:
     if "-" in text:
         lo, hi = text.split("-")
         return list(range(int(lo), int(hi) + 1))
     return [int(x) for x in text.split(",")]
+
+
+def _reintroduce(name: str) -> None:
+    """Put a mutant's defect back for this run (tests/tillsim/mutants/NAME.py)."""
+    import pytest  # a test dependency: only a mutant's run needs it
+
+    spec = importlib.util.spec_from_file_location(name, TILLSIM / "mutants" / f"{name}.py")
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"no mutant {name} in {TILLSIM / 'mutants'}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.reintroduce(pytest.MonkeyPatch())  # undone when the process ends
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,7 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", action="store_true", help="print the event log")
     parser.add_argument("--shrink", action="store_true")
     parser.add_argument("--keep-going", action="store_true", help="count breaks, do not stop")
+    parser.add_argument(
+        "--plain", action="store_true", help="no episodes: the stories drawn before them"
+    )
+    parser.add_argument("--mutant", help="play under a mutant of tests/tillsim/mutants/")
     args = parser.parse_args(argv)
+    if args.mutant:
+        _reintroduce(args.mutant)
     logging.getLogger("qrpos").setLevel(logging.CRITICAL)  # the story is the log here
     seeds = args.seeds or [args.seed if args.seed is not None else 1]
     keep = [int(x) for x in args.keep.split(",")] if args.keep else None
@@ -46,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     by_invariant: dict[str, int] = {}
     reasons: dict[str, int] = {}
     for seed in seeds:
-        story = story_from(seed, args.steps, keep, no_fault)
+        story = story_from(seed, args.steps, keep, no_fault, episodes=not args.plain)
         outcome = run_story(story)
         sales += outcome.sales
         for reason, n in outcome.reviews.items():
@@ -60,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"seed {seed}: {outcome.broken}", flush=True)
         if args.shrink:
             small = shrink(story, outcome.broken.invariant)
-            print(printed(small, run_story(small), args.steps), flush=True)
+            print(printed(small, run_story(small), args.steps, args.mutant), flush=True)
         if not args.keep_going and len(seeds) == 1:
             break
     cpu_s = time.process_time() - cpu

@@ -1,6 +1,6 @@
 """The till simulator (issue 47; docs/simulation.md): one seed replays one story byte for
-byte, and a budget of fixed and fresh seeds plays to the end of the day, printing every
-invariant broken with the command that replays it."""
+byte, and the budget's fixed seeds play to the end of the day with no invariant broken
+(one fresh seed too, printing every invariant broken with the command that replays it)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,17 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from tillsim_engine import draw_story, printed, run_story
+from tillsim_engine import BUDGET_SEEDS, BUDGET_STEPS, Broken, draw_story, printed, run_story
 
-#: fixed seeds of the suite's budget (a few seconds of CPU in all)
-FIXED_SEEDS = (1, 2, 3, 4, 5, 6, 7, 8)
-STEPS = 30
+STEPS = BUDGET_STEPS
+
+#: invariants today's main still breaks on some seeds, under triage in src/ (see
+#: docs/simulation.md, "Found on today's main"): a fresh seed that meets one of them is
+#: reported (xfail, with its replay), any other break fails. Empty it as they are fixed.
+KNOWN_OPEN = (
+    "never 'not charged' while charged",
+    "every review can be settled to the truth",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -38,20 +44,32 @@ def test_another_seed_tells_another_story() -> None:
     assert run_story(draw_story(2, STEPS)).events != run_story(draw_story(3, STEPS)).events
 
 
-#: a fresh seed each run, under one test id: pytest-xdist's workers each collect the suite,
-#: and a seed in the id made their collections differ (the whole run errored)
-FRESH = pytest.param(int(time.time()) % 1_000_000, id="fresh")
-
-
-@pytest.mark.parametrize("seed", [*FIXED_SEEDS, FRESH])
-def test_a_seed_plays_to_the_end_of_the_day(seed: int) -> None:
+def _played(seed: int) -> Broken | None:
+    """Play the seed's story: None, or the invariant broken (printed with its replay)."""
     print(f"till simulator seed {seed} (replay: python benchmarks/till_sim.py --seed {seed})")
     story = draw_story(seed, STEPS)
     outcome = run_story(story)
-    if outcome.broken is not None:
-        # today's main carries the four defects of issue 47: print what broke and how to
-        # replay it (the known-defect seeds are in docs/simulation.md)
-        print(printed(story, outcome, STEPS))
-    ended = any(" step end:" in line for line in outcome.events)
-    assert ended or outcome.broken is not None
     assert outcome.sales == sum(1 for s in story.steps if s.kind == "sale")
+    if outcome.broken is None:
+        assert any(" step end:" in line for line in outcome.events), "the day never ended"
+        return None
+    print(printed(story, outcome, STEPS))
+    return outcome.broken
+
+
+@pytest.mark.parametrize("seed", BUDGET_SEEDS)
+def test_a_seed_plays_to_the_end_of_the_day_with_no_invariant_broken(seed: int) -> None:
+    broken = _played(seed)
+    assert broken is None, f"seed {seed}: {broken}"
+
+
+#: a fresh seed each run, under one test id: pytest-xdist's workers each collect the suite,
+#: and a seed in the id made their collections differ (the whole run errored)
+FRESH = int(time.time()) % 1_000_000
+
+
+def test_a_fresh_seed_plays_to_the_end_of_the_day() -> None:
+    broken = _played(FRESH)
+    if broken is not None and broken.invariant in KNOWN_OPEN:
+        pytest.xfail(f"seed {FRESH}, a known open break (docs/simulation.md): {broken}")
+    assert broken is None, f"seed {FRESH}: {broken}"
