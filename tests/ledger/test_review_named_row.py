@@ -106,3 +106,36 @@ def test_a_malformed_id_is_refused_and_nothing_changes(
     (sale,) = _listed(env)
     assert sale["state"] == "needs_review"
     assert sandbox.transaction(tx_id).status is spec.TxStatus.COMPLETED
+
+
+@pytest.mark.parametrize("then", ["charged", "refund"])
+def test_a_refused_refund_of_a_named_charge_can_still_be_settled_to_the_truth(
+    tmp_path: Path, live_url: str, terminal: TerminalCredentials, sandbox: Sandbox, then: str
+) -> None:
+    """The refund of a charge named on a person's word is refused (403): the sale's
+    `refund_refused` review had no row (another pairing's history is unreadable) and "not
+    charged" is refused for a proven charge, so nothing could settle it (the till
+    simulator's seed 41). The sale's own recorded row settles it: kept as paid, or
+    refunded again once the service takes it."""
+    env, sale_id, tx_id, wallet_id = _lost_reply_then_repaired(
+        tmp_path, live_url, terminal, sandbox
+    )
+    sandbox.arm_fault("forbidden", count=1, operation="reverse")
+    refused = qrpos(env, "outbox", "review", str(sale_id), "--refund", tx_id)
+    assert refused.returncode != 0 or "refused" in refused.stdout + refused.stderr
+    (view,) = json.loads(qrpos(env, "outbox", "review", "--json").stdout)
+    assert view["reason"] == "refund_refused", view
+    assert sandbox.transaction(tx_id).status is spec.TxStatus.COMPLETED
+    # "not charged" would be untrue, and is refused
+    assert qrpos(env, "outbox", "review", str(sale_id), "--not-charged").returncode != 0
+    done = qrpos(env, "outbox", "review", str(sale_id), f"--{then}", tx_id)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    (sale,) = [r for r in _listed(env) if r["kind"] == "charge"]
+    if then == "charged":
+        assert sale["state"] == "charged_per_review", sale
+        assert sandbox.transaction(tx_id).status is spec.TxStatus.COMPLETED
+        assert sandbox.wallet(wallet_id).balance_mnt == 10_000 - 4500
+    else:
+        assert sale["state"] == "refunded_per_review", sale
+        assert sandbox.transaction(tx_id).status is spec.TxStatus.REVERSED
+        assert sandbox.wallet(wallet_id).balance_mnt == 10_000

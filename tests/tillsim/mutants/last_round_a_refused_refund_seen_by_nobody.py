@@ -3,7 +3,7 @@ is seen by nobody.
 
 An abandoned sale proven charged (or one a person chose to refund from its review) has
 its refund queued; the service refuses it (403). The fix sends the sale to a person, in
-review for `refund_refused`, charged, its row offered (`qrpos.ledger.reversals.
+review for `refund_refused`, charged, its row offered (`qrpos.ledger.refund_queue.
 answer_sale`, as the table's `SALE_REFUND_REFUSED` move says). Before it, the refusal
 reached no sale: it stayed "abandoned, charged, refunding" (or "refunded per review")
 while the customer's wallet kept the money and nobody was told.
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import pytest
 
-from qrpos.ledger import reversals
+from qrpos.ledger import refund_queue
 from qrpos.ledger.states import IntentChanges, IntentRow, ReversalRow, ReversalState
 from qrpos.ledger.typed_rows import Connection
 
-_fixed = reversals._answer_changes
+_fixed = refund_queue._answer_changes
 
 
 def _old_answer_changes(
@@ -35,4 +35,4 @@ def _old_answer_changes(
 
 def reintroduce(mp: pytest.MonkeyPatch) -> None:
     """Put the defect back where `answer_sale` reads it (every refund's end goes there)."""
-    mp.setattr(reversals, "_answer_changes", _old_answer_changes)
+    mp.setattr(refund_queue, "_answer_changes", _old_answer_changes)
