@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
+from typing import Any
+
 from kiosk_harness import Kiosk
+from textual.widgets import DataTable
 
 from qrpos.ledger import IntentState
 from qrpos.service import Approved
@@ -11,13 +14,8 @@ from qrpos.simulator import WalletInfo
 from qrpos.tui.messages import ScanRefusedMessage, TokenScanned
 from qrpos.tui.sale import SaleState
 
-#: the old rule these stories stand on (issue 47 moved it)
-ISSUE47_OLD_RULE = pytest.mark.xfail(
-    strict=True,
-    reason="issue 47 (h-fix24): this story relied on a window pairing deciding (history "
-    "proof while the key was silent, or an automatic refund after abandon); under "
-    "timing.match_rule the key decides while it may be sent, else a person: to be rewritten",
-)
+#: the manager PIN of the story in which the owner refunds an abandoned sale's row
+OWNER_PIN = "2468"
 
 
 async def _sale(kiosk: Kiosk, amount: str, token: str) -> None:
@@ -106,13 +104,23 @@ async def test_lost_response_is_recovered_and_charged_exactly_once(
     assert kiosk.sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 7_000
 
 
-@ISSUE47_OLD_RULE
-async def test_unclear_sale_blocks_until_abandoned_then_is_refunded_automatically(
-    kiosk: Kiosk, wallet: WalletInfo
+async def test_unclear_sale_blocks_until_abandoned_then_the_owner_refunds_its_row(
+    kiosk: Kiosk, wallet: WalletInfo, tmp_path: Path
 ) -> None:
-    # every charge reply is lost and the history cannot be read: the sale stays unclear
-    kiosk.sandbox.arm_fault("drop_after_commit", count=50, operation="charge")
-    kiosk.sandbox.arm_fault("error_before_commit", count=10_000, operation="list")
+    """Issue 47: the charge committed, every reply lost, the history unreadable; the
+    cashier abandons. When the history answers, the row of its amount in its window is
+    tied to the sale by the window alone (another install's would look the same), so the
+    kiosk refunds nothing by itself: the owner's "payments to check" offer the row
+    (`unconfirmed_row`), and the owner refunds it there with the PIN."""
+    from qrpos import manager_pin
+    from qrpos.present.i18n import t
+    from qrpos.present.owner import review_reason
+
+    manager_pin.set_pin(tmp_path, OWNER_PIN)
+    # every charge reply is lost (for as long as the cashier waits) and the history
+    # cannot be read: the sale stays unclear
+    kiosk.sandbox.arm_fault("drop_after_commit", count=1_000_000, operation="charge")
+    kiosk.sandbox.arm_fault("error_before_commit", count=1_000_000, operation="list")
     await _sale(kiosk, "9000", wallet.qr_token)
     await kiosk.on_screen("ChargingScreen")
     await kiosk.until(lambda: "Checking the payment" in kiosk.text("#checking"))
@@ -121,23 +129,44 @@ async def test_unclear_sale_blocks_until_abandoned_then_is_refunded_automaticall
     await kiosk.on_screen("AbandonDialog")
     await kiosk.pilot.press("enter")
     await kiosk.on_screen("ResultScreen")
-    assert "the kiosk refunds it; if it cannot tell, the owner checks it" in kiosk.text("#detail")
+    assert kiosk.text("#detail") == t("result.abandoned")
+    assert "the owner checks it" in kiosk.text("#detail")
+    [charge] = kiosk.sandbox.transactions()
     assert kiosk.sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 9_000
-    # the history is readable again: the background settler finds the charge, refunds it
+    await kiosk.pilot.press("x")
+    await kiosk.on_screen("AmountScreen")
+    # the history is readable again: the background settler finds the row, and a person
+    # is asked; nothing is sent (the faults are gone: a send would replay, a refund land)
     kiosk.sandbox.clear_faults()
-    kiosk.app.settle_in_background()
-    await kiosk.until(
-        lambda: kiosk.sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000, timeout=10
-    )
     desk = kiosk.services.desk
     assert desk is not None
-
-    def charge_state() -> str:
-        [view] = [v for v in desk.listing.intents(True) if v.kind == "charge"]
-        return str(view.state)
-
-    # the refund is sent before the intent records it: wait for the record too
-    await kiosk.until(lambda: charge_state() == IntentState.REVERSED_AFTER_ABANDON)
+    kiosk.app.settle_in_background()
+    await kiosk.until(lambda: desk.listing.reviews() != [], timeout=10)
+    [review] = desk.listing.reviews()
+    offered = [c.transaction.id for c in review.candidates]
+    assert (review.reason, offered) == ("unconfirmed_row", [charge.id])
+    assert kiosk.sandbox.transaction(charge.id).status == "COMPLETED"
+    assert kiosk.sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000 - 9_000
+    assert [v.kind for v in desk.listing.intents(True)] == ["charge"]  # no refund queued
+    # the owner, who saw the customer pay and leave, refunds it on the owner's screen
+    await kiosk.pilot.press("f2")
+    await kiosk.on_screen("OwnerMenuScreen")
+    await kiosk.pilot.press("4")
+    await kiosk.on_screen("ReviewsScreen")
+    screen: Any = kiosk.app.screen
+    sale = int(review.intent.id)
+    await kiosk.until(lambda: sale in screen.reviews)
+    reviews: DataTable[str] = screen.query_one("#reviews", DataTable)
+    assert str(reviews.get_row(str(sale))[3]) == review_reason("unconfirmed_row")
+    rows: DataTable[str] = screen.query_one("#candidates", DataTable)
+    assert rows.row_count == 1 and str(rows.get_row(charge.id)[2]) == charge.id
+    await kiosk.pilot.press("r", *OWNER_PIN, "enter")
+    await kiosk.until(lambda: screen.outcome == t("review.done_refund", sale=sale))
+    await kiosk.until(lambda: sale not in screen.reviews)
+    assert kiosk.sandbox.transaction(charge.id).status == "REVERSED"
+    assert kiosk.sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
+    [mine] = [v for v in desk.listing.intents(True) if v.kind == "charge"]
+    assert (mine.state, mine.transaction_id) == (IntentState.REFUNDED_PER_REVIEW, charge.id)
 
 
 async def test_scanned_refusal_with_markup_and_escapes_is_shown_inertly(kiosk: Kiosk) -> None:
