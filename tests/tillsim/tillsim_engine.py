@@ -715,28 +715,47 @@ class World:
         self.shift = shifts.open_shift(self.ledger, self.cashier, at=self.clocks.kiosk_now())
 
     async def _step_owner(self, step: Step) -> None:
-        """The owner settles every open review by the truth of the service's books."""
-        for view in self.ledger.read(reviews.open_reviews):
-            intent_id = int(view.intent.id)
-            record = self._record_of(intent_id)
-            if record is None:
-                continue
-            kept = self._kept_charges(record.wallet_id)
-            decision: Any
-            if not kept:
-                decision = MarkNotCharged()
-            elif step.refund_instead:
-                decision = RefundRow(kept[0])
-            else:
-                decision = MarkCharged(kept[0])
-            self.log(f"owner settles sale {intent_id} ({view.reason}): {_decision(decision)}")
-            try:
-                await self.in_process(self.desk.settle_review(intent_id, decision, deadline_s=60.0))
-            except ReviewRefused as exc:
+        """The owner settles every open review by the truth of the service's books.
+
+        A review whose true row another open review offers is refused with "settle that
+        one first" (`error.review_held`): the owner, told so, settles the others and comes
+        back to it. Only a pass that settles nothing while reviews are left is a break."""
+        waiting: dict[int, str] = {}
+        while True:
+            settled_any = False
+            waiting.clear()
+            for view in self.ledger.read(reviews.open_reviews):
+                intent_id = int(view.intent.id)
+                record = self._record_of(intent_id)
+                if record is None:
+                    continue
+                kept = self._kept_charges(record.wallet_id)
+                decision: Any
+                if not kept:
+                    decision = MarkNotCharged()
+                elif step.refund_instead:
+                    decision = RefundRow(kept[0])
+                else:
+                    decision = MarkCharged(kept[0])
+                self.log(f"owner settles sale {intent_id} ({view.reason}): {_decision(decision)}")
+                try:
+                    await self.in_process(
+                        self.desk.settle_review(intent_id, decision, deadline_s=60.0)
+                    )
+                except ReviewRefused as exc:
+                    said = f"sale {intent_id} ({view.reason}) refused {_decision(decision)}: {exc}"
+                    if exc.said is None or exc.said.key != "error.review_held":
+                        raise Broken("every review can be settled to the truth", said) from None
+                    self.log(f"told to settle another review first: {exc}")
+                    waiting[intent_id] = said
+                    continue
+                settled_any = True
+            if not waiting:
+                return
+            if not settled_any:
                 raise Broken(
-                    "every review can be settled to the truth",
-                    f"sale {intent_id} ({view.reason}) refused {_decision(decision)}: {exc}",
-                ) from None
+                    "every review can be settled to the truth", next(iter(waiting.values()))
+                )
 
     def _record_of(self, intent_id: int) -> SaleRecord | None:
         for record in self.sales.values():
