@@ -37,6 +37,14 @@ NOT_WORDS = re.compile(
 #: a case ending (or any letters) written straight after a placeholder
 GLUED = re.compile(rf"(\{{[^{{}}]*\}}|%\([a-z_]+\)[sr]|%[sr])-?[{CYRILLIC}]")
 
+#: a case ending hyphened onto a Latin word, a command in backticks or a key letter
+#: (`URL-ийг`, `JSON-оор`, `stdin-ээр`, `Z-ийн`, `qrpos reverse`-ийн): a noun carries it
+LATIN_GLUED = re.compile(rf"[A-Za-z`]-[{CYRILLIC}]")
+
+#: the Latin endings still to go, each named: the owner screens' key hint (not this read's
+#: files; `C товчоор нэмнэ` is the fix)
+LATIN_GLUED_LEFT = {"owner.toml": {"shift.no_cashiers"}}
+
 
 @dataclass(frozen=True)
 class Row:
@@ -121,6 +129,11 @@ def glued_endings(strings: dict[str, str]) -> list[str]:
     return [f"{key}: {text}" for key, text in strings.items() if GLUED.search(text)]
 
 
+def latin_endings(strings: dict[str, str]) -> list[str]:
+    """`key: text` for every string with a case ending hyphened onto a Latin word."""
+    return [f"{key}: {text}" for key, text in strings.items() if LATIN_GLUED.search(text)]
+
+
 # --- the glossary itself -----------------------------------------------------------------
 
 
@@ -163,6 +176,19 @@ def test_every_mn_catalogue_says_each_held_concept_with_the_glossary_word() -> N
 def test_no_case_ending_is_written_onto_a_placeholder() -> None:
     found = {name: glued_endings(strings) for name, strings in mn_catalogues().items()}
     assert {name: texts for name, texts in found.items() if texts} == {}
+
+
+def test_no_case_ending_is_hyphened_onto_a_latin_word() -> None:
+    found = {
+        name: latin_endings(
+            {k: v for k, v in strings.items() if k not in LATIN_GLUED_LEFT.get(name, set())}
+        )
+        for name, strings in mn_catalogues().items()
+    }
+    assert {name: texts for name, texts in found.items() if texts} == {}
+    # each one left is still there (once fixed, it comes off the list)
+    for name, keys in LATIN_GLUED_LEFT.items():
+        assert latin_endings({k: mn_catalogues()[name][k] for k in keys}), (name, keys)
 
 
 # --- the checks can fail -----------------------------------------------------------------
@@ -216,6 +242,23 @@ MISLEADING_BEFORE = {
         "өөр холболтоор илгээсэн: энэ терминал түүний түүхийг харахгүй",
         "өөр холболтоор",
     ),
+    # the terminal's files (help, cli, said, doctor), second read
+    "said.history.refused": ("үйлчилгээ татгалзсан: {message}", "үйлчилгээ татгалзсан"),
+    "doctor.name.decoder": ("код уншигч", "код уншигч"),
+    "doctor.fix.decoder": (
+        "уншигчийг суулгах эсвэл [scanner] decoder тохируулна уу",
+        "уншигчийг суулга",
+    ),
+    "help.decode.decoder": ("код уншигч (анхдагч: хамгийн хурдан нь)", "код уншигч"),
+    "help.doctor.summary": (
+        "камер, код уншигч, санах ой, цаг, нэвтрэх мэдээлэл ба үйлчилгээг шалгана",
+        "код уншигч",
+    ),
+    "said.unclear.unexpected_status": ("хүлээгээгүй хариу HTTP {status}", "хүлээгээгүй хариу"),
+    "said.refund.unexpected_status": (
+        "хүлээгээгүй хариу HTTP {status}: дахин оролдоно",
+        "хүлээгээгүй хариу",
+    ),
     "abandon.body": (
         "Касс энэ төлбөрийг хүлээхээ болино. Түүхэд үйлчлүүлэгчээс төлбөр авсан нь харагдвал "
         "касс түүнийг автоматаар буцаана; тодорхойгүй бол эзэн шийднэ.",
@@ -252,6 +295,24 @@ def test_an_ending_on_a_placeholder_is_caught(text: str) -> None:
 )
 def test_a_noun_after_a_placeholder_is_not_an_ending(text: str) -> None:
     assert glued_endings({"k": text}) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["үндсэн URL-ийг шалгана уу", "JSON-оор хэвлэнэ", "stdin-ээс уншина", "Z-ийн дугаар",
+     "`qrpos reverse`-ийн адил", "Pi-д батарей алга", "N-р үүр"],
+)  # fmt: skip
+def test_an_ending_on_a_latin_word_is_caught(text: str) -> None:
+    assert latin_endings({"k": text}) == [f"k: {text}"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["үйлчилгээний хаягийг (base_url)", "JSON хэлбэрээр", "stdin оролтоос", "ПИН-ийг",
+     "НӨАТ-ын баримт", "0-ээс их", "URL биш", "Z тайлангийн дугаар"],
+)  # fmt: skip
+def test_a_noun_after_a_latin_word_is_not_an_ending(text: str) -> None:
+    assert latin_endings({"k": text}) == []
 
 
 # --- status words a cashier must tell apart ----------------------------------------------
