@@ -43,7 +43,7 @@ LATIN_GLUED = re.compile(rf"[A-Za-z`]-[{CYRILLIC}]")
 
 #: the Latin endings still to go, each named: the owner screens' key hint (not this read's
 #: files; `C товчоор нэмнэ` is the fix)
-LATIN_GLUED_LEFT = {"owner.toml": {"shift.no_cashiers"}}
+LATIN_GLUED_LEFT: dict[str, set[str]] = {}
 
 
 @dataclass(frozen=True)

@@ -237,7 +237,7 @@ TECHNICAL = (
     "ledger/views.py",
 )
 TECHNICAL_CALLS = {
-    "ledger/reviews.py": {"DamagedRow"},
+    "ledger/review_reads.py": {"DamagedRow"},  # a damaged row: the damage trap words it
     "ledger/store.py": {"LedgerError"},  # "closed": a bug's message, never a person's
     # a cell the table refuses, asked for by a driver: a bug's message (as IllegalTransition)
     "ledger/moves.py": {"IllegalMove"},
