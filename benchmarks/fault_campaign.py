@@ -148,6 +148,9 @@ REFUND_STEPS_S = (2 * 3600.0, 2 * 3600.0, 45 * 60.0, 5 * 3600.0)
 REPAIR_EVERY = 3
 #: how often a re-pairing is to the same terminal with a rotated password (else: another)
 REPAIR_SAME_TERMINAL = 0.3
+#: how often the cashier has abandoned the sale before the owner re-pairs (its charge is
+#: then refunded from the truth: the owner names the old terminal's row to refund)
+REPAIR_ABANDONED = 0.25
 
 
 @dataclasses.dataclass
@@ -541,10 +544,13 @@ async def scenario_repair(run: Run) -> None:
     the sale must go to a person (`other_terminal`), and the owner names its charge from
     the truth at the end. To the same terminal with a rotated password: the sale goes on
     under the new password (sometimes after the kiosk met the old one's 401) and its key's
-    replay proves it. Every draw is from `run.side`."""
+    replay proves it. Sometimes the cashier abandoned the sale first (the kiosk watches
+    its history): cut off from it by another terminal, it goes to a person too, and the
+    owner has the old terminal's charge refunded. Every draw is from `run.side`."""
     rng = run.side
     same = rng.random() < REPAIR_SAME_TERMINAL
     meet_401 = same and rng.random() < 0.5
+    abandon = rng.random() < REPAIR_ABANDONED
     sale = run.new_sale("repair", rng.choice(SET_PRICES))
     sale.kinds.discard("repair")
     how = "another terminal" if not same else "same terminal, password rotated"
@@ -554,10 +560,15 @@ async def scenario_repair(run: Run) -> None:
     run.figures.faults.update(("drop_after_commit", "outage"))
     run.sandbox.current = sale
     result = await run.desk.charge(sale.amount, sale.token, deadline_s=0.3)
+    if abandon and result.is_open:
+        await run.desk.abandon(result.intent_id)
+        sale.abandoned = True
+        run.figures.abandoned += 1
+        sale.kinds.add("re-paired after an abandon")
     if same:
         password = run.sandbox.rotate_password(run.username)
         username = run.username
-        if meet_401 and result.is_open:
+        if meet_401 and result.is_open and not sale.abandoned:
             # the owner pairs once the till shows the 401: the service answers again,
             # and the kiosk's next send under the old password is refused
             await asyncio.sleep(run.sandbox.outage_left_s())
@@ -570,7 +581,10 @@ async def scenario_repair(run: Run) -> None:
     repair(run, username, password)
     run.figures.repairs[how] += 1
     sale.kinds.add(f"re-paired, {how}")
-    await answer_or_abandon(run, sale, result, run.patience_s)
+    if sale.abandoned:
+        await run.desk.recover(deadline_s=1.0)  # the settler's next pass, as between sales
+    else:
+        await answer_or_abandon(run, sale, result, run.patience_s)
 
 
 async def scenario_kill(run: Run) -> None:
