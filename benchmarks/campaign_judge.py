@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import math
 import statistics
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from qrpos import spec
@@ -124,6 +125,9 @@ class Figures:
     #: a sale in review whose charge's refund the service refused, reviewed for another
     #: reason than `refund_refused` (issue 41: the review says the refund was refused)
     refund_refused_unsaid: int = 0
+    #: an owner's decision from the truth that the kiosk refused (`ReviewRefused`): the
+    #: review stays open with the truth known, and nobody can close it
+    reviews_refused: int = 0
     #: the run's time box (minutes) when it ended the sales early, else None
     time_boxed: float | None = None
     #: every refund of the outbox by where it ended ("refunded", "in review: REASON",
@@ -149,6 +153,13 @@ class Figures:
     #: reviews by reason and scenario ("reason: scenario [fault kinds]")
     review_reasons: collections.Counter[str] = field(default_factory=collections.Counter)
     foreign_noticed: bool = False
+    #: the owner re-paired the kiosk (and the install sharing its credentials), by how:
+    #: "another terminal", "same terminal, password rotated" ("..., 401 met" when the kiosk
+    #: sent under the old password first)
+    repairs: collections.Counter[str] = field(default_factory=collections.Counter)
+    #: reviews the owner settled on a row the review could not offer (the sale went out
+    #: under an earlier pairing, whose history the kiosk cannot read), named from the truth
+    reviews_named: int = 0
     states: collections.Counter[str] = field(default_factory=collections.Counter)
     latencies: dict[str, list[float]] = field(default_factory=lambda: collections.defaultdict(list))
     integrity: str = ""
@@ -196,6 +207,7 @@ class Figures:
             and self.reviews_without_reason == 0
             and self.crashes == 0
             and self.refund_refused_unsaid == 0
+            and self.reviews_refused == 0
             and self.integrity == "ok"
             and not self.slow_kinds()
             and not self.held_too_long()
@@ -220,9 +232,16 @@ class Figures:
             f"final states     {states}",
             f"needs review     {self.reviews} (settled by the owner from the sandbox's truth: "
             f"{self.reviews_settled}; the sale's own row not offered: "
-            f"{self.reviews_without_truth})",
+            f"{self.reviews_without_truth}; named by the owner, another pairing's: "
+            f"{self.reviews_named}; refused: {self.reviews_refused})",
             *(f"  review {k}: {v}" for k, v in sorted(self.review_reasons.items())),
             f"second install   {'noticed' if self.foreign_noticed else 'NOT noticed'}",
+            f"re-pairings      {sum(self.repairs.values())}"
+            + (
+                " (" + ", ".join(f"{k} {v}" for k, v in sorted(self.repairs.items())) + ")"
+                if self.repairs
+                else ""
+            ),
             f"duplicates       {self.duplicates}",
             f"lost             {self.lost}",
             f"false 'not charged' {self.false_not_charged}",
@@ -295,11 +314,21 @@ def percentile(values: list[float], pct: float) -> float:
     return ordered[rank - 1]
 
 
-def charges_by_wallet(sandbox: Sandbox, username: str) -> dict[str, list[SimTransaction]]:
-    """This terminal's charges, per wallet, as the sandbox recorded them."""
+def usernames_of(username: str | Collection[str]) -> frozenset[str]:
+    """Every terminal username the kiosk was paired as (one, or all of its pairings)."""
+    return frozenset((username,) if isinstance(username, str) else username)
+
+
+def charges_by_wallet(
+    sandbox: Sandbox, username: str | Collection[str]
+) -> dict[str, list[SimTransaction]]:
+    """The charges of the kiosk's terminal (of every terminal it was paired to: a charge
+    made under an earlier pairing is still the kiosk's sale's), per wallet, as the sandbox
+    recorded them."""
+    paired = usernames_of(username)
     found: dict[str, list[SimTransaction]] = collections.defaultdict(list)
     for tx in sandbox.transactions():
-        if tx.type is spec.TxType.CHARGE and tx.username == username and tx.wallet_id:
+        if tx.type is spec.TxType.CHARGE and tx.username in paired and tx.wallet_id:
             found[tx.wallet_id].append(tx)
     return found
 
@@ -354,12 +383,15 @@ def _swapped(
 
 def judge(
     sandbox: Sandbox,
-    username: str,
+    username: str | Collection[str],
     sales: list[Sale],
     ledgers: dict[int, Ledger],
     fig: Figures,
 ) -> None:
-    """Compare every sale's outbox row with the sandbox's truth; count the damage."""
+    """Compare every sale's outbox row with the sandbox's truth; count the damage.
+
+    `username`: the terminal the kiosk is paired to, or every one it was paired to in the
+    run (a re-pairing does not make the charges of the old terminal anyone else's)."""
     truth = charges_by_wallet(sandbox, username)
     rows = {install: rows_by_digest(ledger) for install, ledger in ledgers.items()}
     for sale in sales:

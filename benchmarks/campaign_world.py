@@ -57,6 +57,11 @@ class CampaignSandbox(Sandbox):
         with self.lock:
             self._outage_next, self._outage_until = None, 0.0
 
+    def outage_left_s(self) -> float:
+        """How long the outage under way still lasts (0: none)."""
+        with self.lock:
+            return max(0.0, self._outage_until - time.monotonic())
+
     def reverse(self, terminal: Terminal, tx_id: str) -> Reply:
         reply = super().reverse(terminal, tx_id)
         if reply.status == spec.REVERSE_SUCCESS_STATUS:
@@ -120,6 +125,14 @@ def cli_env(base: Path, url: str, username: str, password: str) -> dict[str, str
         QRPOS_REQUEST_TIMEOUT=str(CLIENT_TIMEOUT_S),
     )
     return env
+
+
+def repair_env(env: dict[str, str], username: str, password: str) -> None:
+    """The `qrpos` processes of `env` are paired as `username` from now on: its systemd
+    credential holds the new password (as deploy/provision.sh re-encrypts it)."""
+    creds = Path(env["CREDENTIALS_DIRECTORY"])
+    (creds / "qrpos-password").write_text(password + "\n")
+    env["QRPOS_USERNAME"] = username
 
 
 def qrpos(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:

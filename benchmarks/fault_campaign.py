@@ -35,7 +35,15 @@ Each sale gets its own wallet. Sales take turns through these scenarios (shuffle
   hours mid-sale or the service's clock minutes off:
   the cashier's answer is due within 45 s of the history showing the charge, timed from
   the commit (`HELD_TARGET_S`), the cashier waiting up to `HELD_PATIENCE_S`;
-- kill (with --kills): `qrpos charge` is SIGKILLed at a random moment, then finished.
+- kill (with --kills): `qrpos charge` is SIGKILLed at a random moment, then finished;
+- repair (every `--repair-every` rounds, 0: never): a sale commits and its reply is lost,
+  then the owner re-pairs the kiosk (and the install sharing its credentials) mid-sale:
+  mostly to another terminal, whose history cannot show the old one's rows, so the sale
+  must go to a person (`other_terminal`) and the owner names its charge from the truth;
+  sometimes to the same terminal with a rotated password (the kiosk may meet the 401
+  first), and the sale resolves under the new password. Its draws come from a random
+  stream of its own, so the other scenarios draw what older seeds drew (the sales are
+  numbered differently: `--repair-every 0` replays an older run's plan exactly).
 
 The truth is the sandbox's own record (`campaign_judge`); the owner settles the reviews
 from it at the end. Times are measured with a 0.5 s client timeout and short backoffs,
@@ -66,6 +74,7 @@ from campaign_world import (
     FaultlessDoor,
     cli_env,
     killed_sale,
+    repair_env,
 )
 from qrpos.ledger import (
     ChargeDesk,
@@ -75,6 +84,7 @@ from qrpos.ledger import (
     MarkNotCharged,
     RefundRow,
     RetryPolicy,
+    ReviewRefused,
     outbox_views,
     reviews_sql,
     sales_sql,
@@ -134,6 +144,13 @@ HELD_PATIENCE_S = 100.0
 #: how far ahead the kiosk's wall clock is when a refund's backoff begins; NTP then
 #: steps it back to the true time (issue 41: back 2 h)
 REFUND_STEPS_S = (2 * 3600.0, 2 * 3600.0, 45 * 60.0, 5 * 3600.0)
+#: one round in this many also has a re-pairing mid-sale (0: never; `--repair-every`)
+REPAIR_EVERY = 3
+#: how often a re-pairing is to the same terminal with a rotated password (else: another)
+REPAIR_SAME_TERMINAL = 0.3
+#: how often the cashier has abandoned the sale before the owner re-pairs (its charge is
+#: then refunded from the truth: the owner names the old terminal's row to refund)
+REPAIR_ABANDONED = 0.25
 
 
 @dataclasses.dataclass
@@ -153,6 +170,18 @@ class Run:
     #: the kiosk's wall clock minus the true time (NTP steps it back to 0)
     kiosk_offset_s: float = 0.0
     held_patience_s: float = HELD_PATIENCE_S
+    #: the sandbox's two front doors: the kiosk's (faults fire) and the second install's
+    urls: tuple[str, str] = ("", "")
+    #: every terminal the kiosk was paired as, the first one first (`username`: the one now)
+    usernames: list[str] = dataclasses.field(default_factory=list)
+    #: the clients the re-pairings made (closed at the end)
+    clients: list[TerminalClient] = dataclasses.field(default_factory=list)
+    #: the re-pairings' own draws (the other scenarios' draws stay those of older seeds)
+    side: random.Random = dataclasses.field(default_factory=random.Random)
+
+    def __post_init__(self) -> None:
+        if not self.usernames:
+            self.usernames.append(self.username)
 
     def new_sale(self, scenario: str, amount: int, install: int = 1) -> Sale:
         wallet = self.sandbox.create_wallet(1_000_000)
@@ -491,6 +520,73 @@ async def scenario_send_held(run: Run) -> None:
     run.sandbox.end_outage()
 
 
+def repair(run: Run, username: str, password: str) -> None:
+    """The owner pairs the kiosk as `username` (`qrpos pair`, the owner's screen): the desk
+    gets a new client (`ChargeDesk.replace_client`, as the till's `install_client` does)
+    and the `qrpos` command its credential. The second install shares the kiosk's
+    credentials, so it is paired the same way."""
+    url, url2 = run.urls
+    client = TerminalClient(url, username, password, timeout_s=CLIENT_TIMEOUT_S)
+    client2 = TerminalClient(url2, username, password, timeout_s=CLIENT_TIMEOUT_S)
+    run.clients += [client, client2]
+    run.desk.replace_client(client)
+    run.desk2.replace_client(client2)
+    repair_env(run.env, username, password)
+    run.username = username
+    if username not in run.usernames:
+        run.usernames.append(username)
+
+
+async def scenario_repair(run: Run) -> None:
+    """A sale commits and its reply is lost, the service then answers nothing for 1-4 s,
+    and the owner re-pairs the kiosk before the sale has its answer. To another terminal:
+    the new terminal cannot send the old key (a new charge) nor read the old history, so
+    the sale must go to a person (`other_terminal`), and the owner names its charge from
+    the truth at the end. To the same terminal with a rotated password: the sale goes on
+    under the new password (sometimes after the kiosk met the old one's 401) and its key's
+    replay proves it. Sometimes the cashier abandoned the sale first (the kiosk watches
+    its history): cut off from it by another terminal, it goes to a person too, and the
+    owner has the old terminal's charge refunded. Every draw is from `run.side`."""
+    rng = run.side
+    same = rng.random() < REPAIR_SAME_TERMINAL
+    meet_401 = same and rng.random() < 0.5
+    abandon = rng.random() < REPAIR_ABANDONED
+    sale = run.new_sale("repair", rng.choice(SET_PRICES))
+    sale.kinds.discard("repair")
+    how = "another terminal" if not same else "same terminal, password rotated"
+    run.sandbox.arm_fault("drop_after_commit", operation="charge")
+    outage = rng.choice(("error_before_commit", "delay"))
+    run.sandbox.outage_after_next_fault(rng.uniform(1.0, OUTAGE_MAX_S), outage)
+    run.figures.faults.update(("drop_after_commit", "outage"))
+    run.sandbox.current = sale
+    result = await run.desk.charge(sale.amount, sale.token, deadline_s=0.3)
+    if abandon and result.is_open:
+        await run.desk.abandon(result.intent_id)
+        sale.abandoned = True
+        run.figures.abandoned += 1
+        sale.kinds.add("re-paired after an abandon")
+    if same:
+        password = run.sandbox.rotate_password(run.username)
+        username = run.username
+        if meet_401 and result.is_open and not sale.abandoned:
+            # the owner pairs once the till shows the 401: the service answers again,
+            # and the kiosk's next send under the old password is refused
+            await asyncio.sleep(run.sandbox.outage_left_s())
+            result = await run.desk.resolve(result.intent_id, deadline_s=1.0)
+            if result.state is IntentState.CREDENTIALS_REJECTED:
+                how += ", 401 met"
+    else:
+        paired = run.sandbox.create_terminal("m_demo")
+        username, password = paired.username, paired.password
+    repair(run, username, password)
+    run.figures.repairs[how] += 1
+    sale.kinds.add(f"re-paired, {how}")
+    if sale.abandoned:
+        await run.desk.recover(deadline_s=1.0)  # the settler's next pass, as between sales
+    else:
+        await answer_or_abandon(run, sale, result, run.patience_s)
+
+
 async def scenario_kill(run: Run) -> None:
     sale = run.new_sale("kill", run.next_amount())
     sale.killed = True
@@ -523,6 +619,7 @@ SCENARIO_RUNS = {
     "refund_clock_step": scenario_refund_clock_step,
     "send_held": scenario_send_held,
     "kill": scenario_kill,
+    "repair": scenario_repair,
 }
 
 
@@ -548,11 +645,14 @@ async def crashed(run: Run, scenario: str, exc: Exception) -> None:
 
 
 async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
-    """The owner decides each review from the truth (the sandbox's wallets)."""
+    """The owner decides each review from the truth (the sandbox's wallets, charged by any
+    terminal the kiosk was paired to). A sale that went out under an earlier pairing has
+    its row in a history the kiosk cannot read, so its review cannot offer it: the owner
+    names it (`qrpos outbox review N --charged TX`), as read from the service's dashboard."""
     sale_of = {sales_sql.token_digest(s.token): s for s in run.sales}
     truth = {s.wallet_id: [] for s in run.sales}  # type: dict[str, list[str]]
     for tx in run.sandbox.transactions():
-        if tx.wallet_id in truth and tx.username == run.username:
+        if tx.wallet_id in truth and tx.username in run.usernames:
             truth[tx.wallet_id].append(tx.id)
     for install, desk in ((1, run.desk), (2, run.desk2)):
         refused = {
@@ -565,6 +665,7 @@ async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
             row = ledgers[install].read(lambda c, i=intent_id: sales_sql.get_intent(c, i))
             sale = sale_of.get(row.token_sha256) if row else None
             run.figures.reviews += 1
+            run.figures.review_reasons[f"{review.reason}: {sale.scenario if sale else '?'}"] += 1
             if not reason_has_words(review.reason):
                 run.figures.reviews_without_reason += 1
             its_refund_refused = row is not None and row.tx_id in refused
@@ -579,10 +680,13 @@ async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
                 continue
             charged = truth[sale.wallet_id]
             offered = {c.transaction.id for c in review.candidates}
+            # sent under an earlier pairing: the kiosk cannot read that terminal's history
+            elsewhere = row is not None and row.username not in (None, run.username)
             if not charged:
                 decision: Any = MarkNotCharged()
-            elif charged[0] in offered:
+            elif charged[0] in offered or elsewhere:
                 decision = RefundRow(charged[0]) if sale.abandoned else MarkCharged(charged[0])
+                run.figures.reviews_named += charged[0] not in offered
             else:
                 # the sale's own row is not offered: say which review, for whoever reads it
                 examples = run.figures.examples["reviews_without_truth"]
@@ -603,7 +707,15 @@ async def owner_settles_reviews(run: Run, ledgers: dict[int, Ledger]) -> None:
                         f"{tuple(holder) if holder else 'no intent'}"
                     )
                 continue
-            await desk.settle_review(intent_id, decision)
+            try:
+                await desk.settle_review(intent_id, decision)
+            except ReviewRefused as exc:  # the truth, and the kiosk will not take it
+                examples = run.figures.examples["reviews_refused"]
+                shown = len(examples)
+                run.figures.count("reviews_refused", sale, row)
+                if len(examples) > shown:
+                    examples[-1] += f", review {review.reason}: {decision} refused: {exc}"[:300]
+                continue
             run.figures.reviews_settled += 1
 
 
@@ -613,20 +725,34 @@ def plan(
     rng: random.Random,
     held_every: int = HELD_EVERY,
     without: tuple[str, ...] = (),
+    *,
+    repair_every: int = 0,
+    side: random.Random | None = None,
+    only: tuple[str, ...] = (),
 ) -> list[str]:
     """Scenarios in shuffled rounds, so that every one appears in any short run (but the
-    ones left `without`, e.g. a canteen with no second install)."""
-    kinds = tuple(k for k in SCENARIOS if k not in without) + (("kill",) if kills else ())
+    ones left `without`, e.g. a canteen with no second install; or `only` those named).
+
+    A re-pairing (every `repair_every` rounds) is put in its round at a place drawn from
+    `side`, after the round's shuffle: `rng` draws what it drew before re-pairings were
+    part of the campaign."""
+    if only:
+        kinds: tuple[str, ...] = only
+    else:
+        kinds = tuple(k for k in SCENARIOS if k not in without) + (("kill",) if kills else ())
     order: list[str] = []
     rounds = 0
     while len(order) < charges:
         round_ = list(kinds)
-        if rounds % OUTAGE_BEFORE_COMMIT_EVERY == 0:
+        if not only and rounds % OUTAGE_BEFORE_COMMIT_EVERY == 0:
             round_.append("outage_before_commit")
-        if held_every and rounds % held_every == 0:
+        if not only and held_every and rounds % held_every == 0:
             round_.append("send_held")
+        repairs = not only and repair_every and rounds % repair_every == 0
         rounds += 1
         rng.shuffle(round_)
+        if repairs and "repair" not in without:
+            round_.insert((side or rng).randint(0, len(round_)), "repair")
         order.extend(round_)
     return order
 
@@ -643,13 +769,17 @@ async def campaign(
     held_patience_s: float = HELD_PATIENCE_S,
     minutes: float | None = None,
     without: tuple[str, ...] = (),
+    repair_every: int = REPAIR_EVERY,
+    only: tuple[str, ...] = (),
 ) -> Figures:
     """Run the campaign, let the owner settle the reviews, and judge from the sandbox.
 
     `patience_s`: how long the cashier waits for an answer (the suite's slice waits less;
     a sale still open then counts as never answered, "inf"); `held_patience_s` the same
     for a send_held sale, `held_every` how often one is made (every N rounds, 0: never);
-    `minutes`: a time box: no new sale after it, then the run settles and is judged.
+    `minutes`: a time box: no new sale after it, then the run settles and is judged;
+    `repair_every`: a re-pairing mid-sale every N rounds (0: never); `only`: these
+    scenarios alone (e.g. `("repair",)`).
     """
     rng = random.Random(seed)
     figures = Figures()
@@ -676,11 +806,23 @@ async def campaign(
             figures,
             patience_s=patience_s,
             held_patience_s=held_patience_s,
+            urls=(url, url2),
+            side=random.Random(f"{seed}:repair"),
         )
         run.desk = desk = ChargeDesk(ledgers[1], client, policy=POLICY, clock=run.kiosk_clock)
         try:
             last = min(charges, stop_after or charges)
-            for scenario in plan(charges, kills, rng, held_every, without):
+            order = plan(
+                charges,
+                kills,
+                rng,
+                held_every,
+                without,
+                repair_every=repair_every,
+                side=run.side,
+                only=only,
+            )
+            for scenario in order:
                 if sum(1 for s in run.sales if s.install == 1) >= last:
                     break
                 if minutes is not None and time.monotonic() - started > minutes * 60:
@@ -704,12 +846,12 @@ async def campaign(
             await desk.recover(deadline_s=until, patient=True)
             await desk2.recover(deadline_s=until, patient=True)
             await owner_settles_reviews(run, ledgers)
-            judge(sandbox, term.username, run.sales, ledgers, figures)
+            judge(sandbox, run.usernames, run.sales, ledgers, figures)
             checks = {ledger.integrity_check() for ledger in ledgers.values()}
             figures.integrity = checks.pop() if len(checks) == 1 else ", ".join(sorted(checks))
         finally:
-            await client.aclose()
-            await client2.aclose()
+            for each in (client, client2, *run.clients):
+                await each.aclose()
             for ledger in ledgers.values():
                 ledger.close()
     figures.charges = sum(1 for s in run.sales if s.install == 1)
@@ -745,10 +887,26 @@ def main(argv: list[str] | None = None) -> int:
         "what was sold (a loaded machine's run still ends with a judged report)",
     )
     parser.add_argument(
+        "--repair-every",
+        type=int,
+        default=REPAIR_EVERY,
+        metavar="N",
+        help="the owner re-pairs the kiosk mid-sale every N rounds; 0: never (the plan an "
+        "older seed made: sales numbered as before re-pairings were added)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        choices=tuple(SCENARIO_RUNS),
+        metavar="SCENARIO",
+        help="run only this scenario (repeatable): --only repair",
+    )
+    parser.add_argument(
         "--without",
         action="append",
         default=[],
-        choices=SCENARIOS,
+        choices=(*SCENARIOS, "repair"),
         metavar="SCENARIO",
         help="leave a scenario out (repeatable): --without second_install is a canteen "
         "with one install",
@@ -779,6 +937,8 @@ def main(argv: list[str] | None = None) -> int:
                 held_every=args.held_every,
                 minutes=args.minutes,
                 without=tuple(args.without),
+                repair_every=args.repair_every,
+                only=tuple(args.only),
             )
         )
     print(f"fault campaign (seed {seed})")

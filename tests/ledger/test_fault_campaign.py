@@ -1,7 +1,8 @@
 """The bounded fault campaign: random faults, service clock offsets, abandons followed by
 same-amount sales, a second install on the same credentials, trickled replies, SIGKILLs,
-refunds refused after an abandon, the wall clock stepped during a refund's backoff and a
-sale whose later sends cannot get through never charge twice, lose a sale, say "not
+refunds refused after an abandon, the wall clock stepped during a refund's backoff, a
+sale whose later sends cannot get through and a re-pairing to another terminal mid-sale
+never charge twice, lose a sale, say "not
 charged" falsely, refund wrongly or without proof, leave a refund with nobody asked, or
 hold the till past 45 s of the history showing the charge.
 
@@ -57,7 +58,8 @@ SLICE_HELD_PATIENCE_S = 50.0
 
 @pytest.fixture(scope="module")
 def slice_figures(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """One bounded campaign (20 sales, every scenario, kills), shared by the tests below."""
+    """One bounded campaign (20 sales, every scenario, kills, a re-pairing to another
+    terminal at the fifth sale), shared by the tests below."""
     campaign = load("fault_campaign")
     workdir = tmp_path_factory.mktemp("campaign")
     figures = asyncio.run(
@@ -103,6 +105,23 @@ def test_bounded_campaign_never_charges_twice_nor_refunds_or_claims_wrongly(
     assert figures.crashes == 0, figures.report()
     assert figures.integrity == "ok"
     assert sum(figures.states.values()) >= figures.charges
+
+
+@ONE_CAMPAIGN
+@pytest.mark.timeout(420)
+def test_bounded_campaign_a_sale_cut_off_by_a_repairing_goes_to_a_person_and_is_settled(
+    slice_figures: Any,
+) -> None:
+    """Issue 47: the kiosk is re-paired to another terminal while a sale's reply is lost:
+    the new terminal can neither resend its key nor read its row, so a person decides
+    (`other_terminal`), and the owner names the charge from the old terminal's truth. The
+    old terminal's charges still count as the kiosk's: nothing lost, nothing unowned."""
+    figures = slice_figures
+    assert figures.repairs["another terminal"] >= 1, figures.report()
+    assert figures.review_reasons["other_terminal: repair"] >= 1, figures.report()
+    assert figures.reviews_named >= 1 and figures.reviews_refused == 0, figures.report()
+    assert figures.reviews_settled + figures.reviews_without_truth == figures.reviews
+    assert figures.lost == 0 and figures.unowned == 0 and figures.duplicates == 0
 
 
 @ONE_CAMPAIGN
@@ -281,6 +300,36 @@ async def test_a_charge_no_sale_owns_is_counted(
         world, judge_module, charges=1, row=lambda ids: _approved(["tx_" + "0" * 20])
     )
     assert figures.misattributed == 1 and figures.unowned == 1 and not figures.ok
+
+
+async def test_the_judge_counts_the_charges_of_every_terminal_the_kiosk_was_paired_to(
+    world: tuple[Sandbox, str, TerminalClient, Ledger], judge_module: ModuleType
+) -> None:
+    """A sale charged under the first pairing is the kiosk's after a re-pairing: judged
+    against the new terminal's charges alone it would read as paid by nobody."""
+    sandbox, first, client, ledger = world
+    wallet = sandbox.create_wallet(100_000)
+    token = wallet.qr_token
+    outcome = await client.charge(token, 700, "k" + uuid.uuid4().hex)
+    await client.aclose()
+    assert isinstance(outcome, Approved)
+    tx_id = outcome.transaction.id
+
+    def store(conn: Any) -> None:
+        new = sales_sql.insert_intent(
+            conn, idem_key="k" + uuid.uuid4().hex, token=token, amount_mnt=700, now=0.0
+        )
+        sales_sql.update_intent(conn, new, **_approved([tx_id]))
+
+    ledger.write(store)
+    now = sandbox.create_terminal("m_demo").username  # the kiosk is re-paired
+    sale = judge_module.Sale(1, wallet.wallet_id, token, 700, "repair")
+    every, latest = judge_module.Figures(), judge_module.Figures()
+    judge_module.judge(sandbox, [first, now], [sale], {1: ledger}, every)
+    judge_module.judge(sandbox, now, [sale], {1: ledger}, latest)
+    damage = ("duplicates", "lost", "misattributed", "phantom_approvals", "unowned")
+    assert {d: getattr(every, d) for d in damage} == dict.fromkeys(damage, 0)
+    assert latest.phantom_approvals == 1
 
 
 def test_a_kind_whose_p95_misses_the_target_fails_the_run(judge_module: ModuleType) -> None:
