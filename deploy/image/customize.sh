@@ -25,8 +25,12 @@ Name=en* eth*
 [Network]
 DHCP=yes
 NET
-chroot "$root" systemctl enable systemd-networkd.service systemd-resolved.service \
-    systemd-timesyncd.service >/dev/null 2>&1
+if [ -x "$root/usr/bin/systemctl" ]; then
+    chroot "$root" systemctl enable systemd-networkd.service systemd-resolved.service \
+        systemd-timesyncd.service >/dev/null 2>&1
+else
+    note "no systemctl in $root: networkd, resolved and timesyncd not enabled"
+fi
 # the kiosk waits for network-online.target: one interface up is enough
 install -d "$root/etc/systemd/system/systemd-networkd-wait-online.service.d"
 cat >"$root/etc/systemd/system/systemd-networkd-wait-online.service.d/qrpos-any.conf" <<'WAIT'
@@ -46,7 +50,11 @@ install -m 0644 "$here/qrpos-firstboot.service" "$root/etc/systemd/system/"
 install -m 0644 "$here/qrpos-pair-credential.service" "$root/etc/systemd/system/"
 install -D -m 0755 "$here/qrpos-console-generator" \
     "$root/etc/systemd/system-generators/qrpos-console"
-chroot "$root" systemctl enable qrpos-firstboot.service qrpos-pair-credential.service >/dev/null 2>&1
+# enabled as systemctl would (WantedBy=multi-user.target), without running anything in the root
+install -d "$root/etc/systemd/system/multi-user.target.wants"
+for unit in qrpos-firstboot.service qrpos-pair-credential.service; do
+    ln -sfn "/etc/systemd/system/$unit" "$root/etc/systemd/system/multi-user.target.wants/$unit"
+done
 
 # --- boot files: what the boot partition holds (build.sh copies /boot/firmware) ----------
 kernel=$(find "$root/boot" -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n 1)
