@@ -10,7 +10,9 @@ its host keys and machine-id), the unit as install.sh wrote it, provision.sh pai
 till with the sandbox service (`qrpos simulator`, on this machine's loopback) and the
 kiosk's first screen. The network is QEMU's user network with `restrict=on`: the guest
 reaches one address, 10.0.2.100:8080, forwarded (guestfwd) to the sandbox on 127.0.0.1,
-and nothing else (no DNS, NTP or apt out of this machine).
+and nothing else (no DNS, NTP or apt out of this machine). The kiosk refuses plain http
+to anything but a loopback address, so in the card 127.0.0.1:8080 is forwarded there
+(`qrpos.sandbox=10.0.2.100:8080` on the kernel command line: systemd-socket-proxyd).
 
 What stands in: the Pi's firmware (QEMU loads the kernel and initrd from the boot
 partition: -kernel/-initrd), a screen (the kiosk is moved to the second serial port by
@@ -51,6 +53,9 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 GUEST_SERVICE = ("10.0.2.100", 8080)
+#: the sandbox as the kiosk sees it: its own loopback, forwarded to GUEST_SERVICE by
+#: `qrpos.sandbox=` (deploy/image/qrpos-console-generator; plain http goes to loopback only)
+GUEST_BASE_URL = "http://127.0.0.1:8080"
 #: the kiosk's first screen, in either language (src/qrpos/present/locales/*/kiosk.toml)
 KIOSK_TITLES = ("Enter the amount", "Дүн оруулна уу")
 _ESCAPES = re.compile(
@@ -142,7 +147,10 @@ def qemu_command(
     else:
         base = ["qemu-system-aarch64", "-machine", "virt", "-cpu", "cortex-a72"]
         ttys = ("ttyAMA0", "ttyAMA1")
-    append = f"{cmdline.replace('console=tty1', '')} console={ttys[0]},115200 qrpos.tty={ttys[1]}"
+    append = (
+        f"{cmdline.replace('console=tty1', '')} console={ttys[0]},115200 qrpos.tty={ttys[1]}"
+        f" qrpos.sandbox={GUEST_SERVICE[0]}:{GUEST_SERVICE[1]}"
+    )
     argv = [
         *base,
         "-accel",
@@ -253,7 +261,7 @@ def boot_card(
     # the installer's three answers, as system credentials (files: never on a command line)
     smbios = []
     for name, value in (
-        ("base_url", f"http://{GUEST_SERVICE[0]}:{GUEST_SERVICE[1]}"),
+        ("base_url", GUEST_BASE_URL),
         ("username", terminal["username"]),
         ("password", terminal["password"]),
     ):

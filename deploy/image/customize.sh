@@ -42,6 +42,9 @@ ln -sfn ../run/systemd/resolve/stub-resolv.conf "$root/etc/resolv.conf"
 # no interactive first-boot questions on the till's screen (locale, root password)
 ln -sfn /dev/null "$root/etc/systemd/system/systemd-firstboot.service"
 echo 'LANG=C.UTF-8' >"$root/etc/locale.conf"
+# the caches of /usr (ld.so.cache, the journal's catalog) were made by the packages: not
+# again on the first boot (ConditionNeedsUpdate= compares these files' times with /usr's)
+touch -r "$root/usr" "$root/etc/.updated" "$root/var/.updated"
 
 # --- first boot: grow the root, host keys; pairing from a system credential -------------
 install -m 0755 "$here/firstboot.sh" "$root/usr/local/sbin/qrpos-firstboot"

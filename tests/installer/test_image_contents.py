@@ -126,7 +126,24 @@ def test_the_kiosk_moves_to_a_serial_console_only_when_named(tmp_path: Path) -> 
     ["root=LABEL=qrpos-root rw", "qrpos.tty=tty1", "qrpos.tty=../../etc/x0", "qrpos.tty=sda1"],
 )
 def test_no_console_drop_in_otherwise(tmp_path: Path, cmdline: str) -> None:
-    assert not _generate(tmp_path, cmdline).exists()
+    drop_in = _generate(tmp_path, cmdline)
+    assert not drop_in.exists()
+    assert list(drop_in.parents[1].iterdir()) == []  # nothing else generated either
+
+
+def test_a_named_sandbox_is_reached_on_the_cards_loopback(tmp_path: Path) -> None:
+    drop_in = _generate(tmp_path, "rw qrpos.sandbox=10.0.2.100:8080")
+    generated = drop_in.parents[1]
+    assert "ListenStream=127.0.0.1:8080\n" in (generated / "qrpos-sandbox.socket").read_text()
+    service = (generated / "qrpos-sandbox.service").read_text()
+    assert "ExecStart=/usr/lib/systemd/systemd-socket-proxyd 10.0.2.100:8080\n" in service
+    assert (generated / "sockets.target.wants" / "qrpos-sandbox.socket").is_symlink()
+
+
+@pytest.mark.parametrize("word", ["10.0.2.100", "host:80", "1.2.3.4:80;rm", ":80", "1:2:3"])
+def test_no_sandbox_forward_for_anything_but_addr_port(tmp_path: Path, word: str) -> None:
+    generated = _generate(tmp_path, f"rw qrpos.sandbox={word}").parents[1]
+    assert list(generated.iterdir()) == []
 
 
 # --- a built image, read without booting -------------------------------------------------
