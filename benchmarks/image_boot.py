@@ -206,8 +206,15 @@ def read_card(overlay: Path, work: Path) -> Card:
         ).stdout
     )["partitiontable"]
     root_part = table["partitions"][1]
-    offset = int(root_part["start"]) * 512
-    fs = f"{raw}?offset={offset}"
+    # the root partition on its own (e2fsck forgets an ?offset= when it reopens the file
+    # system after replaying the journal)
+    fs = str(work / "card-root.ext4")
+    start, size = int(root_part["start"]) * 512, int(root_part["size"]) * 512
+    subprocess.run(
+        ["dd", f"if={raw}", f"of={fs}", "bs=4M", f"skip={start}", f"count={size}",
+         "iflag=skip_bytes,count_bytes", "conv=sparse", "status=none"],
+        check=True,
+    )  # fmt: skip
     # -p: the automatic repair of a boot (journal replay); exit 0 or 1 is a clean file system
     fsck = subprocess.run(["e2fsck", "-p", fs], capture_output=True, text=True)
     check(
@@ -229,6 +236,7 @@ def read_card(overlay: Path, work: Path) -> Card:
         disk_sectors=raw.stat().st_size // 512,
     )
     raw.unlink()
+    Path(fs).unlink()
     return card
 
 

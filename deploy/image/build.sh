@@ -77,6 +77,9 @@ case "$ARCH" in
     arm64) pkgs+=,linux-image-arm64,raspi-firmware,firmware-brcm80211; components=main,non-free-firmware ;;
 esac
 rev=$(git -C "$here" rev-parse --short HEAD)
+# /boot/firmware is a mount point while the root is built, as on a card: raspi-firmware's
+# kernel hook writes the Pi's boot files only into a mounted /boot/firmware
+trap 'umount "$ROOT/boot/firmware" 2>/dev/null || true' EXIT
 say "mmdebstrap $SUITE $ARCH into $ROOT (qrpos $rev; log: $LOG)"
 # the customize hook runs in the finished root, with /proc, /sys and /dev mounted: the
 # checkout's committed files go to /opt/qrpos-src and install.sh runs from there, as in
@@ -85,13 +88,14 @@ say "mmdebstrap $SUITE $ARCH into $ROOT (qrpos $rev; log: $LOG)"
 # which does not run in a chroot) and the link again afterwards.
 if ! mmdebstrap --mode=root --variant=minbase --arch="$ARCH" --components="$components" \
     --include="$pkgs" \
-    --essential-hook='mkdir -p "$1/boot/firmware"' \
+    --essential-hook='mkdir -p "$1/boot/firmware" && mount --bind "$1/boot/firmware" "$1/boot/firmware"' \
     --customize-hook='mkdir -p "$1/opt/qrpos-src"' \
     --customize-hook="git -C '$here' archive HEAD | tar -x -C \"\$1/opt/qrpos-src\"" \
     --customize-hook='cp /etc/ssl/certs/ca-certificates.crt "$1/etc/host-ca-certificates.crt"' \
     --customize-hook='rm -f "$1/etc/resolv.conf"; cp /etc/resolv.conf "$1/etc/resolv.conf"' \
     --customize-hook='chroot "$1" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/host-ca-certificates.crt bash /opt/qrpos-src/deploy/install.sh --image-build' \
     --customize-hook="'$here/deploy/image/customize.sh' \"\$1\" '$ARCH' '$ROOT_LABEL' '$BOOT_LABEL'" \
+    --customize-hook='umount "$1/boot/firmware"' \
     "$SUITE" "$ROOT" "$MIRROR" >>"$LOG" 2>&1; then
     tail -40 "$LOG"
     echo "build.sh: FAILED building the root (whole log: $LOG)" >&2
