@@ -16,9 +16,10 @@ to anything but a loopback address, so in the card 127.0.0.1:8080 is forwarded t
 
 What stands in: the Pi's firmware (QEMU loads the kernel and initrd from the boot
 partition: -kernel/-initrd), a screen (the kiosk is moved to the second serial port by
-`qrpos.tty=ttyS1`, deploy/image/qrpos-console-generator; the first one carries the boot
-log), and the installer typing the service's URL, username and password: they are
-handed to the machine as systemd system credentials (SMBIOS type 11, root-only in the
+`qrpos.tty=ttyS1`, deploy/image/qrpos-console-generator, on arm64's `-M virt` to a
+virtio console, hvc0; the first serial port carries the boot log), and the installer
+typing the service's URL, username and password: they are handed to the machine as
+systemd system credentials (SMBIOS type 11 on amd64, fw_cfg on arm64: root-only in the
 guest), which qrpos-pair-credential.service gives to provision.sh. No KVM: TCG, one
 virtual CPU (the machine is shared). Each boot runs on a copy-on-write overlay of the
 image, as large as --card-size: the image itself is never written.
@@ -133,7 +134,7 @@ def qemu_command(
     disk: Path,
     console: Path,
     kiosk: Path,
-    smbios: list[Path],
+    credentials: list[str],
     sandbox_port: int,
 ) -> list[str]:
     # one connection per guest connection (cmd:), each to the sandbox on the loopback
@@ -146,7 +147,7 @@ def qemu_command(
         ttys = ("ttyS0", "ttyS1")
     else:
         base = ["qemu-system-aarch64", "-machine", "virt", "-cpu", "cortex-a72"]
-        ttys = ("ttyAMA0", "ttyAMA1")
+        ttys = ("ttyAMA0", "hvc0")
     append = (
         f"{cmdline.replace('console=tty1', '')} console={ttys[0]},115200 qrpos.tty={ttys[1]}"
         f" qrpos.sandbox={GUEST_SERVICE[0]}:{GUEST_SERVICE[1]}"
@@ -177,14 +178,14 @@ def qemu_command(
         "chardev:console",
         "-chardev",
         f"socket,id=kiosk,path={kiosk},server=on,wait=off",
-        "-serial",
-        "chardev:kiosk",
         "-monitor",
         "none",
     ]
-    for path in smbios:
-        argv += ["-smbios", f"type=11,path={path}"]
-    return argv
+    if arch == "amd64":
+        argv += ["-serial", "chardev:kiosk"]
+    else:  # virt has one UART: the kiosk on a virtio console (hvc0)
+        argv += ["-device", "virtio-serial-pci", "-device", "virtconsole,chardev=kiosk"]
+    return argv + credentials
 
 
 @dataclass
@@ -266,8 +267,10 @@ def boot_card(
         check=True,
     )
     terminal = sim.post("/_sim/terminals", json={"merchant": f"m_image{number}"}).json()
-    # the installer's three answers, as system credentials (files: never on a command line)
-    smbios = []
+    # the installer's three answers, as system credentials (files: never on a command
+    # line): SMBIOS type 11 strings on amd64; on arm64's virt, whose direct kernel boot
+    # has no SMBIOS, QEMU's fw_cfg (systemd reads both)
+    credentials = []
     for name, value in (
         ("base_url", GUEST_BASE_URL),
         ("username", terminal["username"]),
@@ -275,11 +278,18 @@ def boot_card(
     ):
         path = work / f"cred-{name}"
         path.touch(mode=0o600)
-        path.write_text(f"io.systemd.credential:qrpos.pair.{name}={value}")
-        smbios.append(path)
+        if args.arch == "amd64":
+            path.write_text(f"io.systemd.credential:qrpos.pair.{name}={value}")
+            credentials += ["-smbios", f"type=11,path={path}"]
+        else:
+            path.write_text(value)
+            fw_cfg = f"name=opt/io.systemd.credentials/qrpos.pair.{name},file={path}"
+            credentials += ["-fw_cfg", fw_cfg]
     console, kiosk = work / f"console{number}.log", work / f"kiosk{number}.sock"
     port = int(sandbox_url.rsplit(":", 1)[1])
-    argv = qemu_command(args.arch, kernel, initrd, cmdline, overlay, console, kiosk, smbios, port)
+    argv = qemu_command(
+        args.arch, kernel, initrd, cmdline, overlay, console, kiosk, credentials, port
+    )
     started = time.monotonic()
     with open(work / f"qemu{number}.err", "w") as errors:  # QEMU keeps its own copy
         qemu = subprocess.Popen(

@@ -5,6 +5,7 @@
 #
 #   sudo deploy/image/build.sh [--arch amd64|arm64] [--suite trixie|bookworm]
 #                              [--out FILE] [--work DIR] [--size-slack MIB]
+#                              [--ssh-key FILE.pub]
 #
 # amd64 is for fast checks under QEMU (benchmarks/image_boot.py); arm64 is the Pi's
 # (Debian's own linux-image-arm64 and raspi-firmware from non-free-firmware). No loop
@@ -18,6 +19,9 @@
 # and makes its own SSH host keys; systemd makes its machine-id, and the kiosk its till
 # id (src/qrpos/identity.py, machine.json) from it.
 #
+# --ssh-key: the installer's public key(s) for root over SSH (provision.sh over SSH); the
+# image has no password login (root is locked) and no key otherwise.
+#
 # Prints the image's size and the build time. Needs root, the Debian mirror and PyPI,
 # mmdebstrap, e2fsprogs, dosfstools, mtools, fdisk; for arm64 on another machine,
 # qemu-user-static with its binfmt handler (arm64 runs under emulation: slow).
@@ -28,6 +32,7 @@ ARCH=amd64
 SUITE=trixie
 OUT=""
 WORK=""
+SSH_KEY=""
 SLACK_MIB=768   # free room in the root file system as built (the card grows it at boot)
 BOOT_MIB=256
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
@@ -41,7 +46,8 @@ while [ $# -gt 0 ]; do
         --out) OUT=${2:?}; shift ;;
         --work) WORK=${2:?}; shift ;;
         --size-slack) SLACK_MIB=${2:?}; shift ;;
-        -h | --help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --ssh-key) SSH_KEY=${2:?}; shift ;;
+        -h | --help) sed -n '3,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "build.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
     esac
     shift
@@ -54,6 +60,12 @@ for tool in mmdebstrap mke2fs mkfs.vfat mcopy mmd sfdisk; do
         { echo "build.sh: $tool not found (apt install mmdebstrap e2fsprogs dosfstools mtools fdisk)" >&2; exit 1; }
 done
 
+if [ -n "$SSH_KEY" ]; then
+    # public keys only: one per line, each "TYPE BASE64 [comment]"
+    grep -qv -E '^(ssh-|ecdsa-|sk-)[a-z0-9@.-]+ [A-Za-z0-9+/=]+( .*)?$' "$SSH_KEY" &&
+        { echo "build.sh: $SSH_KEY is not a file of SSH public keys" >&2; exit 64; }
+    [ -s "$SSH_KEY" ] || { echo "build.sh: $SSH_KEY is empty" >&2; exit 64; }
+fi
 WORK=${WORK:-/var/tmp/qrpos-image-$SUITE-$ARCH}
 OUT=${OUT:-$WORK.img}
 ROOT=$WORK/root
@@ -94,7 +106,7 @@ if ! mmdebstrap --mode=root --variant=minbase --arch="$ARCH" --components="$comp
     --customize-hook='cp /etc/ssl/certs/ca-certificates.crt "$1/etc/host-ca-certificates.crt"' \
     --customize-hook='rm -f "$1/etc/resolv.conf"; cp /etc/resolv.conf "$1/etc/resolv.conf"' \
     --customize-hook='chroot "$1" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/host-ca-certificates.crt bash /opt/qrpos-src/deploy/install.sh --image-build' \
-    --customize-hook="'$here/deploy/image/customize.sh' \"\$1\" '$ARCH' '$ROOT_LABEL' '$BOOT_LABEL'" \
+    --customize-hook="'$here/deploy/image/customize.sh' \"\$1\" '$ARCH' '$ROOT_LABEL' '$BOOT_LABEL' '$SSH_KEY'" \
     --customize-hook='umount "$1/boot/firmware"' \
     "$SUITE" "$ROOT" "$MIRROR" >>"$LOG" 2>&1; then
     tail -40 "$LOG"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Called by deploy/image/build.sh (an mmdebstrap customize hook) on the finished root,
-# from outside it:  customize.sh ROOT ARCH ROOT_LABEL BOOT_LABEL
+# from outside it:  customize.sh ROOT ARCH ROOT_LABEL BOOT_LABEL [SSH_PUBLIC_KEYS]
 # Makes the root a card: fstab, network, the first-boot unit, the boot files; then
 # removes everything that must differ between two cards or must not leave the builder.
 set -euo pipefail
-root=$1 arch=$2 root_label=$3 boot_label=$4
+root=$1 arch=$2 root_label=$3 boot_label=$4 ssh_keys=${5:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 note() { printf '    customize: %s\n' "$*"; }
 
@@ -58,6 +58,13 @@ install -d "$root/etc/systemd/system/multi-user.target.wants"
 for unit in qrpos-firstboot.service qrpos-pair-credential.service; do
     ln -sfn "/etc/systemd/system/$unit" "$root/etc/systemd/system/multi-user.target.wants/$unit"
 done
+
+# the installer's public keys, when given: root over SSH with a key only (sshd's default)
+if [ -n "$ssh_keys" ]; then
+    install -d -m 0700 "$root/root/.ssh"
+    install -m 0600 "$ssh_keys" "$root/root/.ssh/authorized_keys"
+    note "root's authorized_keys: $(wc -l <"$ssh_keys") key(s) from $ssh_keys"
+fi
 
 # --- boot files: what the boot partition holds (build.sh copies /boot/firmware) ----------
 kernel=$(find "$root/boot" -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n 1)

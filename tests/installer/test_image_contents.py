@@ -100,6 +100,22 @@ def test_customize_leaves_no_identity_and_no_secret(tmp_path: Path) -> None:
     ]
 
 
+def test_an_installers_public_key_is_roots_only_login(tmp_path: Path) -> None:
+    root = _fake_root(tmp_path)
+    key = tmp_path / "installer.pub"
+    key.write_text("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample installer@laptop\n")
+    subprocess.run(
+        ["bash", str(CUSTOMIZE), str(root), "amd64", ROOT_LABEL, BOOT_LABEL, str(key)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    authorized = root / "root/.ssh/authorized_keys"
+    assert authorized.read_text() == key.read_text()
+    assert authorized.stat().st_mode & 0o777 == 0o600
+    assert list((root / "etc/ssh").glob("ssh_host_*")) == []
+
+
 def _generate(tmp_path: Path, cmdline: str) -> Path:
     out = tmp_path / "generator"
     out.mkdir()
