@@ -102,13 +102,4 @@ case "$arch" in
 esac
 
 # --- nothing that must differ between two cards, nothing from the builder ----------------
-: >"$root/etc/machine-id"   # empty: systemd makes one on the first boot (ConditionFirstBoot)
-rm -f "$root/var/lib/dbus/machine-id" "$root/var/lib/systemd/random-seed" \
-    "$root"/var/lib/systemd/credential.secret \
-    "$root"/etc/ssh/ssh_host_*_key "$root"/etc/ssh/ssh_host_*_key.pub \
-    "$root/etc/host-ca-certificates.crt" "$root/etc/credstore.encrypted/qrpos-password"
-find "$root/var/lib/qrpos" -mindepth 1 -delete
-rm -rf "$root/root/.cache" "$root/var/cache/apt"/*.bin "$root/var/lib/apt/lists"/*_* "$root/tmp"/* \
-    "$root/var/tmp"/*
-find "$root/var/log" -type f -exec truncate -s 0 {} +
-note "machine-id emptied; no SSH host key, credential, random seed or state left"
+"$here/scrub.sh" "$root"

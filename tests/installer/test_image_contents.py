@@ -116,6 +116,31 @@ def test_an_installers_public_key_is_roots_only_login(tmp_path: Path) -> None:
     assert list((root / "etc/ssh").glob("ssh_host_*")) == []
 
 
+PI_GEN_STAGE = IMAGE_DIR / "pi-gen" / "stage-qrpos"
+
+
+def test_the_pi_gen_stage_installs_this_checkout_and_scrubs_the_root(tmp_path: Path) -> None:
+    """pi-gen's host-side steps on a root (its chroot step is install.sh --image-build,
+    run in real Debian roots by benchmarks/install_in_root.sh)."""
+    root = _fake_root(tmp_path)
+    env = {**os.environ, "ROOTFS_DIR": str(root)}
+    steps = sorted((PI_GEN_STAGE / "00-qrpos").iterdir())
+    assert [s.name for s in steps] == ["00-run.sh", "01-run-chroot.sh", "02-run.sh"]
+    assert "deploy/install.sh --image-build" in steps[1].read_text()
+    for step in (steps[0], steps[2]):
+        done = subprocess.run(["bash", str(step)], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    installed = root / "opt/qrpos-src"
+    # the committed files (git archive HEAD), install.sh and the unit among them
+    assert (installed / "deploy/install.sh").stat().st_size > 0
+    assert (installed / "systemd/qrpos.service").stat().st_size > 0
+    assert (root / "etc/machine-id").read_text() == ""
+    assert list((root / "etc/ssh").glob("ssh_host_*")) == []
+    assert list((root / "var/lib/qrpos").iterdir()) == []
+    assert not (root / "etc/credstore.encrypted/qrpos-password").exists()
+    assert (PI_GEN_STAGE / "EXPORT_IMAGE").exists()
+
+
 def _generate(tmp_path: Path, cmdline: str) -> Path:
     out = tmp_path / "generator"
     out.mkdir()
