@@ -85,8 +85,8 @@ case "$arch" in
     arm64)
         # raspi-firmware's kernel hook put the Pi's firmware, the kernel, initrd and device
         # trees here; its cmdline.txt names the root by /etc/default/raspi-firmware
-        sed -i -e "s|^#\?ROOTPART=.*|ROOTPART=LABEL=$root_label|" \
-            -e 's|^#\?CONSOLES=.*|CONSOLES="serial0,115200 tty1"|' "$root/etc/default/raspi-firmware"
+        # (its CONSOLES="auto" picks the console per Pi model: kept)
+        sed -i -e "s|^#\?ROOTPART=.*|ROOTPART=LABEL=$root_label|" "$root/etc/default/raspi-firmware"
         chroot "$root" /etc/kernel/postinst.d/z50-raspi-firmware "$version" >/dev/null 2>&1 ||
             note "raspi-firmware's hook failed (see the Pi section of docs/installing.md)"
         # QEMU -M virt boots the same kernel and initrd (benchmarks/image_boot.py)
