@@ -140,17 +140,21 @@ mke2fs -q -t ext4 -L "$ROOT_LABEL" -d "$ROOT" -E root_owner=0:0 "$RFS" >>"$LOG" 
 
 # --- the disk: MBR (the Pi's firmware reads it), 1: boot (FAT32 LBA), 2: root ------------
 say "disk image $OUT"
-rm -f "$OUT"
+# made as $OUT.part and renamed once whole: a build cut short leaves no image that looks
+# finished (tests/installer/test_image_contents.py reads every /var/tmp/qrpos-image-*.img)
+PART=$OUT.part
+rm -f "$OUT" "$PART"
 disk_mib=$((1 + BOOT_MIB + root_mib))
-truncate -s "${disk_mib}M" "$OUT"
-sfdisk --quiet "$OUT" <<PARTS
+truncate -s "${disk_mib}M" "$PART"
+sfdisk --quiet "$PART" <<PARTS
 label: dos
 unit: sectors
 start=2048, size=$((BOOT_MIB * 2048)), type=c, bootable
 start=$(((1 + BOOT_MIB) * 2048)), size=$((root_mib * 2048)), type=83
 PARTS
-dd if="$BOOT" of="$OUT" bs=1M seek=1 conv=notrunc,sparse status=none
-dd if="$RFS" of="$OUT" bs=1M seek=$((1 + BOOT_MIB)) conv=notrunc,sparse status=none
+dd if="$BOOT" of="$PART" bs=1M seek=1 conv=notrunc,sparse status=none
+dd if="$RFS" of="$PART" bs=1M seek=$((1 + BOOT_MIB)) conv=notrunc,sparse status=none
+mv -f "$PART" "$OUT"
 rm -f "$BOOT" "$RFS"
 sfdisk --dump "$OUT" | sed -n '/^\//s/^/   /p'
 
