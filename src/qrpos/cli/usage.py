@@ -18,10 +18,11 @@ import contextlib
 import io
 import math
 import sys
+import textwrap
 import unicodedata
 from collections.abc import Callable, Iterator
 from datetime import date
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 from urllib.parse import urlsplit
 
 from qrpos import spec
@@ -41,8 +42,24 @@ class UsageError(QrposError, argparse.ArgumentTypeError):
     """A malformed option value; the message says what is expected (never the value)."""
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, its lines folded between words only: an option or a path is never
+    cut at its hyphen (`--state-` on one line and `dir` on the next read as two words, and
+    a Mongolian help showed a Latin word "dir" of its own)."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(
+            " ".join(text.split()), width, break_on_hyphens=False, break_long_words=False
+        )
+
+
 class UsageParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line and exit 64 (subparsers inherit it)."""
+    """An ArgumentParser whose errors are one line and exit 64 (subparsers inherit it), and
+    whose help is folded between words (`HelpFormatter`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         """Print `prog: message (see prog --help)`, folded to 80 columns, and exit with
