@@ -7,7 +7,7 @@ python benchmarks/till_sim.py --seed 7 --steps 30 --mutant defect2_abandoned_ref
 python benchmarks/till_sim.py --seeds 1-20 --steps 30 --plain     (no episodes: older stories)
 python benchmarks/till_sim.py --seeds 10001-85000 --plain --keep-going --jobs 2   (the long run)
 
-With --jobs N the seeds are played in chunks of --chunk stories by N processes; a line per
+With --jobs N (1 or more) the seeds are played in chunks of --chunk stories by N processes; a line per
 chunk as it ends (its seeds, sales, breaks: a run cut short still says how far it got),
 then the totals. The figures are the same as one process's: each story is deterministic.
 """
@@ -136,10 +136,10 @@ def main(argv: list[str] | None = None) -> int:
         "--plain", action="store_true", help="no episodes: the stories drawn before them"
     )
     parser.add_argument("--mutant", help="play under a mutant of tests/tillsim/mutants/")
-    parser.add_argument("--jobs", type=int, default=1, help="processes (chunks of seeds)")
+    parser.add_argument("--jobs", type=int, help="processes playing chunks of seeds")
     parser.add_argument("--chunk", type=int, default=200, help="stories per chunk (--jobs)")
     args = parser.parse_args(argv)
-    if args.jobs > 1:
+    if args.jobs:
         if args.keep or args.no_fault or args.log or args.shrink:
             parser.error("--jobs plays whole stories: no --keep, --no-fault, --log, --shrink")
         return _parallel(args, args.seeds or [args.seed if args.seed is not None else 1])
