@@ -6,7 +6,10 @@
 # user with sudo, nothing else typed. What breaks on the other release is caught here.
 #
 #   sudo benchmarks/suite_in_root.sh [--release trixie|bookworm] [--root DIR] [--no-test]
-#                                    [-- PYTEST ARGS]
+#                                    [--as-root] [-- PYTEST ARGS]
+#
+# --as-root: the clone in /root (mode 0700) and both commands run by root, as an installer
+# on a Pi's own root shell types them (the kiosk's privilege-dropping tests then run).
 #
 # The root is kept in DIR (default /var/tmp/qrpos-suite-<release>-amd64) and reused: its
 # clone is made afresh each run, its .venv is not (delete DIR for a from-nothing run).
@@ -20,14 +23,16 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SUITE=trixie
 ROOT=""
 TEST=1
+WHO=dev
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 while [ $# -gt 0 ]; do
     case "$1" in
         --release) SUITE=$2; shift ;;
         --root) ROOT=$2; shift ;;
         --no-test) TEST=0 ;;
+        --as-root) WHO=root ;;
         --) shift; break ;;
-        -h | --help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "suite_in_root.sh: unknown option $1" >&2; exit 64 ;;
     esac
     shift
@@ -60,14 +65,21 @@ chroot "$ROOT" sh -c 'id dev >/dev/null 2>&1 || useradd -m -s /bin/bash dev'
 echo 'dev ALL=(ALL) NOPASSWD:ALL' >"$ROOT/etc/sudoers.d/dev"
 chmod 0440 "$ROOT/etc/sudoers.d/dev"
 
-say "a clone of $(git -C "$here" rev-parse --short HEAD) in /home/dev/qrpos"
+HOME_DIR=/home/dev
+[ "$WHO" = root ] && HOME_DIR=/root
+CLONE=$ROOT$HOME_DIR/qrpos
+say "a clone of $(git -C "$here" rev-parse --short HEAD) in $HOME_DIR/qrpos (by $WHO)"
 # the committed HEAD only, as `git clone` gives it; the old .venv is kept (slow to remake)
-if [ -d "$ROOT/home/dev/qrpos/.venv" ]; then mv "$ROOT/home/dev/qrpos/.venv" "$ROOT/home/dev/venv.keep"; fi
-rm -rf "$ROOT/home/dev/qrpos"
-git clone -q --no-hardlinks "$here" "$ROOT/home/dev/qrpos"
-git -C "$ROOT/home/dev/qrpos" checkout -q "$(git -C "$here" rev-parse HEAD)"
-if [ -d "$ROOT/home/dev/venv.keep" ]; then mv "$ROOT/home/dev/venv.keep" "$ROOT/home/dev/qrpos/.venv"; fi
-chroot "$ROOT" chown -R dev:dev /home/dev
+if [ -d "$CLONE/.venv" ]; then mv "$CLONE/.venv" "$ROOT$HOME_DIR/venv.keep"; fi
+rm -rf "$CLONE"
+git clone -q --no-hardlinks "$here" "$CLONE"
+git -C "$CLONE" checkout -q "$(git -C "$here" rev-parse HEAD)"
+if [ -d "$ROOT$HOME_DIR/venv.keep" ]; then mv "$ROOT$HOME_DIR/venv.keep" "$CLONE/.venv"; fi
+if [ "$WHO" = root ]; then
+    chmod 0700 "$ROOT/root" # as Debian makes it: the kiosk's user cannot read the clone
+else
+    chroot "$ROOT" chown -R dev:dev /home/dev
+fi
 
 # nspawn (not a plain chroot): /dev/pts, /dev/shm and /tmp as on a machine. Its state under
 # /run/systemd/nspawn must be a tmpfs (a host without systemd as PID 1 may lack one).
@@ -81,7 +93,7 @@ fi
 as_dev() {
     systemd-nspawn -q --register=no --keep-unit --machine="qrpos-suite-$$" -D "$ROOT" \
         --tmpfs=/run/systemd:mode=0755 \
-        --user=dev --chdir=/home/dev/qrpos --setenv=HOME=/home/dev \
+        --user="$WHO" --chdir="$HOME_DIR/qrpos" --setenv=HOME="$HOME_DIR" \
         --setenv=PIP_CERT=/etc/host-ca-certificates.crt /usr/bin/env bash -c "$1"
 }
 
