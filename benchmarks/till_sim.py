@@ -7,9 +7,10 @@ python benchmarks/till_sim.py --seed 7 --steps 30 --mutant defect2_abandoned_ref
 python benchmarks/till_sim.py --seeds 1-20 --steps 30 --plain     (no episodes: older stories)
 python benchmarks/till_sim.py --seeds 10001-85000 --plain --keep-going --jobs 2   (the long run)
 
-With --jobs N (1 or more) the seeds are played in chunks of --chunk stories by N processes; a line per
-chunk as it ends (its seeds, sales, breaks: a run cut short still says how far it got),
-then the totals. The figures are the same as one process's: each story is deterministic.
+With --jobs N (1 or more) the seeds are played in chunks of --chunk stories by N processes:
+a line per chunk as it ends (its seeds, sales, breaks: a run cut short still says how far
+it got), then the totals. The figures are one process's: each story is deterministic.
+QRPOS_TILLSIM_TMP names the folder of the stories' outboxes (default /dev/shm).
 """
 
 from __future__ import annotations

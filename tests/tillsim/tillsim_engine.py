@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import importlib.util
 import json
+import os
 import random
 import sys
 import tempfile
@@ -984,6 +985,12 @@ def _review_reasons(world: World) -> dict[str, int]:
 
 
 def _tmp_dir() -> str | None:
+    """Where a story's outbox lives: QRPOS_TILLSIM_TMP, else /dev/shm (no fsync costs),
+    else the system's temporary folder. A long run names a tmpfs of its own: anything that
+    empties /dev/shm on a shared machine ends every story in flight."""
+    named = os.environ.get("QRPOS_TILLSIM_TMP")
+    if named:
+        return named
     shm = Path("/dev/shm")
     return str(shm) if shm.is_dir() else None
 

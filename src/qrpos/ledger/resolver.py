@@ -101,6 +101,23 @@ def _reply_words(outcome: ChargeOutcome) -> Said:
     )
 
 
+def interrupted_changes(now: float, boot: tuple[str | None, float | None]) -> IntentChanges:
+    """The columns of a request found in flight by a process that does not own it (the one
+    that sent it died, or its task was cancelled): it ended by `now` (on the boot clock
+    `boot`), unclear, and late commits are waited for from here. Without these stamps the
+    wait fell back to the wall clock of the send: a clock stepped back by hours held the
+    sale unsettled for hours (till simulator seed 10798: an abandon of an interrupted sale
+    watched all day, its charge owned by nothing)."""
+    return {
+        "in_flight": 0,
+        "maybe_sent": 1,
+        "last_end_at": now,
+        "last_unclear_end_at": now,
+        "unclear_end_boot": boot[0],
+        "unclear_end_up": boot[1],
+    }
+
+
 def _outcome_changes(
     row: IntentRow, outcome: ChargeOutcome, policy: RetryPolicy, moment: Moment, jitter: float
 ) -> tuple[IntentChanges, Move]:
@@ -356,25 +373,13 @@ async def drive(
     started = time.monotonic()
     if row.in_flight and not fresh:
         # a previous process died mid-request: the request may have reached the service
-        now = ctx.now()
         state = IntentState(sale_move(row.state, SaleEvent.INTERRUPTED).next)
-        boot, up = ctx.boot()
-        row = await ctx.ledger.awrite(
-            lambda c: sales_sql.update_intent(
-                c,
-                row.id,
-                in_flight=0,
-                maybe_sent=1,
-                state=state,
-                last_end_at=now,
-                last_unclear_end_at=now,
-                unclear_end_boot=boot,
-                unclear_end_up=up,
-                last_detail=say(
-                    "sale.interrupted", "interrupted during a request: outcome unknown"
-                ),
-            )
+        ended = interrupted_changes(ctx.now(), ctx.boot())
+        ended["state"] = state
+        ended["last_detail"] = say(
+            "sale.interrupted", "interrupted during a request: outcome unknown"
         )
+        row = await ctx.ledger.awrite(lambda c: sales_sql.update_intent(c, row.id, **ended))
         log.warning("charge #%d was interrupted mid-request; resolving", row.id)
     first = fresh
     applied: Move | None  # the move a step applied: its effects are carried out here

@@ -1,0 +1,38 @@
+"""Stories the simulator's long runs broke, shrunk, kept as they were found: each plays to
+the end of the day with no invariant broken now (docs/simulation.md, "Found in long runs").
+A story is replayed by its command: `python benchmarks/till_sim.py --seed S --steps N
+--keep K --no-fault F [--plain]`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+from tillsim_engine import printed, run_story, story_from
+
+#: (seed, steps, kept steps, faults taken out, plain): what the shrinker printed
+FOUND = [
+    # an abandon of a sale interrupted mid-request, after the kiosk's clock stepped back 2 h:
+    # watched all day, its charge owned by nothing (ledger.resolver.interrupted_changes)
+    (10798, 40, [7, 8, 38], ["8:2", "8:3"], True),
+]
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Iterator[None]:
+    qrpos = logging.getLogger("qrpos")
+    before = qrpos.level
+    qrpos.setLevel(logging.CRITICAL)
+    yield
+    qrpos.setLevel(before)
+
+
+@pytest.mark.parametrize(("seed", "steps", "keep", "no_fault", "plain"), FOUND)
+def test_a_story_found_in_a_long_run_plays_to_the_end_of_the_day(
+    seed: int, steps: int, keep: list[int], no_fault: list[str], plain: bool
+) -> None:
+    story = story_from(seed, steps, keep, no_fault, episodes=not plain)
+    outcome = run_story(story)
+    assert any(" step end:" in line for line in outcome.events), "the day never ended"
+    assert outcome.broken is None, printed(story, outcome, steps)
