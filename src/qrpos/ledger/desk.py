@@ -20,25 +20,19 @@ from typing import Any
 from qrpos import spec
 from qrpos.ledger import clock as clock_module
 from qrpos.ledger import refunds_sql, reviews, sales_sql, service_sql
+from qrpos.ledger.abandon import abandon_changes
 from qrpos.ledger.clockreading import DATE_RESOLUTION_S
 from qrpos.ledger.context import Context
-from qrpos.ledger.events import Effect, RefundEvent, SaleEvent
+from qrpos.ledger.events import RefundEvent, SaleEvent
 from qrpos.ledger.listing import OutboxListing
 from qrpos.ledger.lookup import check_history
-from qrpos.ledger.moves import charged_value, refund_move, sale_move
+from qrpos.ledger.moves import refund_move, sale_move
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.refund_queue import refund_by_hand, refund_for_sale
-from qrpos.ledger.resolver import ProgressCallback, drive, interrupted_changes
+from qrpos.ledger.resolver import ProgressCallback, drive
 from qrpos.ledger.reversals import drive_reversal
 from qrpos.ledger.reviews import ReviewDecision
-from qrpos.ledger.states import (
-    IntentChanges,
-    IntentRow,
-    IntentState,
-    RefundReason,
-    ReversalRow,
-    ReversalState,
-)
+from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalRow, ReversalState
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
     AmountOutOfRange,
@@ -345,25 +339,7 @@ class ChargeDesk:
                     )
                 if not row.is_open:
                     return row  # settled, or in review: nothing to stop waiting for
-                unclear = bool(row.maybe_sent or row.in_flight)
-                event = SaleEvent.ABANDON_UNCLEAR if unclear else SaleEvent.ABANDON_CLEAN
-                move = sale_move(row.state, event)
-                changes: IntentChanges = {
-                    "state": IntentState(move.next),
-                    "may_resend": 0,
-                    "token": None,
-                    "in_flight": 0,
-                    "maybe_sent": 1 if unclear else 0,
-                    "watching": 1 if Effect.WATCH in move.effects else 0,
-                    "charged": charged_value(move, row.charged),
-                    "resolved_at": None if unclear else now,
-                    "last_detail": say("sale.abandoned", "abandoned by the cashier"),
-                }
-                if row.in_flight:
-                    # not this process's request (it holds the outbox alone): the one
-                    # that sent it died, so the request has ended
-                    changes.update(interrupted_changes(now, boot))
-                return sales_sql.update_intent(conn, intent_id, **changes)
+                return sales_sql.update_intent(conn, intent_id, **abandon_changes(row, now, boot))
 
             return sale_result(await self.ledger.awrite(give_up))
 

@@ -17,6 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from qrpos.ledger import refunds_sql, reviews_sql, sales_sql, service_sql
+from qrpos.ledger.abandon import interrupted_changes
 from qrpos.ledger.claims import (
     OTHER_TERMINAL,
     Candidate,
@@ -99,23 +100,6 @@ def _reply_words(outcome: ChargeOutcome) -> Said:
         status=outcome.exchange.status or 0,
         message=getattr(outcome, "message", ""),
     )
-
-
-def interrupted_changes(now: float, boot: tuple[str | None, float | None]) -> IntentChanges:
-    """The columns of a request found in flight by a process that does not own it (the one
-    that sent it died, or its task was cancelled): it ended by `now` (on the boot clock
-    `boot`), unclear, and late commits are waited for from here. Without these stamps the
-    wait fell back to the wall clock of the send: a clock stepped back by hours held the
-    sale unsettled for hours (till simulator seed 10798: an abandon of an interrupted sale
-    watched all day, its charge owned by nothing)."""
-    return {
-        "in_flight": 0,
-        "maybe_sent": 1,
-        "last_end_at": now,
-        "last_unclear_end_at": now,
-        "unclear_end_boot": boot[0],
-        "unclear_end_up": boot[1],
-    }
 
 
 def _outcome_changes(
