@@ -261,11 +261,13 @@ def _judged(
         verdict, event = held_by_hand(conn, row, verdict, event)
     if (
         isinstance(verdict, Proven)
-        and event is SaleEvent.LOOKUP_PROVEN
+        and event in (SaleEvent.LOOKUP_PROVEN, SaleEvent.LOOKUP_PROVEN_REFUNDED_ROW)
         and match_rule(row, policy, looked_at) == "person"
     ):
         # the window alone pairs the row with the sale and its key cannot confirm it: the
-        # row may be an unseen install's, so a person decides with it offered (issue 47)
+        # row may be an unseen install's, so a person decides with it offered (issue 47).
+        # A row the owner refunds by hand too: the sale must not take that refund as its
+        # own, nor be counted charged on it (review 3 of issue 47)
         verdict = Disputed(ReviewReason.UNCONFIRMED_ROW, (Candidate(verdict.transaction, ()),))
         event = dispute_event(verdict.reason, settled=settled(policy, row, looked_at))
     move = sale_move(row.state, event)
