@@ -140,7 +140,13 @@ async def look_up(client: TerminalClient, span: Window, now: Callable[[], Moment
     # one row) is that mark, or a bound on it: `windows.window_for` reaches it (issue 47's
     # simulator, seed 74: an abandoned sale proven absent while its charge was stamped 600 s
     # past the window). A look that cannot ask is a failed look, never absence.
-    server_now = now().wall + offset
+    # placed on the boot clock since the offset's measurement: NTP may step the wall
+    # clock mid-look (a Pi's boot), and a probe an hour late would miss the mark (review 3)
+    at = now()
+    if at.up is not None and measured.up is not None and at.boot == measured.boot:
+        server_now = measured.wall + offset + max(0.0, at.up - measured.up)
+    else:
+        server_now = at.wall + offset
     probe = await client.list_page(
         from_=datetime.fromtimestamp(server_now + AHEAD_SLACK_S, UTC),
         to=datetime.fromtimestamp(server_now + STAMPS_AHEAD_S, UTC),
