@@ -203,6 +203,11 @@ def _conclude(
         # the clock moved since the span was placed: part of the window went unseen, so
         # neither proof nor absence can be had from this look; the next one uses the new clock
         return skew, "clock_moved", None
+    if seen.offset_s is None and window.measured:
+        # no `Date`: the look could not probe for rows stamped ahead of the service's clock
+        # (`look_up`), so a charge stamped at a mark past the window may be unseen: its rows
+        # may prove, its silence may not (review 3 of issue 47)
+        agreed = False
     changes, word, move = _judged(ctx, conn, row, seen, looked_at, reading, window, agreed)
     return {**skew, **changes}, word, move
 
