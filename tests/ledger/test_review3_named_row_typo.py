@@ -11,10 +11,11 @@ answers 404 "transaction not found": the refund is refused and the sale goes to 
 (`refund_refused`), counted charged (`charged` 1) on a row that does not exist. Its only
 exits are "charged as" the row that does not exist and "refund" it again (404 again):
 "not charged" is refused as untrue for a proven charge, and the real row is refused as
-not among the review's rows. The truth (charged as the real row) could not be recorded: this test failed on
-the code before its fix with ReviewRefused "... is not among the rows of sale #1 (rows: none)" at
-its last step. The person may now name the row again. ("Not charged" stays refused, as
-tests/ledger/test_review_named_row.py holds: left to the lead, see the review's report.)
+not among the review's rows. The truth (charged as the real row) could not be
+recorded: this test failed on the code before its fix with ReviewRefused "... is not among
+the rows of sale #1 (rows: none)" at its last step. The person may now name the row again.
+("Not charged" stays refused, as tests/ledger/test_review_named_row.py holds: left to the
+lead, see the review's report.)
 """
 
 from __future__ import annotations

@@ -128,7 +128,6 @@ async def test_a_refused_refund_by_hand_leaves_a_review_that_can_say_not_charged
     ]
 
 
-
 async def _abandoned_own_charge(desk: ChargeDesk, sandbox: Sandbox) -> tuple[int, str, str]:
     """Sale B committed X, its replies all lost and the history unreadable, abandoned:
     (B's id, X, B's wallet). Faults are cleared."""

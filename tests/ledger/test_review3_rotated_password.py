@@ -54,9 +54,7 @@ async def test_a_sale_held_by_a_401_after_rotation_ends_in_a_review_it_can_settl
     )
     after = held
     for _ in range(40):
-        [after] = [
-            r for r in await desk.recover(deadline_s=5) if r.intent_id == held.intent_id
-        ]
+        [after] = [r for r in await desk.recover(deadline_s=5) if r.intent_id == held.intent_id]
         if not after.is_open:
             break
         await asyncio.sleep(0.05)  # late commits settle (`settle_s`)
