@@ -24,12 +24,23 @@ Interleaving:
 
 from __future__ import annotations
 
+import pytest
+
 from qrpos import spec
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, refunds_sql
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox
 
 AMOUNT = 4500
+#: review 3 of issue 47 (tests/ledger/test_review3_refunded_by_hand.py): a proof on a row a
+#: refund made by hand holds is a window pairing too; the sale no longer takes that refund
+#: as its own, a person does (rewritten there through a person's refund)
+ISSUE47 = pytest.mark.xfail(
+    strict=True,
+    reason="issue 47: an abandoned sale no longer takes a refund made by hand on a window "
+    "pairing (it goes to a person, unconfirmed_row); rewritten through the person's refund "
+    "in test_review3_refunded_by_hand.py",
+)
 
 
 async def test_an_abandon_proven_on_a_row_refused_by_hand_is_not_left_silent(
@@ -103,6 +114,7 @@ def _refunds_of(ledger: Ledger, tx_id: str) -> list[tuple[int | None, str]]:
     return [(r.intent_id, str(r.state)) for r in rows if r.tx_id == tx_id]
 
 
+@ISSUE47
 async def test_an_abandon_proven_on_a_row_whose_refund_by_hand_is_pending_ends_reversed(
     ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox
 ) -> None:
@@ -121,6 +133,7 @@ async def test_an_abandon_proven_on_a_row_whose_refund_by_hand_is_pending_ends_r
     assert _sale_state(desk, sale_id) is IntentState.REVERSED_AFTER_ABANDON
 
 
+@ISSUE47
 async def test_an_abandon_proven_on_a_row_already_refunded_by_hand_ends_reversed(
     ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox
 ) -> None:

@@ -140,7 +140,13 @@ async def look_up(client: TerminalClient, span: Window, now: Callable[[], Moment
     # one row) is that mark, or a bound on it: `windows.window_for` reaches it (issue 47's
     # simulator, seed 74: an abandoned sale proven absent while its charge was stamped 600 s
     # past the window). A look that cannot ask is a failed look, never absence.
-    server_now = now().wall + offset
+    # placed on the boot clock since the offset's measurement: NTP may step the wall
+    # clock mid-look (a Pi's boot), and a probe an hour late would miss the mark (review 3)
+    at = now()
+    if at.up is not None and measured.up is not None and at.boot == measured.boot:
+        server_now = measured.wall + offset + max(0.0, at.up - measured.up)
+    else:
+        server_now = at.wall + offset
     probe = await client.list_page(
         from_=datetime.fromtimestamp(server_now + AHEAD_SLACK_S, UTC),
         to=datetime.fromtimestamp(server_now + STAMPS_AHEAD_S, UTC),
@@ -197,6 +203,11 @@ def _conclude(
         # the clock moved since the span was placed: part of the window went unseen, so
         # neither proof nor absence can be had from this look; the next one uses the new clock
         return skew, "clock_moved", None
+    if seen.offset_s is None and window.measured:
+        # no `Date`: the look could not probe for rows stamped ahead of the service's clock
+        # (`look_up`), so a charge stamped at a mark past the window may be unseen: its rows
+        # may prove, its silence may not (review 3 of issue 47)
+        agreed = False
     changes, word, move = _judged(ctx, conn, row, seen, looked_at, reading, window, agreed)
     return {**skew, **changes}, word, move
 
@@ -261,11 +272,13 @@ def _judged(
         verdict, event = held_by_hand(conn, row, verdict, event)
     if (
         isinstance(verdict, Proven)
-        and event is SaleEvent.LOOKUP_PROVEN
+        and event in (SaleEvent.LOOKUP_PROVEN, SaleEvent.LOOKUP_PROVEN_REFUNDED_ROW)
         and match_rule(row, policy, looked_at) == "person"
     ):
         # the window alone pairs the row with the sale and its key cannot confirm it: the
-        # row may be an unseen install's, so a person decides with it offered (issue 47)
+        # row may be an unseen install's, so a person decides with it offered (issue 47).
+        # A row the owner refunds by hand too: the sale must not take that refund as its
+        # own, nor be counted charged on it (review 3 of issue 47)
         verdict = Disputed(ReviewReason.UNCONFIRMED_ROW, (Candidate(verdict.transaction, ()),))
         event = dispute_event(verdict.reason, settled=settled(policy, row, looked_at))
     move = sale_move(row.state, event)

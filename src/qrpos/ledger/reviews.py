@@ -154,12 +154,14 @@ def _checked_candidate(
         tx = by_id[tx_id]
     elif view.reason in NAMED_ROW_REASONS:
         tx = _named_row(conn, view, tx_id, seen, checkable)
-    elif own is not None and own.tx_id == tx_id and own.tx_json is None:
+    elif own is not None and own.tx_id is not None and own.tx_json is None:
         # the refused refund was of the sale's own row, recorded on a person's word when
         # the sale went out under another pairing (its history unreadable here): the row
         # offered is that word, and it stays unchecked (the till simulator, seed 41: the
-        # review had no row, and "not charged" is refused for a proven charge)
-        tx = None
+        # review had no row, and "not charged" is refused for a proven charge). The word
+        # may be the mistake (a typo the service answered 404): the person may name the
+        # row again, as the review that took the word allowed (review 3 of issue 47)
+        tx = None if own.tx_id == tx_id else _named_row(conn, view, tx_id, seen, checkable)
     else:
         raise _refused_not_offered(view, tx_id, ", ".join(by_id) or "none")
     holder = reviews_sql.holder_of(conn, tx_id, besides=int(view.intent.id))

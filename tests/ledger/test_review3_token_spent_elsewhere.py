@@ -1,0 +1,73 @@
+"""Review 3 of issue 47: a 409 "qr token already used" to the sale's key lets the rows
+decide (`timing.match_rule` "decide"), on the premise that the token was spent by this
+sale's own earlier send. Another install on the same credentials breaks that premise.
+
+Story (sandbox in-process): the sale's sends are answered 500 before anything commits
+(never charged; the till keeps the sale open); the customer, tired of waiting, shows the
+same QR at the canteen's other till, a second install on the same credentials, which
+charges it the same price (row Y). The kiosk's next send of its key gets 409 "qr token
+already used", and Y, alone in the sale's window, is "proven" the sale's own: the sale
+ends charged per history on the other till's row, and the customer leaves with two meals
+for one charge. The truth the kiosk can know is "unknown": a person decides (the window
+pairs Y with the sale and the other install is invisible).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
+from qrpos.service import Approved, TerminalClient
+from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
+from qrpos.simulator.testing import asgi_transport
+
+AMOUNT = 6000
+
+
+def _policy() -> RetryPolicy:
+    return RetryPolicy.testing(max_sends=3, settle_s=0.3, lookup_interval_s=0.02, sleep=True)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect: a 409 'qr token already used' lets the window's rows prove the sale "
+    "(timing.match_rule 'decide'), though another install on the same credentials may have "
+    "spent the token: the sale ends paid on the other till's row",
+)
+async def test_a_token_spent_at_another_install_never_makes_its_row_the_sales(
+    ledger: Ledger,
+    asgi_client: TerminalClient,
+    sim_app: object,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    wallet: WalletInfo,
+) -> None:
+    desk = ChargeDesk(ledger, asgi_client, policy=_policy())
+    sandbox.arm_fault("error_before_commit", count=10**6, operation="charge")
+    held = await desk.charge(AMOUNT, wallet.qr_token, deadline_s=0.5)
+    assert held.is_open, held
+    sandbox.clear_faults()
+    # the same customer's QR at the other till (same credentials), the same price
+    async with TerminalClient(
+        "http://127.0.0.1",
+        terminal.username,
+        terminal.password,
+        transport=asgi_transport(sim_app),
+    ) as other:
+        outcome = await other.charge(wallet.qr_token, AMOUNT, str(uuid.uuid4()))
+    assert isinstance(outcome, Approved), outcome
+    theirs = outcome.transaction.id
+    after = held
+    for _ in range(40):
+        after = await desk.resolve(held.intent_id, deadline_s=5)
+        if not after.is_open:
+            break
+        await asyncio.sleep(0.05)
+    audit = [(a["kind"], a["outcome"]) for a in desk.listing.audit(held.intent_id)]
+    assert ("charge", "TokenUsed") in audit or any("409" in str(a) for a in audit), audit
+    # the other till's row is never this sale's payment
+    assert after.transaction is None or after.transaction.id != theirs, (after, audit)
+    assert after.state is IntentState.NEEDS_REVIEW, (after, audit)
