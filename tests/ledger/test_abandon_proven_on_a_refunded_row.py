@@ -24,10 +24,8 @@ Interleaving:
 
 from __future__ import annotations
 
-import pytest
-
 from qrpos import spec
-from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, refunds_sql
+from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox
 
@@ -35,12 +33,6 @@ AMOUNT = 4500
 #: review 3 of issue 47 (tests/ledger/test_review3_refunded_by_hand.py): a proof on a row a
 #: refund made by hand holds is a window pairing too; the sale no longer takes that refund
 #: as its own, a person does (rewritten there through a person's refund)
-ISSUE47 = pytest.mark.xfail(
-    strict=True,
-    reason="issue 47: an abandoned sale no longer takes a refund made by hand on a window "
-    "pairing (it goes to a person, unconfirmed_row); rewritten through the person's refund "
-    "in test_review3_refunded_by_hand.py",
-)
 
 
 async def test_an_abandon_proven_on_a_row_refused_by_hand_is_not_left_silent(
@@ -79,70 +71,3 @@ async def test_an_abandon_proven_on_a_row_refused_by_hand_is_not_left_silent(
         f"sale #{sale.intent_id} is {after.state}, charged={after.charged}, not reviewed: "
         "the customer's money is held and nobody is asked"
     )
-
-
-async def _abandoned_charge(desk: ChargeDesk, sandbox: Sandbox) -> tuple[int, str, str]:
-    """Sale B committed X, its replies all lost and the history unreadable, abandoned:
-    (B's id, X, B's wallet). Faults are cleared."""
-    warm = await desk.charge(100, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
-    assert warm.charged
-    wallet = sandbox.create_wallet(10_000)
-    sandbox.arm_fault("error_after_commit", count=10**6, operation="charge")
-    sandbox.arm_fault("error_before_commit", count=10**6, operation="list")
-    sale = await desk.charge(AMOUNT, wallet.qr_token, deadline_s=2)
-    assert sale.state is IntentState.UNRESOLVED, sale
-    assert (await desk.abandon(sale.intent_id)).state is IntentState.ABANDONED
-    [charge] = [
-        tx
-        for tx in sandbox.transactions()
-        if tx.wallet_id == wallet.wallet_id and tx.type is spec.TxType.CHARGE
-    ]
-    sandbox.clear_faults()
-    return sale.intent_id, charge.id, wallet.wallet_id
-
-
-def _sale_state(desk: ChargeDesk, intent_id: int) -> IntentState:
-    return next(
-        IntentState(r.state)
-        for r in desk.listing.intents(include_final=True)
-        if r.kind == "charge" and r.id == str(intent_id)
-    )
-
-
-def _refunds_of(ledger: Ledger, tx_id: str) -> list[tuple[int | None, str]]:
-    rows = ledger.read(lambda c: refunds_sql.list_reversals(c, include_final=True))
-    return [(r.intent_id, str(r.state)) for r in rows if r.tx_id == tx_id]
-
-
-@ISSUE47
-async def test_an_abandon_proven_on_a_row_whose_refund_by_hand_is_pending_ends_reversed(
-    ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox
-) -> None:
-    """The owner's refund is still in the queue (500s) when recovery proves X is B's: B is
-    attached to that refund (no second one: the service would answer 409), and when it
-    lands B is `reversed_after_abandon`."""
-    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing(), jitter=lambda: 1.0)
-    sale_id, tx_id, wallet_id = await _abandoned_charge(desk, sandbox)
-    sandbox.arm_fault("error_before_commit", count=10**6, operation="reverse")
-    by_hand = await desk.reverse(tx_id, deadline_s=1)
-    assert by_hand.state == "unresolved", by_hand
-    sandbox.clear_faults()
-    await desk.recover(deadline_s=10, patient=True)
-    assert sandbox.wallet(wallet_id).balance_mnt == 10_000  # refunded, once
-    assert _refunds_of(ledger, tx_id) == [(sale_id, "refunded")]
-    assert _sale_state(desk, sale_id) is IntentState.REVERSED_AFTER_ABANDON
-
-
-@ISSUE47
-async def test_an_abandon_proven_on_a_row_already_refunded_by_hand_ends_reversed(
-    ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox
-) -> None:
-    """The owner's refund of X had landed before recovery proves X is B's: B is
-    `reversed_after_abandon` at once, and no second refund is queued."""
-    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing(), jitter=lambda: 1.0)
-    sale_id, tx_id, wallet_id = await _abandoned_charge(desk, sandbox)
-    assert (await desk.reverse(tx_id, deadline_s=5)).state == "refunded"
-    await desk.recover(deadline_s=10, patient=True)
-    assert sandbox.wallet(wallet_id).balance_mnt == 10_000
-    assert _refunds_of(ledger, tx_id) == [(sale_id, "refunded")]
-    assert _sale_state(desk, sale_id) is IntentState.REVERSED_AFTER_ABANDON
