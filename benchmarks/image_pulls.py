@@ -1,0 +1,329 @@
+"""Plug pulls mid-sale on a booted card image: each boot recovers, each sale is resolved,
+no wallet is charged twice.
+
+    sudo python benchmarks/image_pulls.py [--pulls N] [--seed S] [--image FILE]
+                                          [--accel kvm|tcg] [--patience S] [--card-size 4G]
+
+The card boots as benchmarks/image_boot.py boots it (its kernel, the first boot, pairing by
+system credentials with the sandbox service on this machine's loopback, the kiosk on the
+second serial port), plus a camera: a second small disk (FAT, serial `qrcam`) holding a
+PNG of a wallet pass's QR code and a config.toml whose `[scanner]` is the replay camera
+looping that picture. The card mounts it with `systemd.mount-extra=` and the kiosk reads
+that config by `systemd.setenv=QRPOS_CONFIG=` (both on the kernel command line: the image
+is not changed; systemd 254 or later, so trixie, not bookworm). Each sale charges a wallet
+of its own, its pass put on the camera disk before the boot that sells it.
+
+For each pull: the amount is typed on the kiosk's tty, Enter pressed, and QEMU is killed
+(SIGKILL: the plug) at a moment drawn from --seed: "before the send" (0 to 0.5 s after
+Enter), "in flight" (the sandbox holds the charge 8 s before it commits: 0 to 4 s after the
+kiosk draws its charging screen) or "after the 201" (0 to 0.3 s after the sandbox's books
+show the charge). Then the same overlay (the card) boots again to the kiosk's amount
+screen, which it draws only once the sales a pull left open are resolved
+(src/qrpos/tui/sale.py recover), and sells the next wallet. After the last pull one more
+boot resolves the last sale, and its plug is pulled too.
+
+Then the overlay is read without booting: e2fsck (the journal replayed, clean?), the outbox
+(/var/lib/qrpos/outbox.sqlite3 and its WAL) copied out with debugfs, and every sale judged
+from the sandbox's books and the card's ledger (benchmarks/pull_judge.py): charged once
+and charged in the ledger, or charged in neither; never twice, never unknown. Prints one
+line per pull and the figures; exits 1 if anything failed. Run QEMU's host tools as root
+(debugfs reads the overlay's file system).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import segno
+
+import image_boot as ib
+from pull_judge import judge
+
+AMOUNT = 1250
+BALANCE = 100_000
+MOMENTS = ("before the send", "in flight", "after the 201")
+#: the sandbox holds an "in flight" charge this long before it commits
+HOLD_S = 8.0
+CAMERA = "/srv/qrpos-camera"
+CAMERA_APPEND = (
+    f"systemd.mount-extra=/dev/disk/by-id/virtio-qrcam:{CAMERA}:vfat:ro"
+    f" systemd.setenv=QRPOS_CONFIG={CAMERA}/config.toml"
+)
+#: the whole config of the kiosk under test (QRPOS_CONFIG replaces /etc/qrpos/config.toml;
+#: the pairing's username stays in the state dir, its password in the credential)
+CONFIG = f"""\
+base_url = "{ib.GUEST_BASE_URL}"
+state_dir = "/var/lib/qrpos"
+language = "en"
+
+[scanner]
+source = "replay"
+decoder = "zbar"
+path = "{CAMERA}/pass.png"
+loop = true
+fps = 4
+"""
+#: what the kiosk's screen shows, newest last, in the words of locales/en/kiosk.toml
+SCREENS = {
+    "amount": "Enter the amount",
+    "waiting": "Waiting for the QR code",
+    "charging": "Charging…",
+    "sending": "Sending the payment",
+    "approved": "APPROVED",
+    "not charged": "NOT CHARGED",
+    "held": "press Enter to charge it",
+}
+OUTBOX = "/var/lib/qrpos/outbox.sqlite3"
+
+
+@dataclass
+class Sale:
+    number: int
+    wallet_id: str
+    token_sha256: str
+    tail: str
+    moment: str = ""
+    after_s: float = 0.0
+    screen_at_pull: str = ""
+    books_at_pull: int = 0
+    boot_s: float | None = None  # the next boot's boot-to-kiosk time
+
+
+def new_pass(sim: httpx.Client, number: int, camera: Path, work: Path) -> Sale:
+    """A wallet of its own, its pass's QR code and the kiosk's config on the camera disk."""
+    wallet_id = sim.post("/_sim/wallets", json={"balanceMNT": BALANCE}).json()["walletID"]
+    token = sim.get(f"/_sim/wallets/{wallet_id}").json()["qrToken"]
+    png, config = work / "pass.png", work / "config.toml"
+    segno.make_qr(token, error="m").save(str(png), scale=6, border=4)
+    config.write_text(CONFIG)
+    if not camera.exists():
+        subprocess.run(["truncate", "-s", "4M", str(camera)], check=True)
+        subprocess.run(["mkfs.vfat", "-n", "QRCAM", str(camera)], check=True, capture_output=True)
+    env = {**os.environ, "MTOOLS_SKIP_CHECK": "1"}
+    for file in (png, config):
+        subprocess.run(["mcopy", "-o", "-i", str(camera), str(file), "::"], check=True, env=env)
+    png.unlink()
+    sha = hashlib.sha256(token.encode()).hexdigest()
+    return Sale(number, wallet_id, sha, token[-4:])
+
+
+def books(sim: httpx.Client, wallet_id: str) -> tuple[int, int]:
+    """The wallet's charges in the sandbox's books, and how many of them were reversed."""
+    rows = sim.get("/_sim/transactions").json()["transactions"]
+    mine = [r for r in rows if r.get("walletID") == wallet_id and r.get("type") == "CHARGE"]
+    return len(mine), sum(1 for r in mine if r.get("status") == "REVERSED")
+
+
+def screen_now(boot: ib.Boot, since: int) -> str:
+    """The last of SCREENS drawn after offset `since` ("typed" when none)."""
+    text = boot.screen.text()[since:]
+    found = [(text.rfind(words), name) for name, words in SCREENS.items() if words in text]
+    return max(found)[1] if found else "typed"
+
+
+def wait_screen(boot: ib.Boot, since: int, names: tuple[str, ...], patience: float) -> str:
+    end = time.monotonic() + patience
+    while time.monotonic() < end and boot.qemu.poll() is None:
+        text = boot.screen.text()[since:]
+        for name in names:
+            if SCREENS[name] in text:
+                return name
+        time.sleep(0.05)
+    return ""
+
+
+def sell_and_pull(
+    boot: ib.Boot, sale: Sale, sim: httpx.Client, rng: random.Random, patience: float
+) -> None:
+    """Type the amount, press Enter, pull the plug at the sale's drawn moment."""
+    sale.moment = rng.choice(MOMENTS)
+    wait = {"before the send": 0.5, "in flight": 4.0, "after the 201": 0.3}[sale.moment]
+    sale.after_s = round(rng.uniform(0.0, wait), 2)
+    if sale.moment == "in flight":
+        sim.post("/_sim/faults", json={"kind": "delay", "operation": "charge", "seconds": HOLD_S})
+    since = len(boot.screen.text())
+    for key in str(AMOUNT):  # a key at a time, as a cashier types
+        boot.screen.send(key)
+        time.sleep(0.15)
+    boot.screen.send("\r")
+    if sale.moment == "in flight":
+        shown = wait_screen(boot, since, ("charging", "sending", "held"), patience)
+        if shown == "held":  # the pass was in view before the sale: charge it
+            boot.screen.send("\r")
+            wait_screen(boot, len(boot.screen.text()), ("charging", "sending"), patience)
+    elif sale.moment == "after the 201":
+        end = time.monotonic() + patience
+        while books(sim, sale.wallet_id)[0] == 0 and time.monotonic() < end:
+            if screen_now(boot, since) == "held":
+                since = len(boot.screen.text())
+                boot.screen.send("\r")
+            time.sleep(0.05)
+    time.sleep(sale.after_s)
+    boot.pull()
+    sale.screen_at_pull = screen_now(boot, since)
+    sale.books_at_pull = books(sim, sale.wallet_id)[0]
+    sim.delete("/_sim/faults")  # a hold not yet met must not slow the recovery
+
+
+def read_ledger(overlay: Path, work: Path) -> list[tuple[str, str, int | None]]:
+    """(token_sha256, state, charged) of every sale in the card's outbox."""
+    fs, _ = ib.card_root(overlay, work, "the card's (after the last pull)")
+    copy = work / "outbox.sqlite3"
+    for suffix in ("", "-wal", "-shm"):
+        target = Path(f"{copy}{suffix}")
+        target.unlink(missing_ok=True)
+        subprocess.run(
+            ["debugfs", "-R", f"dump {OUTBOX}{suffix} {target}", str(fs)],
+            capture_output=True, check=True,
+        )  # fmt: skip
+        if target.exists() and target.stat().st_size == 0 and suffix:
+            target.unlink()  # absent in the card (debugfs leaves an empty file)
+    fs.unlink()
+    with sqlite3.connect(copy) as db:
+        rows = db.execute("SELECT token_sha256, state, charged FROM charge_intent").fetchall()
+    return [(str(sha), str(state), charged) for sha, state, charged in rows]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pulls", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=48)
+    parser.add_argument("--image", type=Path, default=Path("/var/tmp/qrpos-image-trixie-amd64.img"))
+    parser.add_argument("--accel", choices=("kvm", "tcg"))
+    parser.add_argument("--patience", type=float, default=900.0, help="seconds to the kiosk")
+    parser.add_argument("--card-size", default="4G")
+    parser.add_argument("--settle", type=float, default=10.0, help="seconds before a sale")
+    args = parser.parse_args()
+    args.arch = "amd64"
+    args.accel = args.accel or ib.default_accel(args.arch)
+    for tool in ("qemu-img", "sfdisk", "mcopy", "mkfs.vfat", "debugfs", "e2fsck", "socat"):
+        if shutil.which(tool) is None:
+            print(f"image_pulls.py: {tool} not found (docs/installing.md, Card images)")
+            return 2
+    if not args.image.exists():
+        print(f"image_pulls.py: no image {args.image}: sudo deploy/image/build.sh --arch amd64")
+        return 2
+    rng = random.Random(args.seed)
+    simulator = subprocess.Popen(
+        [sys.executable, "-c", "from qrpos.cli import main; main()", "simulator",
+         "--host", "127.0.0.1", "--port", "0", "--no-rate-limit"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    sales: list[Sale] = []
+    first_boot: float | None = None
+    try:
+        assert simulator.stdout is not None
+        url = simulator.stdout.readline().strip()
+        ib.check("sandbox service on the loopback", url.startswith("http://127.0.0.1:"), url)
+        port = int(url.rsplit(":", 1)[1])
+        with (
+            httpx.Client(base_url=url, timeout=30) as sim,
+            tempfile.TemporaryDirectory(prefix="qrpos-image-pulls-", dir="/var/tmp") as tmp,
+        ):
+            work = Path(tmp)
+            print(
+                f"== {args.pulls} plug pulls mid-sale: {args.image.name} under "
+                f"{args.accel.upper()}, seed {args.seed}, {args.card_size} card",
+                flush=True,
+            )
+            overlay, camera = work / "card.qcow2", work / "camera.img"
+            ib.make_overlay(args.image, overlay, args.card_size)
+            terminal = sim.post("/_sim/terminals", json={"merchant": "m_pulls"}).json()
+            credentials = ib.pair_credentials("amd64", terminal, work)
+            drive = ("-drive", f"file={camera},if=virtio,format=raw,serial=qrcam")
+            sale = new_pass(sim, 1, camera, work)
+            boot = ib.start_boot(args, overlay, "0", work, port, credentials, CAMERA_APPEND, drive)
+            first_boot = ib.wait_kiosk(boot, args.patience)
+            ib.check("the first boot reaches the kiosk", first_boot is not None,
+                     f"{first_boot or float('nan'):.1f} s under {args.accel}")  # fmt: skip
+            for number in range(1, args.pulls + 1):
+                if boot.qemu.poll() is not None or "kiosk" not in boot.marks:
+                    boot.pull()
+                    break
+                time.sleep(args.settle)
+                sell_and_pull(boot, sale, sim, rng, args.patience)
+                sales.append(sale)
+                print(
+                    f"      pull {number}: {sale.moment}, +{sale.after_s:.2f} s; the screen "
+                    f"showed {sale.screen_at_pull!r}, the books {sale.books_at_pull} charge(s)",
+                    flush=True,
+                )
+                # the next wallet's pass (after the last pull, one no sale is typed for)
+                sale = new_pass(sim, number + 1, camera, work)
+                boot = ib.start_boot(
+                    args, overlay, str(number), work, port, credentials, CAMERA_APPEND, drive
+                )
+                sales[-1].boot_s = ib.wait_kiosk(boot, args.patience)
+                print(
+                    f"      boot {number} after the pull: kiosk "
+                    + (f"{sales[-1].boot_s:.1f} s" if sales[-1].boot_s else "NOT reached"),
+                    flush=True,
+                )
+            if boot.qemu.poll() is None:
+                time.sleep(args.settle)
+                boot.pull()
+            ledger = read_ledger(overlay, work)
+            report(args, sales, ledger, sim, first_boot)
+    finally:
+        simulator.terminate()
+        simulator.wait(timeout=30)
+    print("RESULT: FAILED" if ib.failed else "RESULT: ok")
+    return 1 if ib.failed else 0
+
+
+def report(
+    args: argparse.Namespace,
+    sales: list[Sale],
+    ledger: list[tuple[str, str, int | None]],
+    sim: httpx.Client,
+    first_boot: float | None,
+) -> None:
+    charged = not_charged = doubles = recovered = 0
+    for sale in sales:
+        charges, refunds = books(sim, sale.wallet_id)
+        intents = [(state, paid) for sha, state, paid in ledger if sha == sale.token_sha256]
+        verdict = judge(charges, refunds, intents)
+        balance = sim.get(f"/_sim/wallets/{sale.wallet_id}").json()["balanceMNT"]
+        right = balance == BALANCE - AMOUNT * (charges - refunds)
+        recovered += sale.boot_s is not None
+        charged += verdict.outcome.startswith("charged") and verdict.ok
+        not_charged += verdict.outcome in ("not charged", "not stored")
+        doubles += verdict.double
+        boot = f"{sale.boot_s:.1f} s" if sale.boot_s else "none"
+        ib.check(
+            f"pull {sale.number:2}: {sale.moment:15} +{sale.after_s:.2f} s",
+            verdict.ok and right and sale.boot_s is not None,
+            f"{verdict.outcome}; pass …{sale.tail}, books {charges} charge(s), balance "
+            f"{balance}{'' if right else ' WRONG'}; ledger {[s for s, _ in intents]}; "
+            f"screen at the pull {sale.screen_at_pull!r}; next boot {boot}",
+        )
+    times = [s.boot_s for s in sales if s.boot_s is not None]
+    ib.check("no wallet charged twice", doubles == 0, f"{doubles} double charge(s)")
+    ib.check("every boot after a pull reached the kiosk", recovered == len(sales) == args.pulls,
+             f"{recovered} of {args.pulls}")  # fmt: skip
+    print(
+        f"SUMMARY: {len(sales)} pulls under {args.accel}, {recovered} boots recovered, "
+        f"{charged} sales charged, {not_charged} not charged, {doubles} double charges; "
+        f"boot-to-kiosk after a pull: median "
+        f"{statistics.median(times) if times else float('nan'):.1f} s, max "
+        f"{max(times, default=float('nan')):.1f} s; first boot (with pairing) "
+        f"{first_boot or float('nan'):.1f} s",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
