@@ -337,6 +337,7 @@ def start_boot(
         boot.screen.connect(30)
     except OSError:
         boot.pull()
+        print("      QEMU:", (work / f"qemu{tag}.err").read_text()[-600:])
         raise
     return boot
 

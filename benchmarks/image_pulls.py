@@ -243,7 +243,12 @@ def main() -> int:
             ib.make_overlay(args.image, overlay, args.card_size)
             terminal = sim.post("/_sim/terminals", json={"merchant": "m_pulls"}).json()
             credentials = ib.pair_credentials("amd64", terminal, work)
-            drive = ("-drive", f"file={camera},if=virtio,format=raw,serial=qrcam")
+            drive = (
+                "-drive",
+                f"file={camera},if=none,id=camera,format=raw",
+                "-device",
+                "virtio-blk-pci,drive=camera,serial=qrcam",
+            )
             sale = new_pass(sim, 1, camera, work)
             boot = ib.start_boot(args, overlay, "0", work, port, credentials, CAMERA_APPEND, drive)
             first_boot = ib.wait_kiosk(boot, args.patience)
