@@ -3,6 +3,7 @@ print the boot-to-screen time.
 
     sudo python benchmarks/image_boot.py [--image FILE] [--arch amd64|arm64]
                                          [--patience S] [--card-size 4G] [--cards N]
+                                         [--accel kvm|tcg]
 
 What is real: the image as build.sh made it (its kernel, initrd and command line from the
 boot partition), a first boot with an empty machine-id (the card grows its root, makes
@@ -20,9 +21,11 @@ partition: -kernel/-initrd), a screen (the kiosk is moved to the second serial p
 virtio console, hvc0; the first serial port carries the boot log), and the installer
 typing the service's URL, username and password: they are handed to the machine as
 systemd system credentials (SMBIOS type 11 on amd64, fw_cfg on arm64: root-only in the
-guest), which qrpos-pair-credential.service gives to provision.sh. No KVM: TCG, one
-virtual CPU (the machine is shared). Each boot runs on a copy-on-write overlay of the
-image, as large as --card-size: the image itself is never written.
+guest), which qrpos-pair-credential.service gives to provision.sh. --accel: KVM with two
+virtual CPUs where /dev/kvm opens for a guest of this machine's arch (not kvm-pvm), else
+TCG with one (the machine is shared); every figure printed says which. Each boot runs on
+a copy-on-write overlay of the image, as large as --card-size: the image itself is never
+written.
 
 After the kiosk is up, QEMU is stopped (a plug pull) and the overlay is read without
 booting (e2fsck replays its journal first): the root partition grew to the card, the
@@ -409,8 +412,9 @@ def boot_card(
 def default_accel(arch: str) -> str:
     """kvm when /dev/kvm opens and the guest is this machine's arch, else tcg. Not on a
     kvm-pvm host (a nested "pagetable VM"): it runs kernels built as PVM guests only; a
-    stock Debian kernel stops in SeaBIOS there, or fails in the decompressor's BMI2
-    code ("KVM internal error ... emulation failure", tried 2026-11-28)."""
+    stock Debian kernel showed nothing after SeaBIOS there, or failed in its
+    decompressor's BMI2 code ("KVM internal error ... emulation failure"; docs/installing.md,
+    Card images)."""
     native = {"x86_64": "amd64", "aarch64": "arm64"}.get(os.uname().machine)
     if native != arch or Path("/sys/module/kvm_pvm").exists():
         return "tcg"

@@ -85,6 +85,7 @@ SCREENS = {
     "approved": "APPROVED",
     "not charged": "NOT CHARGED",
     "held": "press Enter to charge it",
+    "recovering": "Settling unfinished payments",
 }
 OUTBOX = "/var/lib/qrpos/outbox.sqlite3"
 
@@ -99,7 +100,9 @@ class Sale:
     after_s: float = 0.0
     screen_at_pull: str = ""
     books_at_pull: int = 0
-    boot_s: float | None = None  # the next boot's boot-to-kiosk time
+    boot_s: float | None = None  # the next boot's: QEMU's start to the kiosk's first screen
+    ready_s: float | None = None  # ... to its amount screen after the recovery
+    tries: int = 0  # the amount typed this many times before the sale started
 
 
 def new_pass(sim: httpx.Client, number: int, camera: Path, work: Path) -> Sale:
@@ -145,20 +148,46 @@ def wait_screen(boot: ib.Boot, since: int, names: tuple[str, ...], patience: flo
     return ""
 
 
-def sell_and_pull(
-    boot: ib.Boot, sale: Sale, sim: httpx.Client, rng: random.Random, patience: float
-) -> None:
+def wait_ready(boot: ib.Boot, quiet: float, patience: float) -> float | None:
+    """Seconds from QEMU's start to the amount screen of a kiosk that sells: drawn after
+    the recovery screen (when the kiosk settled open sales first), or `quiet` seconds after
+    the first amount screen with no recovery screen (nothing was open)."""
+    end = time.monotonic() + patience
+    first = time.monotonic()
+    while time.monotonic() < end and boot.qemu.poll() is None:
+        text = boot.screen.text()
+        settling = text.rfind(SCREENS["recovering"])
+        if settling >= 0 and text.find(SCREENS["amount"], settling) >= 0:
+            return time.monotonic() - boot.started
+        if settling < 0 and time.monotonic() - first > quiet:
+            return time.monotonic() - boot.started
+        time.sleep(0.2)
+    return None
+
+
+def start_sale(boot: ib.Boot, sale: Sale, sim: httpx.Client, patience: float) -> int:
+    """Type the amount and Enter until the kiosk takes the sale (a kiosk still starting
+    says so and keeps no amount); the screen's offset the sale started from."""
+    end = time.monotonic() + patience
+    while True:
+        since = len(boot.screen.text())
+        sale.tries += 1
+        for key in f"/{AMOUNT}":  # "/" clears the amount; a key at a time, as a cashier
+            boot.screen.send(key)
+            time.sleep(0.15)
+        boot.screen.send("\r")
+        if sale.moment == "before the send" or time.monotonic() > end:
+            return since
+        names = ("waiting", "charging", "sending", "approved", "held")
+        if wait_screen(boot, since, names, 20.0) or books(sim, sale.wallet_id)[0]:
+            return since
+
+
+def sell_and_pull(boot: ib.Boot, sale: Sale, sim: httpx.Client, patience: float) -> None:
     """Type the amount, press Enter, pull the plug at the sale's drawn moment."""
-    sale.moment = rng.choice(MOMENTS)
-    wait = {"before the send": 0.5, "in flight": 4.0, "after the 201": 0.3}[sale.moment]
-    sale.after_s = round(rng.uniform(0.0, wait), 2)
     if sale.moment == "in flight":
         sim.post("/_sim/faults", json={"kind": "delay", "operation": "charge", "seconds": HOLD_S})
-    since = len(boot.screen.text())
-    for key in str(AMOUNT):  # a key at a time, as a cashier types
-        boot.screen.send(key)
-        time.sleep(0.15)
-    boot.screen.send("\r")
+    since = start_sale(boot, sale, sim, patience)
     if sale.moment == "in flight":
         shown = wait_screen(boot, since, ("charging", "sending", "held"), patience)
         if shown == "held":  # the pass was in view before the sale: charge it
@@ -176,6 +205,16 @@ def sell_and_pull(
     sale.screen_at_pull = screen_now(boot, since)
     sale.books_at_pull = books(sim, sale.wallet_id)[0]
     sim.delete("/_sim/faults")  # a hold not yet met must not slow the recovery
+
+
+def draw_moments(rng: random.Random, pulls: int) -> list[tuple[str, float]]:
+    """Each block of three pulls takes the three moments in a seeded order, each with a
+    seeded delay within its moment's span."""
+    span = {"before the send": 0.5, "in flight": 4.0, "after the 201": 0.3}
+    moments: list[str] = []
+    while len(moments) < pulls:
+        moments += rng.sample(MOMENTS, len(MOMENTS))
+    return [(m, round(rng.uniform(0.0, span[m]), 2)) for m in moments[:pulls]]
 
 
 def read_ledger(overlay: Path, work: Path) -> list[tuple[str, str, int | None]]:
@@ -205,7 +244,14 @@ def main() -> int:
     parser.add_argument("--accel", choices=("kvm", "tcg"))
     parser.add_argument("--patience", type=float, default=900.0, help="seconds to the kiosk")
     parser.add_argument("--card-size", default="4G")
-    parser.add_argument("--settle", type=float, default=10.0, help="seconds before a sale")
+    parser.add_argument(
+        "--quiet", type=float, default=60.0,
+        help="seconds after the first amount screen without a recovery screen: ready",
+    )  # fmt: skip
+    parser.add_argument(
+        "--stop-by", metavar="HH:MM",
+        help="UTC: start no pull whose boot would end after it (the run stays judged)",
+    )  # fmt: skip
     args = parser.parse_args()
     args.arch = "amd64"
     args.accel = args.accel or ib.default_accel(args.arch)
@@ -216,7 +262,12 @@ def main() -> int:
     if not args.image.exists():
         print(f"image_pulls.py: no image {args.image}: sudo deploy/image/build.sh --arch amd64")
         return 2
-    rng = random.Random(args.seed)
+    moments = draw_moments(random.Random(args.seed), args.pulls)
+    stop_by = float("inf")
+    if args.stop_by:
+        hours, minutes = map(int, args.stop_by.split(":"))
+        now = time.gmtime()
+        stop_by = time.time() + (hours * 60 + minutes - now.tm_hour * 60 - now.tm_min) * 60
     simulator = subprocess.Popen(
         [sys.executable, "-c", "from qrpos.cli import main; main()", "simulator",
          "--host", "127.0.0.1", "--port", "0", "--no-rate-limit"],
@@ -254,16 +305,22 @@ def main() -> int:
             first_boot = ib.wait_kiosk(boot, args.patience)
             ib.check("the first boot reaches the kiosk", first_boot is not None,
                      f"{first_boot or float('nan'):.1f} s under {args.accel}")  # fmt: skip
-            for number in range(1, args.pulls + 1):
-                if boot.qemu.poll() is not None or "kiosk" not in boot.marks:
-                    boot.pull()
+            ready = wait_ready(boot, args.quiet, args.patience) if first_boot else None
+            cycle = time.monotonic() - boot.started
+            for number, (moment, after_s) in enumerate(moments, start=1):
+                if ready is None or boot.qemu.poll() is not None:
                     break
-                time.sleep(args.settle)
-                sell_and_pull(boot, sale, sim, rng, args.patience)
+                if time.time() + cycle > stop_by:
+                    print(f"      --stop-by {args.stop_by}: no pull {number} (a boot takes "
+                          f"{cycle:.0f} s)", flush=True)  # fmt: skip
+                    break
+                sale.moment, sale.after_s = moment, after_s
+                sell_and_pull(boot, sale, sim, args.patience)
                 sales.append(sale)
                 print(
-                    f"      pull {number}: {sale.moment}, +{sale.after_s:.2f} s; the screen "
-                    f"showed {sale.screen_at_pull!r}, the books {sale.books_at_pull} charge(s)",
+                    f"      pull {number}: {sale.moment}, +{sale.after_s:.2f} s (amount typed "
+                    f"{sale.tries}x); the screen showed {sale.screen_at_pull!r}, the books "
+                    f"{sale.books_at_pull} charge(s)",
                     flush=True,
                 )
                 # the next wallet's pass (after the last pull, one no sale is typed for)
@@ -272,14 +329,17 @@ def main() -> int:
                     args, overlay, str(number), work, port, credentials, CAMERA_APPEND, drive
                 )
                 sales[-1].boot_s = ib.wait_kiosk(boot, args.patience)
+                ready = sales[-1].ready_s = (
+                    wait_ready(boot, args.quiet, args.patience) if sales[-1].boot_s else None
+                )
+                cycle = time.monotonic() - boot.started
                 print(
-                    f"      boot {number} after the pull: kiosk "
-                    + (f"{sales[-1].boot_s:.1f} s" if sales[-1].boot_s else "NOT reached"),
+                    f"      boot {number} after the pull: first screen "
+                    + (f"{sales[-1].boot_s:.1f} s" if sales[-1].boot_s else "NOT reached")
+                    + (f", ready to sell {ready:.1f} s" if ready else ", NOT ready to sell"),
                     flush=True,
                 )
-            if boot.qemu.poll() is None:
-                time.sleep(args.settle)
-                boot.pull()
+            boot.pull()
             ledger = read_ledger(overlay, work)
             report(args, sales, ledger, sim, first_boot)
     finally:
@@ -296,35 +356,46 @@ def report(
     sim: httpx.Client,
     first_boot: float | None,
 ) -> None:
-    charged = not_charged = doubles = recovered = 0
+    charged = not_charged = review = doubles = recovered = 0
     for sale in sales:
         charges, refunds = books(sim, sale.wallet_id)
         intents = [(state, paid) for sha, state, paid in ledger if sha == sale.token_sha256]
         verdict = judge(charges, refunds, intents)
         balance = sim.get(f"/_sim/wallets/{sale.wallet_id}").json()["balanceMNT"]
         right = balance == BALANCE - AMOUNT * (charges - refunds)
-        recovered += sale.boot_s is not None
+        recovered += sale.ready_s is not None
         charged += verdict.outcome.startswith("charged") and verdict.ok
         not_charged += verdict.outcome in ("not charged", "not stored")
+        review += verdict.outcome.startswith("in review")
         doubles += verdict.double
-        boot = f"{sale.boot_s:.1f} s" if sale.boot_s else "none"
+        boot = (
+            f"first screen {sale.boot_s:.1f} s, ready {sale.ready_s:.1f} s"
+            if sale.boot_s and sale.ready_s
+            else "not ready"
+        )
         ib.check(
             f"pull {sale.number:2}: {sale.moment:15} +{sale.after_s:.2f} s",
-            verdict.ok and right and sale.boot_s is not None,
+            verdict.ok and right and sale.ready_s is not None,
             f"{verdict.outcome}; pass …{sale.tail}, books {charges} charge(s), balance "
             f"{balance}{'' if right else ' WRONG'}; ledger {[s for s, _ in intents]}; "
-            f"screen at the pull {sale.screen_at_pull!r}; next boot {boot}",
+            f"screen at the pull {sale.screen_at_pull!r}; next boot: {boot}",
         )
-    times = [s.boot_s for s in sales if s.boot_s is not None]
+    firsts = [s.boot_s for s in sales if s.boot_s is not None]
+    readies = [s.ready_s for s in sales if s.ready_s is not None]
     ib.check("no wallet charged twice", doubles == 0, f"{doubles} double charge(s)")
-    ib.check("every boot after a pull reached the kiosk", recovered == len(sales) == args.pulls,
-             f"{recovered} of {args.pulls}")  # fmt: skip
+    ib.check("every boot after a pull came back ready to sell", recovered == len(sales),
+             f"{recovered} of {len(sales)} ({args.pulls} asked)")  # fmt: skip
+
+    def spread(values: list[float]) -> str:
+        if not values:
+            return "none"
+        return f"median {statistics.median(values):.1f} s, max {max(values):.1f} s"
+
     print(
-        f"SUMMARY: {len(sales)} pulls under {args.accel}, {recovered} boots recovered, "
-        f"{charged} sales charged, {not_charged} not charged, {doubles} double charges; "
-        f"boot-to-kiosk after a pull: median "
-        f"{statistics.median(times) if times else float('nan'):.1f} s, max "
-        f"{max(times, default=float('nan')):.1f} s; first boot (with pairing) "
+        f"SUMMARY: {len(sales)} pulls under {args.accel} (seed {args.seed}), {recovered} boots "
+        f"recovered; sales {charged} charged, {not_charged} not charged, {review} in review "
+        f"(a person decides), {doubles} double charges; after a pull, the kiosk's first "
+        f"screen {spread(firsts)}, ready to sell {spread(readies)}; first boot (with pairing) "
         f"{first_boot or float('nan'):.1f} s",
         flush=True,
     )

@@ -5,9 +5,11 @@ its path.
 A sale is resolved when the ledger holds one sale for the pass and its money is known,
 and the two sides agree: charged once in the books and charged in the ledger, or charged
 in neither. A pull before the sale was stored leaves no sale at all, which is resolved
-only if the books show no charge either. Never right: the books charged twice; the books
-charged and the ledger says not charged (the cashier was told a lie) or holds nothing;
-the ledger says charged and the books do not; the money still unknown.
+only if the books show no charge either. A sale in review (`needs_review`: the kiosk
+claims nothing, a person decides) is not resolved by the kiosk but is not wrong. Never
+right: the books charged twice; the books charged and the ledger says not charged (the
+cashier was told a lie) or holds nothing; the ledger says charged and the books do not;
+the sale still open (pending, unresolved).
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ def judge(charges: int, refunds: int, intents: Sequence[tuple[str, int | None]])
     state, charged = intents[0]
     # the ledger's word alone (a refund of its row in its own tables is not read here)
     money = money_of(state, charged, refunded=False)
+    if state == "needs_review":
+        # the kiosk claims nothing: a person decides (the sale's key may no longer be
+        # sent after a reboot, docs/ledger.md "person"); the books must not hold two
+        return Verdict(f"in review, the books {'charged' if charges else 'not charged'}", ok=True)
     if money is Money.UNKNOWN:
         return Verdict(f"unresolved ({state})", ok=False)
     if money is Money.NOT_CHARGED:

@@ -29,6 +29,8 @@ judge: Callable[[int, int, Sequence[tuple[str, int | None]]], Any] = _module.jud
         (0, 0, [("declined", 0)], "not charged"),
         (0, 0, [], "not stored"),
         (1, 1, [("reversed_after_abandon", 1)], "charged, refunded"),
+        (1, 0, [("needs_review", None)], "in review, the books charged"),
+        (0, 0, [("needs_review", None)], "in review, the books not charged"),
     ],
 )
 def test_a_resolved_sale_passes(
@@ -48,7 +50,8 @@ def test_a_resolved_sale_passes(
         (1, 0, [], "no sale in the ledger"),
         (0, 0, [("pending", None)], "unresolved"),
         (1, 0, [("unresolved", None)], "unresolved"),
-        (1, 0, [("needs_review", None)], "unresolved"),
+        (2, 0, [("needs_review", None)], "charged 2 times"),
+        (0, 0, [("credentials_rejected", None)], "unresolved"),
         (0, 0, [("not_charged", 0), ("approved", 1)], "2 sales"),
         (1, 1, [("approved", 1)], "the books refunded"),
     ],
