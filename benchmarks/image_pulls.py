@@ -17,15 +17,17 @@ For each pull: the amount is typed on the kiosk's tty, Enter pressed, and QEMU i
 (SIGKILL: the plug) at a moment drawn from --seed: "before the send" (0 to 0.5 s after
 Enter), "in flight" (the sandbox holds the charge 8 s before it commits: 0 to 4 s after the
 kiosk draws its charging screen) or "after the 201" (0 to 0.3 s after the sandbox's books
-show the charge). Then the same overlay (the card) boots again to the kiosk's amount
-screen, which it draws only once the sales a pull left open are resolved
-(src/qrpos/tui/sale.py recover), and sells the next wallet. After the last pull one more
-boot resolves the last sale, and its plug is pulled too.
+show the charge); moments come in seeded blocks of three. Then the same overlay (the card)
+boots again until the kiosk sells: its amount screen after the recovery screen
+(src/qrpos/tui/sale.py recover settles what a pull left open first; the amount screen drawn
+while it starts refuses keys), and it sells the next wallet. After the last pull one more
+boot resolves the last sale, and its plug is pulled too. A sale in review (needs_review:
+no resend across a reboot, a person decides) is counted apart, not failed.
 
 Then the overlay is read without booting: e2fsck (the journal replayed, clean?), the outbox
 (/var/lib/qrpos/outbox.sqlite3 and its WAL) copied out with debugfs, and every sale judged
 from the sandbox's books and the card's ledger (benchmarks/pull_judge.py): charged once
-and charged in the ledger, or charged in neither; never twice, never unknown. Prints one
+and charged in the ledger, or charged in neither; never twice, never left open. Prints one
 line per pull and the figures; exits 1 if anything failed. Run QEMU's host tools as root
 (debugfs reads the overlay's file system).
 """
