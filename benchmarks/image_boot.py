@@ -3,6 +3,7 @@ print the boot-to-screen time.
 
     sudo python benchmarks/image_boot.py [--image FILE] [--arch amd64|arm64]
                                          [--patience S] [--card-size 4G] [--cards N]
+                                         [--accel kvm|tcg]
 
 What is real: the image as build.sh made it (its kernel, initrd and command line from the
 boot partition), a first boot with an empty machine-id (the card grows its root, makes
@@ -20,9 +21,11 @@ partition: -kernel/-initrd), a screen (the kiosk is moved to the second serial p
 virtio console, hvc0; the first serial port carries the boot log), and the installer
 typing the service's URL, username and password: they are handed to the machine as
 systemd system credentials (SMBIOS type 11 on amd64, fw_cfg on arm64: root-only in the
-guest), which qrpos-pair-credential.service gives to provision.sh. No KVM: TCG, one
-virtual CPU (the machine is shared). Each boot runs on a copy-on-write overlay of the
-image, as large as --card-size: the image itself is never written.
+guest), which qrpos-pair-credential.service gives to provision.sh. --accel: KVM with two
+virtual CPUs where /dev/kvm opens for a guest of this machine's arch (not kvm-pvm), else
+TCG with one (the machine is shared); every figure printed says which. Each boot runs on
+a copy-on-write overlay of the image, as large as --card-size: the image itself is never
+written.
 
 After the kiosk is up, QEMU is stopped (a plug pull) and the overlay is read without
 booting (e2fsck replays its journal first): the root partition grew to the card, the
@@ -136,6 +139,8 @@ def qemu_command(
     kiosk: Path,
     credentials: list[str],
     sandbox_port: int,
+    accel: str = "tcg",
+    extra_append: str = "",
 ) -> list[str]:
     # one connection per guest connection (cmd:), each to the sandbox on the loopback
     forward = (
@@ -143,21 +148,22 @@ def qemu_command(
         f"-cmd:socat STDIO TCP:127.0.0.1:{sandbox_port}"
     )
     if arch == "amd64":
-        base = ["qemu-system-x86_64", "-machine", "q35", "-cpu", "max"]
+        cpu = "host" if accel == "kvm" else "max"
+        base = ["qemu-system-x86_64", "-machine", "q35", "-cpu", cpu]
         ttys = ("ttyS0", "ttyS1")
     else:
         base = ["qemu-system-aarch64", "-machine", "virt", "-cpu", "cortex-a72"]
         ttys = ("ttyAMA0", "hvc0")
     append = (
         f"{cmdline.replace('console=tty1', '')} console={ttys[0]},115200 qrpos.tty={ttys[1]}"
-        f" qrpos.sandbox={GUEST_SERVICE[0]}:{GUEST_SERVICE[1]}"
+        f" qrpos.sandbox={GUEST_SERVICE[0]}:{GUEST_SERVICE[1]} {extra_append}"
     )
     argv = [
         *base,
         "-accel",
-        "tcg",
+        accel,
         "-smp",
-        "1",
+        "2" if accel == "kvm" else "1",
         "-m",
         "1024",
         "-nographic",
@@ -196,9 +202,9 @@ class Card:
     disk_sectors: int
 
 
-def read_card(overlay: Path, work: Path) -> Card:
-    """The booted card's disk, read without booting: e2fsck replays the journal of a card
-    whose plug was pulled, then debugfs reads the files."""
+def card_root(overlay: Path, work: Path, what: str = "the card's") -> tuple[Path, dict[str, int]]:
+    """The overlay's root file system as a file of its own, its journal replayed by e2fsck
+    as a booting card would (checked: clean); and the partition's and the disk's sizes."""
     raw = work / "card.raw"
     subprocess.run(["qemu-img", "convert", "-O", "raw", str(overlay), str(raw)], check=True)
     table = json.loads(
@@ -209,67 +215,60 @@ def read_card(overlay: Path, work: Path) -> Card:
     root_part = table["partitions"][1]
     # the root partition on its own (e2fsck forgets an ?offset= when it reopens the file
     # system after replaying the journal)
-    fs = str(work / "card-root.ext4")
+    fs = work / "card-root.ext4"
     start, size = int(root_part["start"]) * 512, int(root_part["size"]) * 512
     subprocess.run(
         ["dd", f"if={raw}", f"of={fs}", "bs=4M", f"skip={start}", f"count={size}",
          "iflag=skip_bytes,count_bytes", "conv=sparse", "status=none"],
         check=True,
     )  # fmt: skip
+    sizes = {"root_sectors": int(root_part["size"]), "disk_sectors": raw.stat().st_size // 512}
+    raw.unlink()
     # -p: the automatic repair of a boot (journal replay); exit 0 or 1 is a clean file system
-    fsck = subprocess.run(["e2fsck", "-p", fs], capture_output=True, text=True)
+    fsck = subprocess.run(["e2fsck", "-p", str(fs)], capture_output=True, text=True)
     check(
-        "the card's file system is clean after the plug pull",
+        f"{what} file system is clean after the plug pull",
         fsck.returncode in (0, 1),
         (fsck.stdout + fsck.stderr).strip()[-300:],
     )
+    return fs, sizes
 
-    def cat(path: str) -> str:
-        return subprocess.run(
-            ["debugfs", "-R", f"cat {path}", fs], capture_output=True, text=True
-        ).stdout
 
-    keys = "".join(cat(f"/etc/ssh/ssh_host_{kind}_key.pub") for kind in ("ed25519", "rsa"))
-    card = Card(
-        machine_id=cat("/etc/machine-id").strip(),
-        host_keys=hashlib.sha256(keys.encode()).hexdigest()[:12] if keys.strip() else "",
-        root_sectors=int(root_part["size"]),
-        disk_sectors=raw.stat().st_size // 512,
+def debugfs_cat(fs: Path, path: str) -> str:
+    return subprocess.run(
+        ["debugfs", "-R", f"cat {path}", str(fs)], capture_output=True, text=True
+    ).stdout
+
+
+def read_card(overlay: Path, work: Path) -> Card:
+    """The booted card's disk, read without booting: e2fsck replays the journal of a card
+    whose plug was pulled, then debugfs reads the files."""
+    fs, sizes = card_root(overlay, work)
+    keys = "".join(
+        debugfs_cat(fs, f"/etc/ssh/ssh_host_{kind}_key.pub") for kind in ("ed25519", "rsa")
     )
-    raw.unlink()
-    Path(fs).unlink()
+    card = Card(
+        machine_id=debugfs_cat(fs, "/etc/machine-id").strip(),
+        host_keys=hashlib.sha256(keys.encode()).hexdigest()[:12] if keys.strip() else "",
+        **sizes,
+    )
+    fs.unlink()
     return card
 
 
-def boot_card(
-    args: argparse.Namespace, number: int, sandbox_url: str, sim: httpx.Client, work: Path
-) -> Card | None:
-    print(
-        f"== card {number}: {args.image.name} under TCG ({args.arch}), {args.card_size} card",
-        flush=True,
-    )
-    kernel, initrd, cmdline = boot_files(args.image, work)
-    overlay = work / f"card{number}.qcow2"
+def make_overlay(image: Path, overlay: Path, size: str) -> None:
+    """A copy-on-write card of `size` over the image (the image is never written)."""
     subprocess.run(
-        [
-            "qemu-img",
-            "create",
-            "-q",
-            "-f",
-            "qcow2",
-            "-b",
-            str(args.image.resolve()),
-            "-F",
-            "raw",
-            str(overlay),
-            args.card_size,
-        ],
+        ["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(image.resolve()), "-F", "raw",
+         str(overlay), size],
         check=True,
-    )
-    terminal = sim.post("/_sim/terminals", json={"merchant": f"m_image{number}"}).json()
-    # the installer's three answers, as system credentials (files: never on a command
-    # line): SMBIOS type 11 strings on amd64; on arm64's virt, whose direct kernel boot
-    # has no SMBIOS, QEMU's fw_cfg (systemd reads both)
+    )  # fmt: skip
+
+
+def pair_credentials(arch: str, terminal: dict[str, str], work: Path) -> list[str]:
+    """The installer's three answers, as system credentials (files: never on a command
+    line): SMBIOS type 11 strings on amd64; on arm64's virt, whose direct kernel boot has
+    no SMBIOS, QEMU's fw_cfg (systemd reads both)."""
     credentials = []
     for name, value in (
         ("base_url", GUEST_BASE_URL),
@@ -278,64 +277,125 @@ def boot_card(
     ):
         path = work / f"cred-{name}"
         path.touch(mode=0o600)
-        if args.arch == "amd64":
+        if arch == "amd64":
             path.write_text(f"io.systemd.credential:qrpos.pair.{name}={value}")
             credentials += ["-smbios", f"type=11,path={path}"]
         else:
             path.write_text(value)
             fw_cfg = f"name=opt/io.systemd.credentials/qrpos.pair.{name},file={path}"
             credentials += ["-fw_cfg", fw_cfg]
-    console, kiosk = work / f"console{number}.log", work / f"kiosk{number}.sock"
-    port = int(sandbox_url.rsplit(":", 1)[1])
+    return credentials
+
+
+@dataclass
+class Boot:
+    """One boot of a card under QEMU: its process, the kiosk's tty and the marks reached
+    (seconds from QEMU's start)."""
+
+    qemu: subprocess.Popen[bytes]
+    screen: Serial
+    console: Path
+    started: float
+    marks: dict[str, float] = field(default_factory=dict)
+
+    def pull(self) -> None:
+        """The plug pulled: SIGKILL, no shutdown of any kind."""
+        self.qemu.kill()
+        self.qemu.wait()
+
+
+MILESTONES = {
+    "kernel": "Linux version",
+    "systemd": "Welcome to",
+    "first boot": "qrpos-firstboot: SSH host keys",
+    "paired": "kiosk (re)started",
+}
+
+
+def start_boot(
+    args: argparse.Namespace,
+    overlay: Path,
+    tag: str,
+    work: Path,
+    sandbox_port: int,
+    credentials: list[str],
+    extra_append: str = "",
+    extra_args: tuple[str, ...] = (),
+) -> Boot:
+    """QEMU started on `overlay`, the kiosk's tty connected."""
+    kernel, initrd, cmdline = boot_files(args.image, work)
+    console, kiosk = work / f"console{tag}.log", work / f"kiosk{tag}.sock"
     argv = qemu_command(
-        args.arch, kernel, initrd, cmdline, overlay, console, kiosk, credentials, port
-    )
+        args.arch, kernel, initrd, cmdline, overlay, console, kiosk, credentials,
+        sandbox_port, args.accel, extra_append,
+    )  # fmt: skip
     started = time.monotonic()
-    with open(work / f"qemu{number}.err", "w") as errors:  # QEMU keeps its own copy
+    with open(work / f"qemu{tag}.err", "w") as errors:  # QEMU keeps its own copy
         qemu = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors
-        )
-    screen = Serial(kiosk)
-    marks: dict[str, float] = {}
-    milestones = {
-        "kernel": "Linux version",
-        "systemd": "Welcome to",
-        "first boot": "qrpos-firstboot: SSH host keys",
-        "paired": "kiosk (re)started",
-    }
+            [*argv, *extra_args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )  # fmt: skip
+    boot = Boot(qemu, Serial(kiosk), console, started)
     try:
-        screen.connect(30)
-        deadline = started + args.patience
-        while time.monotonic() < deadline and qemu.poll() is None:
-            log = console.read_text(errors="replace") if console.exists() else ""
-            for mark, text in milestones.items():
-                if mark not in marks and text in log:
-                    marks[mark] = time.monotonic() - started
-            if any(title in screen.text() for title in KIOSK_TITLES):
-                marks["kiosk"] = time.monotonic() - started
-                break
-            time.sleep(0.2)
-        shown = ", ".join(f"{k} {v:.1f} s" for k, v in marks.items())
-        check(
-            "the kiosk's first screen on the serial console", "kiosk" in marks, shown or "nothing"
-        )
-        if "kiosk" not in marks:
-            log = console.read_text(errors="replace") if console.exists() else ""
-            print("      console (last lines):")
-            print("\n".join("      | " + line for line in log.splitlines()[-25:]))
-            print("      kiosk tty (last):", screen.text()[-400:].replace("\n", " | "))
-        else:
-            time.sleep(args.settle)  # the kiosk running: watchdog pings, the journal written
-    finally:
-        qemu.kill()  # the plug pulled
-        qemu.wait()
-    ran = time.monotonic() - started
+        boot.screen.connect(30)
+    except OSError:
+        boot.pull()
+        print("      QEMU:", (work / f"qemu{tag}.err").read_text()[-600:])
+        raise
+    return boot
+
+
+def wait_kiosk(boot: Boot, patience: float) -> float | None:
+    """Seconds from QEMU's start to the kiosk's amount screen, or None (the console's last
+    lines printed)."""
+    deadline = boot.started + patience
+    while time.monotonic() < deadline and boot.qemu.poll() is None:
+        log = boot.console.read_text(errors="replace") if boot.console.exists() else ""
+        for mark, text in MILESTONES.items():
+            if mark not in boot.marks and text in log:
+                boot.marks[mark] = time.monotonic() - boot.started
+        if any(title in boot.screen.text() for title in KIOSK_TITLES):
+            boot.marks["kiosk"] = time.monotonic() - boot.started
+            return boot.marks["kiosk"]
+        time.sleep(0.2)
+    log = boot.console.read_text(errors="replace") if boot.console.exists() else ""
+    print("      console (last lines):")
+    print("\n".join("      | " + line for line in log.splitlines()[-25:]))
+    print("      kiosk tty (last):", boot.screen.text()[-400:].replace("\n", " | "))
+    return None
+
+
+def boot_card(
+    args: argparse.Namespace, number: int, sandbox_url: str, sim: httpx.Client, work: Path
+) -> Card | None:
     print(
-        f"      boot-to-kiosk: {marks.get('kiosk', float('nan')):.1f} s "
-        f"(QEMU ran {ran:.0f} s; console log {console})",
+        f"== card {number}: {args.image.name} under {args.accel.upper()} ({args.arch}), "
+        f"{args.card_size} card",
         flush=True,
     )
-    if "kiosk" not in marks:
+    overlay = work / f"card{number}.qcow2"
+    make_overlay(args.image, overlay, args.card_size)
+    terminal = sim.post("/_sim/terminals", json={"merchant": f"m_image{number}"}).json()
+    credentials = pair_credentials(args.arch, terminal, work)
+    port = int(sandbox_url.rsplit(":", 1)[1])
+    boot = start_boot(args, overlay, str(number), work, port, credentials)
+    try:
+        kiosk = wait_kiosk(boot, args.patience)
+        shown = ", ".join(f"{k} {v:.1f} s" for k, v in boot.marks.items())
+        check(
+            "the kiosk's first screen on the serial console", kiosk is not None, shown or "nothing"
+        )
+        if kiosk is not None:
+            time.sleep(args.settle)  # the kiosk running: watchdog pings, the journal written
+    finally:
+        boot.pull()
+    ran = time.monotonic() - boot.started
+    print(
+        f"      boot-to-kiosk: {boot.marks.get('kiosk', float('nan')):.1f} s "
+        f"under {args.accel} (QEMU ran {ran:.0f} s; console log {boot.console})",
+        flush=True,
+    )
+    if kiosk is None:
         return None
     card = read_card(overlay, work)
     check(
@@ -349,6 +409,22 @@ def boot_card(
     return card
 
 
+def default_accel(arch: str) -> str:
+    """kvm when /dev/kvm opens and the guest is this machine's arch, else tcg. Not on a
+    kvm-pvm host (a nested "pagetable VM"): it runs kernels built as PVM guests only; a
+    stock Debian kernel showed nothing after SeaBIOS there, or failed in its
+    decompressor's BMI2 code ("KVM internal error ... emulation failure"; docs/installing.md,
+    Card images)."""
+    native = {"x86_64": "amd64", "aarch64": "arm64"}.get(os.uname().machine)
+    if native != arch or Path("/sys/module/kvm_pvm").exists():
+        return "tcg"
+    try:
+        os.close(os.open("/dev/kvm", os.O_RDWR))
+    except OSError:
+        return "tcg"
+    return "kvm"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", choices=("amd64", "arm64"), default="amd64")
@@ -357,8 +433,14 @@ def main() -> int:
     parser.add_argument("--card-size", default="4G", help="the card the image is flashed to")
     parser.add_argument("--cards", type=int, default=1, help="boot the image as N cards")
     parser.add_argument("--settle", type=float, default=20.0, help="seconds kept running")
+    parser.add_argument(
+        "--accel",
+        choices=("kvm", "tcg"),
+        help="default: kvm when /dev/kvm opens for a guest of this machine's arch, else tcg",
+    )
     args = parser.parse_args()
     args.image = args.image or Path(f"/var/tmp/qrpos-image-trixie-{args.arch}.img")
+    args.accel = args.accel or default_accel(args.arch)
     for tool in ("qemu-img", "sfdisk", "mcopy", "debugfs", "e2fsck", "socat"):
         if shutil.which(tool) is None:
             print(f"image_boot.py: {tool} not found (docs/installing.md, Card images)")
