@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from virtual_pole import VirtualPole
 
-from qrpos.peripherals.display_port import CustomerDisplay
+from qrpos.peripherals.display_port import CustomerDisplay, DisplayTrouble
 from qrpos.peripherals.pole import PoleModel, PoleSink, as_shown, encode_line, view_frame
 from qrpos.present import i18n
 from qrpos.present.customer import (
@@ -68,6 +68,7 @@ def test_every_state_in_both_protocols_and_languages_reaches_the_display_exactly
                     sink.show(view)
                     pole.until(lambda before=before: len(pole.frames()) == before + 1)
                     seen[f"{model_name}-{lang}-{name}"] = pole.frames()[-1].hex()
+            sink.close()
     finally:
         pole.unplug()
     if UPDATE:
@@ -145,6 +146,61 @@ def test_an_unplugged_display_shows_the_newest_state_once_it_is_back(
         assert pole.frames()[-1] == newest and not display.waiting
     finally:
         display.stop(farewell=False)
+        pole.unplug()
+
+
+def test_the_port_is_held_between_updates_and_opened_again_when_it_fails(
+    tmp_path: Path, speaking: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 49: the sink opened the port (a dozen system calls, each a hand-off of the
+    interpreter's lock to a worker thread the busy kiosk keeps waiting) for every update,
+    the tail of the customer display's latency. It holds the port now; a display
+    unplugged and plugged back in between two updates (a new device behind the link)
+    still shows the next one at once, and one that is gone is said as trouble."""
+    import serial
+
+    opened: list[str] = []
+
+    class Counted(serial.Serial):  # type: ignore[misc]  # pyserial is untyped
+        def __init__(self, port: str, *args: object, **kwargs: object) -> None:
+            opened.append(port)
+            super().__init__(port, *args, **kwargs)
+
+    monkeypatch.setattr(serial, "Serial", Counted)
+    i18n.set_language("mn")
+    model = MODELS["escpos"]
+    pole = VirtualPole(tmp_path / "ttyPOLE")
+    sink = PoleSink(str(pole.path), 9600, model)
+    try:
+        queue = [preview_view("pay", amount=1000 * (i + 1)) for i in range(6)]
+        for view in queue[:5]:
+            sink.show(view)
+        pole.until(lambda: len(pole.frames()) == 5)
+        assert pole.frames() == [view_frame(view, model) for view in queue[:5]]
+        assert len(opened) == 1
+        pole.unplug()
+        pole.plug()  # the same display back, a new pseudo-terminal behind the link
+        sink.show(queue[5])  # the old port fails: opened again, no trouble
+        newest = view_frame(queue[5], model)
+        pole.until(lambda: len(pole.frames()) == 6 and pole.frames()[-1] == newest)
+        assert len(opened) == 2
+        pole.unplug()
+        with pytest.raises(DisplayTrouble) as trouble:
+            sink.show(queue[0])
+        assert trouble.value.said.key == "display.open"
+    finally:
+        sink.close()
+        sink.close()  # safe twice
+        pole.unplug()
+    # `qrpos display test` and `qrpos doctor` write once: nothing is held after
+    pole.plug()
+    try:
+        opened.clear()
+        for _ in range(2):
+            PoleSink(str(pole.path), 9600, model).write(b"x")
+        pole.until(lambda: pole.received.endswith(b"xx"))
+        assert len(opened) == 2
+    finally:
         pole.unplug()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import threading
 import time
 import tty
@@ -21,6 +22,8 @@ class VirtualPole:
         self._lock = threading.Lock()
         self._master: int | None = None
         self._slave: int | None = None
+        self._stop_r: int | None = None
+        self._stop_w: int | None = None
         self.plug()
 
     def plug(self) -> None:
@@ -32,21 +35,31 @@ class VirtualPole:
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
         self.path.symlink_to(os.ttyname(slave))
-        threading.Thread(target=self._read, args=(master,), daemon=True).start()
+        self._stop_r, self._stop_w = os.pipe()
+        self._reader = threading.Thread(target=self._read, args=(master, self._stop_r), daemon=True)
+        self._reader.start()
 
     def unplug(self) -> None:
         """The cable pulled: the link and the pseudo-terminal are gone."""
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
-        for fd in (self._slave, self._master):
+        # the reader lets go of the far end first: a read blocked in another thread keeps
+        # it open past close(), and a port the sink still holds would not see it go
+        if self._stop_w is not None:
+            os.write(self._stop_w, b"x")
+            self._reader.join(timeout=5)
+        for fd in (self._slave, self._master, self._stop_r, self._stop_w):
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        self._master = self._slave = None
+        self._master = self._slave = self._stop_r = self._stop_w = None
 
-    def _read(self, master: int) -> None:
+    def _read(self, master: int, stop: int) -> None:
         while True:
             try:
+                ready, _, _ = select.select([master, stop], [], [])
+                if master not in ready:
+                    return  # unplugged
                 chunk = os.read(master, 4096)
             except OSError:
                 return

@@ -1,5 +1,5 @@
 """A 2×20 pole display (VFD) over serial or USB-serial: the bytes of each protocol, and a
-sink that reopens the port for every update.
+sink that holds the port open between updates (and opens it again when it fails).
 
 Two command sets, chosen in `[customer_display] protocol`:
 
@@ -20,9 +20,10 @@ that was unplugged or power-cycled shows the newest state as soon as it takes by
 from __future__ import annotations
 
 import contextlib
+import threading
 import unicodedata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from qrpos.peripherals.display_port import DisplayTrouble
 from qrpos.present.customer import CustomerView, pole_lines
@@ -154,8 +155,10 @@ def view_frame(view: CustomerView, model: PoleModel) -> bytes:
 
 class PoleSink:
     """A pole display on `device` (a serial port, often a /dev/serial/by-id link). The
-    port is opened for each update and closed after it: a display unplugged and plugged
-    back in is found again without a restart."""
+    port is opened at the first update and held between updates; when it fails (the
+    display unplugged, power-cycled, plugged back in as a new device) it is closed and
+    opened again at once, once, so a display that is back is found without a restart and
+    one that is gone is said as trouble (`display.open` or `display.write`)."""
 
     #: a pole display shows no camera
     live = False
@@ -173,17 +176,58 @@ class PoleSink:
         self.model = model or PoleModel()
         self.timeout_s = timeout_s
         self.name = f"vfd:{device}@{baud}"
+        #: the open port (a `serial.Serial`), None until the first update or after a failure
+        self._port: Any = None
+        #: the worker shows, `stop` says farewell and closes: one at a time
+        self._lock = threading.Lock()
 
     def show(self, view: CustomerView, camera: Image.Image | None = None) -> None:
         """Send `view` as one whole frame; `DisplayTrouble` when the port fails."""
-        self.write(view_frame(view, self.model))
+        self.send(view_frame(view, self.model))
+
+    def send(self, data: bytes) -> None:
+        """Write `data` and wait for it to go out, on the port held open since the last
+        update. A held port that fails is closed and the device opened again for one more
+        try (an unplugged display's old port fails; the same display plugged back in is a
+        new one); `DisplayTrouble` says why the fresh try failed too."""
+        with self._lock:
+            if self._port is not None:
+                try:
+                    self._write(self._port, data)
+                    return
+                except DisplayTrouble:
+                    self._drop()
+            port = self._open()
+            try:
+                self._write(port, data)
+            except DisplayTrouble:
+                _close(port)
+                raise
+            self._port = port
 
     def write(self, data: bytes) -> None:
-        """Open the port, write `data`, wait for it to go out, close."""
+        """Open the port, write `data`, wait for it to go out, close (`qrpos display
+        test`, `qrpos doctor`: nothing is held after)."""
+        try:
+            self.send(data)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Let the port go (safe to call more than once; the next update opens it)."""
+        with self._lock:
+            self._drop()
+
+    def _drop(self) -> None:
+        port, self._port = self._port, None
+        if port is not None:
+            _close(port)
+
+    def _open(self) -> Any:
         import serial  # pyserial: loaded only for a pole display
 
         try:
-            port = serial.Serial(
+            return serial.Serial(
                 self.device, self.baud, timeout=self.timeout_s, write_timeout=self.timeout_s
             )
         except (serial.SerialException, OSError, ValueError, OverflowError) as exc:
@@ -195,10 +239,17 @@ class PoleSink:
                     why=_why(exc),
                 )
             ) from None
+
+    def _write(self, port: Any, data: bytes) -> None:
+        import termios
+
+        import serial
+
         try:
             port.write(data)
             port.flush()
-        except (serial.SerialException, OSError) as exc:
+        # tcdrain on a port whose device went away raises termios.error (not an OSError)
+        except (serial.SerialException, OSError, termios.error) as exc:
             raise DisplayTrouble(
                 say(
                     "display.write",
@@ -207,14 +258,20 @@ class PoleSink:
                     why=_why(exc),
                 )
             ) from None
-        finally:
-            with contextlib.suppress(serial.SerialException, OSError):
-                port.close()
 
-    def close(self) -> None:
-        """Nothing is held between updates."""
+
+def _close(port: Any) -> None:
+    import serial
+
+    with contextlib.suppress(serial.SerialException, OSError):
+        port.close()
 
 
 def _why(exc: BaseException) -> Said:
-    """Why the port failed, in words for a person (pyserial's errors carry the errno)."""
+    """Why the port failed, in words for a person (pyserial's errors carry the errno;
+    termios.error carries it as its arguments)."""
+    import termios
+
+    if isinstance(exc, termios.error) and len(exc.args) == 2:
+        exc = OSError(*exc.args)
     return os_reason(exc)
