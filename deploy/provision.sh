@@ -2,13 +2,15 @@
 # Pair this kiosk with its terminal and start it. Run after deploy/install.sh.
 #
 #   sudo deploy/provision.sh [--base-url URL] [--username term_XXXXXXXX] [--no-pin]
+#                            [--no-restart]
 #
 # Asks for the terminal password without echo (or reads it from stdin when stdin is not
 # a terminal), verifies it with `qrpos pair` (GET /v1/transactions?limit=1), then stores
 # it ONLY as an encrypted systemd credential (systemd-creds encrypt, bound to this
 # machine) in /etc/credstore.encrypted/qrpos-password, which the unit loads with
 # LoadCredentialEncrypted=. The password is never written to a plain file.
-# Sets the manager PIN (guards reversals) unless --no-pin.
+# Sets the manager PIN (guards reversals) unless --no-pin. --no-restart leaves the kiosk
+# running (the pairing screen's helper, deploy/pair-store.sh: the kiosk carries on paired).
 #
 # Rotation: run this again with the new password right after rotating the terminal in
 # the merchant dashboard (see hardware.md, "Rotating the terminal password").
@@ -26,13 +28,15 @@ UNIT_NAME=qrpos.service
 BASE_URL=""
 USERNAME=""
 SET_PIN=1
+RESTART=1
 
 while [ $# -gt 0 ]; do
     case "$1" in
         --base-url) BASE_URL=${2:?--base-url needs a URL}; shift ;;
         --username) USERNAME=${2:?--username needs a value}; shift ;;
         --no-pin) SET_PIN=0 ;;
-        -h | --help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --no-restart) RESTART=0 ;;
+        -h | --help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "provision.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
     esac
     shift
@@ -128,5 +132,7 @@ echo "password stored encrypted in $CREDSTORE/$CREDENTIAL"
 # `qrpos pair` ran as root: hand the state dir back to the kiosk's user.
 chown -R "$SERVICE_USER:$SERVICE_USER" "$STATE_DIR"
 
-systemctl restart "$UNIT_NAME"
-echo "kiosk (re)started. Check it with: sudo $QRPOS --config $CONFIG doctor"
+if [ "$RESTART" -eq 1 ]; then
+    systemctl restart "$UNIT_NAME"
+    echo "kiosk (re)started. Check it with: sudo $QRPOS --config $CONFIG doctor"
+fi
