@@ -22,7 +22,9 @@ IFS= read -r -t 30 password || answer "failed 64"
 base_url=${base_url%$'\r'}
 username=${username%$'\r'}
 password=${password%$'\r'}
-[ -n "$base_url" ] && [ -n "$username" ] && [ -n "$password" ] || answer "failed 64"
+if [ -z "$base_url" ] || [ -z "$username" ] || [ -z "$password" ]; then
+    answer "failed 64"
+fi
 case "$username" in term_[A-Za-z0-9]*) ;; *) answer "failed 64" ;; esac
 case "$base_url" in https://* | http://*) ;; *) answer "failed 64" ;; esac
 

@@ -123,11 +123,9 @@ async def test_a_fresh_card_opens_on_pairing_and_pairs_by_typing(
             assert WRONG not in _screen_text(kiosk)
 
             # the right one: handed to root through the socket, then the till opens
-            password_field = screen.query_one("#password", Input)
-            password_field.value = ""
-            password_field.focus()
-            await pilot.pause()
-            await kiosk.pilot.press(*terminal.password, "tab", "enter")
+            screen.query_one("#password", Input).value = terminal.password
+            screen.query_one("#pin", Input).focus()
+            await pilot.press("enter")
             assert terminal.password not in _screen_text(kiosk)
             await kiosk.on_screen("AmountScreen")
             assert root_helper.received == [[live_url, terminal.username, terminal.password]]
