@@ -131,7 +131,8 @@ async def test_a_fresh_card_opens_on_pairing_and_pairs_by_typing(
             assert root_helper.received == [[live_url, terminal.username, terminal.password]]
             assert services.service_address is not None
             assert services.service_address.value == live_url
-            assert services.client is not None and services.client.username == terminal.username
+            paired = kiosk.services.client  # (mypy still holds the `is None` from above)
+            assert paired is not None and paired.username == terminal.username
             assert terminal.username in (tmp_path / "state" / PAIRING_FILE).read_text()
             assert terminal.password not in _screen_text(kiosk)
     # the pairing was logged, its password never was (nor the wrong one)
