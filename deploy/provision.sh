@@ -9,6 +9,7 @@
 # it ONLY as an encrypted systemd credential (systemd-creds encrypt, bound to this
 # machine) in /etc/credstore.encrypted/qrpos-password, which the unit loads with
 # LoadCredentialEncrypted=. The password is never written to a plain file.
+# Exits 4 when the service rejected the username and password, 1 on any other failure.
 # Sets the manager PIN (guards reversals) unless --no-pin. --no-restart leaves the kiosk
 # running (the pairing screen's helper, deploy/pair-store.sh: the kiosk carries on paired).
 #
@@ -36,7 +37,7 @@ while [ $# -gt 0 ]; do
         --username) USERNAME=${2:?--username needs a value}; shift ;;
         --no-pin) SET_PIN=0 ;;
         --no-restart) RESTART=0 ;;
-        -h | --help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "provision.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
     esac
     shift
@@ -112,8 +113,12 @@ status=$?
 set -e
 case "$status" in
     0) ;;
-    4) die "the service rejected $USERNAME and this password: check both, or rotate the
-    password in the merchant dashboard and run this again with the new one" ;;
+    4)
+        # exit 4 as `qrpos pair` does: pair-store.sh tells the pairing screen "rejected"
+        echo "provision.sh: the service rejected $USERNAME and this password: check both, or
+    rotate the password in the merchant dashboard and run this again with the new one" >&2
+        exit 4
+        ;;
     *) die "pairing failed (exit $status): see the message above; nothing was stored" ;;
 esac
 
