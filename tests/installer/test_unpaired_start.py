@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from installer.test_systemd_unit import unit_settings
-from qrpos.credentials import CREDENTIAL_NAME
+from qrpos.credentials import CREDENTIAL_NAME, CredentialStoreUnavailable
+from qrpos.kiosk.pair_helper import hand_to_root
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "qrpos.service"
@@ -162,3 +163,17 @@ def test_pair_store_refuses_malformed_input_without_running_provision(
     result = _pair_store(tmp_path, given)
     assert result.stdout == "failed 64\n"
     assert not (tmp_path / "args").exists()
+
+
+def test_the_kiosk_says_how_to_fix_a_missing_pairing_socket(tmp_path: Path) -> None:
+    with pytest.raises(CredentialStoreUnavailable) as caught:
+        hand_to_root(tmp_path / "absent.sock", "https://pay.example.mn", "term_ab12cd34", PASSWORD)
+    words = str(caught.value)
+    assert "systemctl enable --now qrpos-pair.socket" in words
+    assert PASSWORD not in words and PASSWORD not in repr(caught.value)
+
+
+def test_a_line_break_cannot_smuggle_a_fourth_line_to_root(tmp_path: Path) -> None:
+    with pytest.raises(ValueError) as caught:
+        hand_to_root(tmp_path / "absent.sock", "https://x.mn\n--evil", "term_ab12cd34", PASSWORD)
+    assert PASSWORD not in str(caught.value)
