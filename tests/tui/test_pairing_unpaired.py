@@ -116,6 +116,8 @@ async def test_a_fresh_card_opens_on_pairing_and_pairs_by_typing(
             # a wrong password: said plainly; the typed address and username stay
             await _type(kiosk, live_url, terminal.username, WRONG, "2468")
             await kiosk.until(lambda: t("pair.rejected") in kiosk.text("#notice"))
+            # seen on an 80x24 screen (a serial console): the form with four fields fits
+            assert t("pair.rejected") in _screen_text(kiosk)
             assert screen.query_one("#base_url", Input).value == live_url
             assert screen.query_one("#username", Input).value == terminal.username
             assert root_helper.received == []  # nothing unverified goes to root
@@ -170,6 +172,8 @@ async def test_root_refusing_the_pairing_keeps_the_form_and_says_why(
             form.query_one("#base_url", Input).value = live_url
             await pilot.press("enter")
             await kiosk.until(lambda: "rejected the password when root" in kiosk.text("#notice"))
+            # all of it on an 80x24 screen (a serial console): its second line too
+            assert "nothing was stored" in _screen_text(kiosk)
             assert type(app.screen).__name__ == "PairingScreen"
             assert services.client is None
             # nothing is kept of a pairing root did not store: the address is unset again

@@ -62,7 +62,7 @@ class PairingScreen(TypedAhead, KioskScreen):
 
     def compose(self) -> ComposeResult:
         yield from self.compose_frame(t("pair.title"))
-        with Vertical(id="pair-form"):
+        with Vertical(id="pair-form", classes="with-address" if self.ask_base_url else ""):
             if self.ask_base_url:
                 yield Label(t("pair.base_url"), markup=False)
                 yield Input(self.base_url, id="base_url", max_length=200)
