@@ -289,6 +289,13 @@ EOF
 systemd_unit() {
     step "systemd unit $UNIT_DEST"
     run install -m 0644 "$here/systemd/$UNIT_NAME" "$UNIT_DEST"
+    # the pairing screen's way to root: a socket (group qrpos) whose connections run
+    # provision.sh, which verifies again and stores the encrypted credential
+    run install -m 0644 "$here/systemd/qrpos-pair.socket" /etc/systemd/system/qrpos-pair.socket
+    run install -m 0644 "$here/systemd/qrpos-pair@.service" \
+        "/etc/systemd/system/qrpos-pair@.service"
+    run install -m 0755 "$here/deploy/provision.sh" /usr/local/sbin/qrpos-provision
+    run install -m 0755 "$here/deploy/pair-store.sh" /usr/local/sbin/qrpos-pair-store
     # the kiosk waits for the first NTP sync, but never for ever
     run install -d -m 0755 /etc/systemd/system/systemd-time-wait-sync.service.d
     run install -m 0644 "$here/systemd/systemd-time-wait-sync.service.d/qrpos-bounded.conf" \
@@ -302,16 +309,16 @@ systemd_unit() {
     else
         run systemctl daemon-reload
     fi
-    run systemctl enable "$UNIT_NAME"
+    run systemctl enable "$UNIT_NAME" qrpos-pair.socket
     # The kiosk owns tty1 (the unit has Conflicts=getty@tty1); other VTs keep a login.
     run systemctl disable getty@tty1.service
     run systemctl set-default multi-user.target
     if in_chroot; then
-        note "first boot: pair each till with sudo $here/deploy/provision.sh"
+        note "first boot: the kiosk opens on its pairing screen (or: sudo $here/deploy/provision.sh)"
     elif [ -f "$CREDSTORE/qrpos-password" ]; then
         note "terminal already paired: the kiosk restarts on the new release (next step)"
     else
-        note "not paired yet: run sudo $here/deploy/provision.sh to pair and start the kiosk"
+        note "not paired yet: pair on the kiosk's screen, or run sudo $here/deploy/provision.sh"
     fi
 }
 

@@ -2,13 +2,16 @@
 # Pair this kiosk with its terminal and start it. Run after deploy/install.sh.
 #
 #   sudo deploy/provision.sh [--base-url URL] [--username term_XXXXXXXX] [--no-pin]
+#                            [--no-restart]
 #
 # Asks for the terminal password without echo (or reads it from stdin when stdin is not
 # a terminal), verifies it with `qrpos pair` (GET /v1/transactions?limit=1), then stores
 # it ONLY as an encrypted systemd credential (systemd-creds encrypt, bound to this
 # machine) in /etc/credstore.encrypted/qrpos-password, which the unit loads with
 # LoadCredentialEncrypted=. The password is never written to a plain file.
-# Sets the manager PIN (guards reversals) unless --no-pin.
+# Exits 4 when the service rejected the username and password, 1 on any other failure.
+# Sets the manager PIN (guards reversals) unless --no-pin. --no-restart leaves the kiosk
+# running (the pairing screen's helper, deploy/pair-store.sh: the kiosk carries on paired).
 #
 # Rotation: run this again with the new password right after rotating the terminal in
 # the merchant dashboard (see hardware.md, "Rotating the terminal password").
@@ -26,13 +29,15 @@ UNIT_NAME=qrpos.service
 BASE_URL=""
 USERNAME=""
 SET_PIN=1
+RESTART=1
 
 while [ $# -gt 0 ]; do
     case "$1" in
         --base-url) BASE_URL=${2:?--base-url needs a URL}; shift ;;
         --username) USERNAME=${2:?--username needs a value}; shift ;;
         --no-pin) SET_PIN=0 ;;
-        -h | --help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --no-restart) RESTART=0 ;;
+        -h | --help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "provision.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
     esac
     shift
@@ -108,8 +113,12 @@ status=$?
 set -e
 case "$status" in
     0) ;;
-    4) die "the service rejected $USERNAME and this password: check both, or rotate the
-    password in the merchant dashboard and run this again with the new one" ;;
+    4)
+        # exit 4 as `qrpos pair` does: pair-store.sh tells the pairing screen "rejected"
+        echo "provision.sh: the service rejected $USERNAME and this password: check both, or
+    rotate the password in the merchant dashboard and run this again with the new one" >&2
+        exit 4
+        ;;
     *) die "pairing failed (exit $status): see the message above; nothing was stored" ;;
 esac
 
@@ -128,5 +137,7 @@ echo "password stored encrypted in $CREDSTORE/$CREDENTIAL"
 # `qrpos pair` ran as root: hand the state dir back to the kiosk's user.
 chown -R "$SERVICE_USER:$SERVICE_USER" "$STATE_DIR"
 
-systemctl restart "$UNIT_NAME"
-echo "kiosk (re)started. Check it with: sudo $QRPOS --config $CONFIG doctor"
+if [ "$RESTART" -eq 1 ]; then
+    systemctl restart "$UNIT_NAME"
+    echo "kiosk (re)started. Check it with: sudo $QRPOS --config $CONFIG doctor"
+fi

@@ -24,13 +24,14 @@ ROOT = Path(__file__).resolve().parents[2]
 INSTALL = ROOT / "deploy" / "install.sh"
 PROVISION = ROOT / "deploy" / "provision.sh"
 RELEASE = ROOT / "deploy" / "release.sh"
+PAIR_STORE = ROOT / "deploy" / "pair-store.sh"
 
 
 @pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
 @pytest.mark.parametrize(
     "script",
     # the root checks too: what installs and tests both releases (docs/releases.md)
-    [INSTALL, PROVISION, RELEASE, *ROOT.glob("benchmarks/*_in_root.sh")],
+    [INSTALL, PROVISION, RELEASE, PAIR_STORE, *ROOT.glob("benchmarks/*_in_root.sh")],
     ids=lambda p: p.name,
 )
 def test_shellcheck_is_clean(script: Path) -> None:
@@ -97,6 +98,18 @@ def test_plan_installs_enables_the_unit_and_moves_getty_aside(plan: str) -> None
     assert "systemctl disable getty@tty1.service" in plan
     assert f"install -d -m 0700 {CREDSTORE_PATH.parent}" in plan
     assert "provision.sh" in plan  # says what to do next
+
+
+def test_plan_installs_the_pairing_screens_way_to_root(plan: str) -> None:
+    """Issue 48: the socket, its service, the helper and provision.sh where the helper
+    runs it, and the socket enabled with the kiosk."""
+    units = f"{ROOT}/systemd"
+    assert f"install -m 0644 {units}/qrpos-pair.socket /etc/systemd/system/" in plan
+    assert f"install -m 0644 {units}/qrpos-pair@.service /etc/systemd/system/" in plan
+    assert f"{PAIR_STORE} /usr/local/sbin/qrpos-pair-store" in plan
+    assert f"{PROVISION} /usr/local/sbin/qrpos-provision" in plan
+    assert "/usr/local/sbin/qrpos-provision" in PAIR_STORE.read_text()
+    assert "systemctl enable qrpos.service qrpos-pair.socket" in plan
 
 
 def test_plan_steps_run_in_order(plan: str) -> None:

@@ -151,9 +151,8 @@ def demo(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     """The production kiosk: config, stored credentials, the configured camera."""
     try:
+        # no base URL yet (a fresh card): the kiosk opens on its pairing screen, which asks
         config = config_from_args(args)
-        if not config.base_url:
-            config.require_service()  # ConfigError naming the setting, before any screen
     except SETUP_ERRORS as exc:
         return fail(exc)
     _logs_off_screen(config.state_dir)

@@ -1,15 +1,20 @@
 """`qrpos run`: the kiosk's services from the configuration, the stored password and the
-configured camera. Without a stored password the kiosk opens on its pairing screen."""
+configured camera. Without a stored password (or without a base URL: a fresh card) the
+kiosk opens on its pairing screen; under systemd (`QRPOS_PAIR_SOCKET`) the pairing goes to
+root, which stores it as the encrypted credential (qrpos.kiosk.pair_helper)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 
 from qrpos.config import Config, write_pairing
 from qrpos.credentials import CredentialsMissing, load_password, store_password
 from qrpos.identity import check_machine
+from qrpos.kiosk.pair_helper import hand_to_root
 from qrpos.kiosk.peripherals import (
     till_customer_display,
     till_handheld,
@@ -20,21 +25,24 @@ from qrpos.ledger import ChargeDesk, Ledger
 from qrpos.metrics import KioskFacts, MetricsWriter, gather
 from qrpos.scanner import ChosenAtOpen, ScanLoop, make_decoder
 from qrpos.service import TerminalClient
-from qrpos.tui.services import KioskServices, ScanEventRelay
+from qrpos.tui.services import KioskServices, ScanEventRelay, ServiceAddress
 
 log = logging.getLogger("qrpos.kiosk")
 
 
 @contextlib.contextmanager
 def production_services(
-    config: Config, on_step: Callable[[str], None] = lambda step: None
+    config: Config,
+    on_step: Callable[[str], None] = lambda step: None,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[KioskServices]:
-    """Open the outbox and the camera; a client only when a password is stored. A state
-    dir made on another machine (a cloned card) raises `ClonedStateDir` first.
-    `on_step` hears each part as it starts (the keys of `qrpos.tui.startup.STEPS`)."""
-    if not config.base_url:
-        config.require_service()  # raises ConfigError naming the setting
-    base_url = config.base_url or ""
+    """Open the outbox and the camera; a client only when a base URL and a password are
+    stored. A state dir made on another machine (a cloned card) raises `ClonedStateDir`
+    first. `on_step` hears each part as it starts (the keys of `qrpos.tui.startup.STEPS`).
+    `env` (os.environ) may name root's pairing socket, `QRPOS_PAIR_SOCKET`."""
+    env = os.environ if env is None else env
+    address = ServiceAddress(config.base_url)
+    pair_socket = env.get("QRPOS_PAIR_SOCKET")
     with contextlib.ExitStack() as stack:
         on_step("outbox")
         # a state dir copied from another card is refused before its outbox is opened
@@ -43,10 +51,17 @@ def production_services(
         stack.callback(ledger.close)
 
         def make_client(username: str, password: str) -> TerminalClient:
+            if not address.value:
+                config.require_service()  # raises ConfigError naming the setting
+            base_url = address.value or ""
             return TerminalClient(base_url, username, password, timeout_s=config.request_timeout_s)
 
         def store_pairing(username: str, password: str) -> str:
-            where = store_password(username, password)
+            if pair_socket:
+                # a kiosk under systemd: root verifies again and encrypts the credential
+                where = hand_to_root(Path(pair_socket), address.value or "", username, password)
+            else:
+                where = store_password(username, password)
             write_pairing(config.state_dir, username)
             return where
 
@@ -55,7 +70,7 @@ def production_services(
 
         on_step("service")
         client: TerminalClient | None = None
-        if config.username:
+        if config.username and address.value:
             try:
                 client = make_client(config.username, load_password(config.username))
             except CredentialsMissing:
@@ -79,6 +94,7 @@ def production_services(
             scan_events=relay,
             make_client=make_client,
             store_pairing=store_pairing,
+            service_address=address,
             open_desk=open_desk,
             sounds=till_sounds(config),
             printing=till_printing(config, ledger, stack),

@@ -339,12 +339,14 @@ class KioskApp(TillParts):
 
     @on(PairingSubmitted)
     def _pairing_submitted(self, message: PairingSubmitted) -> None:
-        self.pair(message.username, message.password, message.pin)
+        self.pair(message.username, message.password, message.pin, message.base_url)
 
     @work(exclusive=True, group="pairing", exit_on_error=False)
-    async def pair(self, username: str, password: str, pin: str | None) -> None:
+    async def pair(
+        self, username: str, password: str, pin: str | None, base_url: str | None = None
+    ) -> None:
         """Verify the credentials with the service, store them, and resume sales."""
-        if await self.sale.pair(username, password, pin):
+        if await self.sale.pair(username, password, pin, base_url):
             self.start_background()
             self.start_recovery()
 

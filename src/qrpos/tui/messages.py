@@ -96,6 +96,8 @@ class PairingSubmitted(Message):
     username: str
     password: str = field(repr=False)
     pin: str | None = field(repr=False)
+    #: the service's address typed on the form (None: the form did not ask for it)
+    base_url: str | None = None
 
 
 # --- from the sale's owner to the app (its own `Sale.Moved` is nested in `Sale`) -------

@@ -390,16 +390,31 @@ class Sale:
         self.next_sale()
         return True
 
-    async def pair(self, username: str, password: str, pin: str | None) -> bool:
+    async def pair(
+        self, username: str, password: str, pin: str | None, base_url: str | None = None
+    ) -> bool:
         """Verify with `GET /v1/transactions?limit=1`, store, set the PIN. True once paired
-        (the app then recovers); False after saying why on the form."""
-        from qrpos.service import CredentialsRejected, Page
+        (the app then recovers); False after saying why on the form. `base_url`, when the
+        form asked for it, is the service address from now on (kept only once paired)."""
+        from qrpos.service import CredentialsRejected, InsecureBaseURL, Page
 
         services = self._services()
-        client = services.make_client(username, password)
+        address = services.service_address
+        previous = address.value if address is not None else None
+        if address is not None and base_url is not None:
+            address.value = base_url
+        try:
+            client = services.make_client(username, password)
+        except InsecureBaseURL as exc:  # plain http to a host that is not this machine
+            if address is not None:
+                address.value = previous
+            self._post(PairingAnswered("pair.unreachable", {"reason": error_words(exc)}))
+            return False
         outcome = await client.verify_credentials()
         if not isinstance(outcome, Page):
             await client.aclose()
+            if address is not None:
+                address.value = previous
             if isinstance(outcome, CredentialsRejected):
                 self._post(PairingAnswered("pair.rejected"))
             else:
@@ -407,9 +422,12 @@ class Sale:
                 self._post(PairingAnswered("pair.unreachable", {"reason": str(reason)}))
             return False
         try:
-            where = services.store_pairing(username, password)
+            # off the event loop: on a kiosk root verifies again and encrypts (seconds)
+            where = await asyncio.to_thread(services.store_pairing, username, password)
         except Exception as exc:  # the store's own message names the fix, never the secret
             await client.aclose()
+            if address is not None:
+                address.value = previous
             self._post(PairingAnswered("pair.store_failed", {"message": error_words(exc)}))
             return False
         if pin:

@@ -136,7 +136,16 @@ class ScreenKeeper(App[None]):
             pin_known = manager_pin.has_pin(services.config.state_dir)
             first = not services.paired
             username = self.status.username or services.config.username
-            self.show_screen(PairingScreen(first=first, pin_known=pin_known, username=username))
+            address = services.service_address
+            self.show_screen(
+                PairingScreen(
+                    first=first,
+                    pin_known=pin_known,
+                    username=username,
+                    base_url=address.value if address is not None else None,
+                    ask_base_url=address is not None,
+                )
+            )
         elif state is SaleState.RECOVERING:
             self.show_screen(RecoveryScreen())
 

@@ -88,6 +88,14 @@ def _no_pairing_store(username: str, password: str) -> str:
 
 
 @dataclass
+class ServiceAddress:
+    """The service's base URL that `make_client` uses, held where the pairing form can set
+    it: a fresh card has none until the installer types it (None until then)."""
+
+    value: str | None = None
+
+
+@dataclass
 class KioskServices:
     """The kiosk's collaborators. `desk`/`client` are None until the terminal is paired."""
 
@@ -105,6 +113,9 @@ class KioskServices:
     make_client: Callable[[str, str], TerminalClient] = _no_client_factory
     #: (username, password) -> where it was stored; persists a verified pairing
     store_pairing: Callable[[str, str], str] = _no_pairing_store
+    #: the base URL `make_client` uses, typed on the pairing form; None: fixed (the demo,
+    #: tests), the form asks no address
+    service_address: ServiceAddress | None = None
     #: client -> the desk over the outbox, for a first pairing (desk was None)
     open_desk: Callable[[TerminalClient], ChargeDesk] | None = None
     #: the till's tones (approved / declined / attention); None: the terminal bell only

@@ -1,9 +1,11 @@
-"""Pairing: the installer types the terminal's username, its password (masked) and the
-manager PIN; the app verifies them with the service before storing anything."""
+"""Pairing: the installer types the service's address (on a kiosk that may not know it
+yet: a fresh card), the terminal's username, its password (masked) and the manager PIN;
+the app verifies them with the service before storing anything."""
 
 from __future__ import annotations
 
 from typing import ClassVar
+from urllib.parse import urlsplit
 
 from textual.app import ComposeResult
 from textual.binding import BindingType
@@ -24,18 +26,31 @@ class PairingScreen(TypedAhead, KioskScreen):
     BINDINGS: ClassVar[list[BindingType]] = list(FORM_KEYS)
     SUBMIT_FIELDS = frozenset({"pin"})
 
-    def __init__(self, *, first: bool, pin_known: bool, username: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        first: bool,
+        pin_known: bool,
+        username: str | None = None,
+        base_url: str | None = None,
+        ask_base_url: bool = False,
+    ) -> None:
         super().__init__()
         self.first = first
         #: a manager PIN is set already: the PIN field may stay empty
         self.pin_known = pin_known
         self.username = username or ""
+        #: the form has a field for the service's address (a kiosk, not the demo)
+        self.ask_base_url = ask_base_url
+        self.base_url = base_url or ""
         self._notice: tuple[str, dict[str, str], bool] = ("", {}, False)
 
     async def retranslate(self) -> None:
         # the typed fields stay: only the words change
         self.query_one("#title", Static).update(t("pair.title"))
-        keys = ("pair.username", "pair.password", self._pin_key())
+        keys: tuple[str, ...] = ("pair.username", "pair.password", self._pin_key())
+        if self.ask_base_url:
+            keys = ("pair.base_url", *keys)
         for label, key in zip(self.query(Label), keys, strict=False):
             label.update(t(key))
         self.query_one("#hint", Static).update(t("pair.hint"))
@@ -47,7 +62,10 @@ class PairingScreen(TypedAhead, KioskScreen):
 
     def compose(self) -> ComposeResult:
         yield from self.compose_frame(t("pair.title"))
-        with Vertical(id="pair-form"):
+        with Vertical(id="pair-form", classes="with-address" if self.ask_base_url else ""):
+            if self.ask_base_url:
+                yield Label(t("pair.base_url"), markup=False)
+                yield Input(self.base_url, id="base_url", max_length=200)
             yield Label(t("pair.username"), markup=False)
             yield Input(self.username, id="username", max_length=40)
             yield Label(t("pair.password"), markup=False)
@@ -58,7 +76,11 @@ class PairingScreen(TypedAhead, KioskScreen):
         yield from self.compose_footer(t("pair.hint"))
 
     def on_mount(self) -> None:
-        self.query_one("#password" if self.username else "#username", Input).focus()
+        if self.ask_base_url and not self.base_url:
+            first_empty = "#base_url"
+        else:
+            first_empty = "#password" if self.username else "#username"
+        self.query_one(first_empty, Input).focus()
 
     def show_notice(self, key: str, *, error: bool = False, **fields: str) -> None:
         """Feedback under the form, a catalogue key ("" clears); never the password."""
@@ -72,6 +94,12 @@ class PairingScreen(TypedAhead, KioskScreen):
         username = self.query_one("#username", Input).value.strip()
         password = self.query_one("#password", Input).value
         pin = self.query_one("#pin", Input).value
+        base_url: str | None = None
+        if self.ask_base_url:
+            base_url = self.query_one("#base_url", Input).value.strip()
+            if not _looks_like_base_url(base_url):
+                self.show_notice("pair.bad_base_url", error=True)
+                return
         if not spec.USERNAME_RE.match(username):
             self.show_notice("pair.bad_username", error=True)
             return
@@ -84,4 +112,16 @@ class PairingScreen(TypedAhead, KioskScreen):
             self.show_notice("pair.bad_pin", error=True)
             return
         self.show_notice("pair.verifying")
-        self.post_message(PairingSubmitted(username, password, pin or None))
+        self.post_message(PairingSubmitted(username, password, pin or None, base_url))
+
+
+def _looks_like_base_url(value: str) -> bool:
+    """http(s) and a host (which scheme may go where is the client's rule: it refuses
+    plain http to another machine, and the form says so)."""
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        return False
+    return parts.scheme in ("https", "http") and bool(host) and not any(c.isspace() for c in value)
