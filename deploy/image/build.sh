@@ -131,11 +131,12 @@ say "mmdebstrap $SUITE $ARCH into $ROOT (qrpos $rev; log: $LOG)"
 # dpkg without fsync: the root is a build directory that mke2fs copies once whole, and
 # under qemu-user every package's syncs were a large part of the arm64 build's time
 # (eatmydata for the package scripts too, where mmdebstrap ships its hook)
-speed=(--dpkgopt=force-unsafe-io)
+# (its customize step, which takes the wrapper out again, runs after the others)
 eatmydata=/usr/share/mmdebstrap/hooks/eatmydata
-[ -f "$eatmydata/extract.sh" ] && command -v dpkg-architecture >/dev/null && speed+=(--hook-dir="$eatmydata")
+late=()
+[ -f "$eatmydata/extract.sh" ] && command -v dpkg-architecture >/dev/null && late+=(--hook-dir="$eatmydata")
 if ! mmdebstrap --mode=root --variant=minbase --arch="$ARCH" --components="$components" \
-    "${speed[@]}" \
+    --dpkgopt=force-unsafe-io \
     --include="$pkgs" \
     --essential-hook='mkdir -p "$1/boot/firmware" && mount --bind "$1/boot/firmware" "$1/boot/firmware"' \
     --customize-hook='mkdir -p "$1/opt/qrpos-src"' \
@@ -146,7 +147,7 @@ if ! mmdebstrap --mode=root --variant=minbase --arch="$ARCH" --components="$comp
     --customize-hook='chroot "$1" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/host-ca-certificates.crt bash /opt/qrpos-src/deploy/install.sh --image-build --wheelhouse /var/tmp/qrpos-wheelhouse' \
     --customize-hook='rm -rf "$1/var/tmp/qrpos-wheelhouse"' \
     --customize-hook="'$here/deploy/image/customize.sh' \"\$1\" '$ARCH' '$ROOT_LABEL' '$BOOT_LABEL' '$SSH_KEY'" \
-    --customize-hook='umount "$1/boot/firmware"' \
+    --customize-hook='umount "$1/boot/firmware"' "${late[@]}" \
     "$SUITE" "$ROOT" "$MIRROR" >>"$LOG" 2>&1; then
     tail -40 "$LOG"
     echo "build.sh: FAILED building the root (whole log: $LOG)" >&2
