@@ -72,7 +72,15 @@ ROOT=$WORK/root
 LOG=$WORK/build.log
 started=$SECONDS
 mkdir -p "$WORK"
-rm -rf "$ROOT" "$WORK/root.ext4" "$WORK/boot.vfat"
+# a build killed half-way leaves mmdebstrap's mounts (/proc, /sys, /dev/pts, the boot
+# partition's bind mount) in its root: taken down first, and rm never crosses into one
+awk -v root="$ROOT/" 'index($2, root) == 1 {print $2}' /proc/mounts | sort -r |
+    while read -r mount; do umount "$mount" || umount -l "$mount"; done
+if awk -v root="$ROOT/" 'index($2, root) == 1 {found=1} END {exit !found}' /proc/mounts; then
+    echo "build.sh: $ROOT still has file systems mounted in it: not removed" >&2
+    exit 1
+fi
+rm -rf --one-file-system "$ROOT" "$WORK/root.ext4" "$WORK/boot.vfat"
 : >"$LOG"
 say() { printf '== %s\n' "$*"; }
 
