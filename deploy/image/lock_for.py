@@ -18,7 +18,7 @@ import sys
 try:
     from packaging.markers import Marker
 except ImportError:  # Debian's host python3 has it only inside pip
-    from pip._vendor.packaging.markers import Marker  # type: ignore[no-redef]
+    from pip._vendor.packaging.markers import Marker  # type: ignore[assignment,no-redef,unused-ignore]
 
 
 def environment(python: str, machine: str) -> dict[str, str]:
@@ -61,7 +61,7 @@ def lock_for(lock_text: str, env: dict[str, str]) -> str:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 4:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        sys.stderr.write("usage: " + __doc__.strip().splitlines()[2].strip() + "\n")
         return 64
     lock, python, machine = argv[1:]
     with open(lock, encoding="utf-8") as f:
