@@ -259,7 +259,7 @@ python_env() {
         exit 1
     fi
     # --wheelhouse: the same files, downloaded beforehand (an arm64 image is built under
-    # qemu-user, where pip's own downloading and resolving took most of an hour)
+    # qemu-user, where a build was still in pip, emulated, after 50 minutes)
     local from_index=()
     if [ -n "$WHEELHOUSE" ]; then
         [ "$DRY_RUN" -eq 1 ] || [ -d "$WHEELHOUSE" ] ||
