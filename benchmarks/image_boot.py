@@ -154,6 +154,9 @@ def qemu_command(
     else:
         base = ["qemu-system-aarch64", "-machine", "virt", "-cpu", "cortex-a72"]
         ttys = ("ttyAMA0", "hvc0")
+        # the Pi's consoles in raspi-firmware's cmdline.txt (serial0, tty0/tty1) are not
+        # on virt: its UART (ttyAMA0) takes the boot log instead
+        cmdline = " ".join(w for w in cmdline.split() if not w.startswith("console="))
     append = (
         f"{cmdline.replace('console=tty1', '')} console={ttys[0]},115200 qrpos.tty={ttys[1]}"
         f" qrpos.sandbox={GUEST_SERVICE[0]}:{GUEST_SERVICE[1]} {extra_append}"

@@ -9,6 +9,8 @@
 #   sudo deploy/install.sh --source X   install qrpos from a wheel or a checkout X
 #   deploy/install.sh --image-build     inside an image being built (a chroot): no running
 #                                       systemd is asked; detected by itself in a chroot
+#   ... --wheelhouse DIR                the lock's wheels from DIR, not from PyPI (the image
+#                                       builder downloads them on the host; hashes still checked)
 #
 # Then pair the terminal once: sudo deploy/provision.sh (stores the password as an
 # encrypted systemd credential and starts the kiosk). Every step checks before it acts,
@@ -35,9 +37,10 @@ TEXTFILE_DIR=/var/lib/node_exporter/textfile_collector
 DRY_RUN=0
 SOURCE=$here
 IMAGE_BUILD=0
+WHEELHOUSE=""
 
 usage() {
-    sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 while [ $# -gt 0 ]; do
@@ -49,6 +52,11 @@ while [ $# -gt 0 ]; do
             shift
             ;;
         --image-build) IMAGE_BUILD=1 ;;
+        --wheelhouse)
+            [ $# -ge 2 ] || { echo "install.sh: --wheelhouse needs a directory" >&2; exit 64; }
+            WHEELHOUSE=$2
+            shift
+            ;;
         -h | --help) usage; exit 0 ;;
         *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
     esac
@@ -250,7 +258,17 @@ python_env() {
             "deploy/constraints.txt and run bash deploy/lock.sh (docs/dependencies.md)" >&2
         exit 1
     fi
-    run "$NEW_RELEASE/bin/python" -m pip install --quiet --require-hashes -r "$LOCK"
+    # --wheelhouse: the same files, downloaded beforehand (an arm64 image is built under
+    # qemu-user, where a build was still in pip, emulated, after 50 minutes)
+    local from_index=()
+    if [ -n "$WHEELHOUSE" ]; then
+        [ "$DRY_RUN" -eq 1 ] || [ -d "$WHEELHOUSE" ] ||
+            { echo "install.sh: no wheelhouse $WHEELHOUSE" >&2; exit 1; }
+        note "wheels from $WHEELHOUSE (no index)"
+        from_index=(--no-index --find-links "$WHEELHOUSE")
+    fi
+    run "$NEW_RELEASE/bin/python" -m pip install --quiet --require-hashes "${from_index[@]}" \
+        -r "$LOCK"
     # qrpos itself, with no dependency resolution and no index: everything is in place
     run "$NEW_RELEASE/bin/python" -m pip install --quiet --no-deps --no-build-isolation \
         --no-index "$SOURCE"

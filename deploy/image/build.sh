@@ -72,7 +72,15 @@ ROOT=$WORK/root
 LOG=$WORK/build.log
 started=$SECONDS
 mkdir -p "$WORK"
-rm -rf "$ROOT" "$WORK/root.ext4" "$WORK/boot.vfat"
+# a build killed half-way leaves mmdebstrap's mounts (/proc, /sys, /dev/pts, the boot
+# partition's bind mount) in its root: taken down first, and rm never crosses into one
+awk -v root="$ROOT/" 'index($2, root) == 1 {print $2}' /proc/mounts | sort -r |
+    while read -r mount; do umount "$mount" || umount -l "$mount"; done
+if awk -v root="$ROOT/" 'index($2, root) == 1 {found=1} END {exit !found}' /proc/mounts; then
+    echo "build.sh: $ROOT still has file systems mounted in it: not removed" >&2
+    exit 1
+fi
+rm -rf --one-file-system "$ROOT" "$WORK/root.ext4" "$WORK/boot.vfat"
 : >"$LOG"
 say() { printf '== %s\n' "$*"; }
 
@@ -89,6 +97,36 @@ case "$ARCH" in
     arm64) pkgs+=,linux-image-arm64,raspi-firmware,firmware-brcm80211; components=main,non-free-firmware ;;
 esac
 rev=$(git -C "$here" rev-parse --short HEAD)
+
+# --- the lock's wheels, downloaded on the host -------------------------------------------
+# pip in the root (emulated for arm64) only installs them: --no-index, hashes checked as
+# ever. The lock's entries are chosen for the card's Python, not the host's (lock_for.py);
+# every one has a binary wheel for both arches (no compiler under emulation). Kept in
+# $WORK/wheelhouse between builds while the lock is the same.
+case "$SUITE" in trixie) py=3.13 ;; bookworm) py=3.11 ;; esac
+case "$ARCH" in amd64) machine=x86_64 ;; arm64) machine=aarch64 ;; esac
+WHEELS=$WORK/wheelhouse
+lock_id="$(sha256sum "$here/deploy/requirements.lock" | cut -c1-16) cp$py $machine"
+if [ "$(cat "$WHEELS/.lock-id" 2>/dev/null)" != "$lock_id" ]; then
+    say "wheelhouse: the lock's wheels for CPython $py on $machine (host pip)"
+    rm -rf "$WHEELS"
+    mkdir -p "$WHEELS"
+    python3 "$here/deploy/image/lock_for.py" "$here/deploy/requirements.lock" "$py" "$machine" \
+        >"$WORK/lock-$machine.txt"
+    platforms=(--platform "linux_$machine" --platform "manylinux2014_$machine")
+    for minor in $(seq 17 36); do platforms+=(--platform "manylinux_2_${minor}_$machine"); done
+    [ "$machine" = x86_64 ] && platforms+=(--platform manylinux1_x86_64 --platform manylinux2010_x86_64)
+    if ! python3 -m pip download --quiet --disable-pip-version-check --require-hashes --no-deps \
+        --only-binary=:all: "${platforms[@]}" --implementation cp --python-version "$py" \
+        --abi "cp${py/./}" --abi abi3 --abi none -d "$WHEELS" -r "$WORK/lock-$machine.txt" \
+        >>"$LOG" 2>&1; then
+        tail -20 "$LOG"
+        echo "build.sh: FAILED downloading the wheels (a package with no $machine wheel?)" >&2
+        exit 1
+    fi
+    echo "$lock_id" >"$WHEELS/.lock-id"
+fi
+say "wheelhouse $WHEELS: $(find "$WHEELS" -name '*.whl' | wc -l) wheels"
 # /boot/firmware is a mount point while the root is built, as on a card: raspi-firmware's
 # kernel hook writes the Pi's boot files only into a mounted /boot/firmware
 trap 'umount "$ROOT/boot/firmware" 2>/dev/null || true' EXIT
@@ -98,16 +136,26 @@ say "mmdebstrap $SUITE $ARCH into $ROOT (qrpos $rev; log: $LOG)"
 # benchmarks/install_in_root.sh. pip trusts the host's CA bundle (a proxy's own CA).
 # resolv.conf is the host's for the build (systemd-resolved made it a link to its stub,
 # which does not run in a chroot) and the link again afterwards.
+# dpkg without fsync: the root is a build directory that mke2fs copies once whole, and
+# under qemu-user every package's syncs were a large part of the arm64 build's time
+# (eatmydata for the package scripts too, where mmdebstrap ships its hook)
+# (its customize step, which takes the wrapper out again, runs after the others)
+eatmydata=/usr/share/mmdebstrap/hooks/eatmydata
+late=()
+[ -f "$eatmydata/extract.sh" ] && command -v dpkg-architecture >/dev/null && late+=(--hook-dir="$eatmydata")
 if ! mmdebstrap --mode=root --variant=minbase --arch="$ARCH" --components="$components" \
+    --dpkgopt=force-unsafe-io \
     --include="$pkgs" \
     --essential-hook='mkdir -p "$1/boot/firmware" && mount --bind "$1/boot/firmware" "$1/boot/firmware"' \
     --customize-hook='mkdir -p "$1/opt/qrpos-src"' \
     --customize-hook="git -C '$here' archive HEAD | tar -x -C \"\$1/opt/qrpos-src\"" \
     --customize-hook='cp /etc/ssl/certs/ca-certificates.crt "$1/etc/host-ca-certificates.crt"' \
     --customize-hook='rm -f "$1/etc/resolv.conf"; cp /etc/resolv.conf "$1/etc/resolv.conf"' \
-    --customize-hook='chroot "$1" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/host-ca-certificates.crt bash /opt/qrpos-src/deploy/install.sh --image-build' \
+    --customize-hook="cp -r '$WHEELS' \"\$1/var/tmp/qrpos-wheelhouse\"" \
+    --customize-hook='chroot "$1" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 PIP_CERT=/etc/host-ca-certificates.crt bash /opt/qrpos-src/deploy/install.sh --image-build --wheelhouse /var/tmp/qrpos-wheelhouse' \
+    --customize-hook='rm -rf "$1/var/tmp/qrpos-wheelhouse"' \
     --customize-hook="'$here/deploy/image/customize.sh' \"\$1\" '$ARCH' '$ROOT_LABEL' '$BOOT_LABEL' '$SSH_KEY'" \
-    --customize-hook='umount "$1/boot/firmware"' \
+    --customize-hook='umount "$1/boot/firmware"' "${late[@]}" \
     "$SUITE" "$ROOT" "$MIRROR" >>"$LOG" 2>&1; then
     tail -40 "$LOG"
     echo "build.sh: FAILED building the root (whole log: $LOG)" >&2

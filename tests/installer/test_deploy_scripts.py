@@ -188,6 +188,33 @@ def test_an_image_build_enables_the_unit_without_a_running_systemd() -> None:
     assert "provision.sh" in plan  # pairing is a first-boot step
 
 
+def test_an_image_build_installs_the_lock_from_a_wheelhouse_with_its_hashes() -> None:
+    """deploy/image/build.sh downloads the lock's wheels on the host: install.sh in the
+    (emulated) root installs from them with no index, and pip still checks every hash."""
+    result = subprocess.run(
+        ["bash", str(INSTALL), "--dry-run", "--image-build", "--wheelhouse", "/var/tmp/wheels"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "LC_ALL": "C"},
+    )
+    assert result.returncode == 0, result.stderr
+    [lock_line] = [
+        ln for ln in result.stdout.splitlines() if "requirements.lock" in ln and "pip" in ln
+    ]
+    assert "--require-hashes --no-index --find-links /var/tmp/wheels -r " in lock_line
+    missing = subprocess.run(
+        ["bash", str(INSTALL), "--dry-run", "--wheelhouse"], capture_output=True, text=True
+    )
+    assert missing.returncode == 64
+
+
+def test_without_a_wheelhouse_the_lock_comes_from_the_index(plan: str) -> None:
+    [lock_line] = [ln for ln in plan.splitlines() if "requirements.lock" in ln and "pip" in ln]
+    assert "--require-hashes" in lock_line
+    assert "--no-index" not in lock_line
+
+
 def _plan_on(tmp_path: Path, codename: str) -> str:
     os_release = tmp_path / "os-release"
     os_release.write_text(f"ID=debian\nVERSION_CODENAME={codename}\n")

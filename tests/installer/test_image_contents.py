@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,6 +116,61 @@ def test_an_installers_public_key_is_roots_only_login(tmp_path: Path) -> None:
     assert authorized.read_text() == key.read_text()
     assert authorized.stat().st_mode & 0o777 == 0o600
     assert list((root / "etc/ssh").glob("ssh_host_*")) == []
+
+
+LOCK = ROOT / "deploy" / "requirements.lock"
+
+
+def _lock_for(python: str, machine: str) -> dict[str, list[str]]:
+    """lock_for.py's output: each requirement with its hash lines."""
+    result = subprocess.run(
+        [sys.executable, str(IMAGE_DIR / "lock_for.py"), str(LOCK), python, machine],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    entries: dict[str, list[str]] = {}
+    last = ""
+    for line in result.stdout.splitlines():
+        if line.startswith(" "):
+            entries[last].append(line.strip().removesuffix(" \\"))
+        else:
+            assert line.endswith(" \\") and ";" not in line, line
+            last = line.removesuffix(" \\")
+            entries[last] = []
+    return entries
+
+
+@pytest.mark.parametrize(
+    ("python", "numpy", "opencv"),
+    [("3.13", "2.2.4", "4.14.0.94"), ("3.11", "1.24.2", "4.8.1.78")],
+)
+def test_the_wheelhouse_lock_is_the_cards_python_not_the_hosts(
+    python: str, numpy: str, opencv: str
+) -> None:
+    """build.sh downloads the card's wheels on the host with `pip download --python-version`,
+    which evaluates the lock's markers for the host's Python: lock_for.py evaluates them for
+    the card's (a Trixie card needs numpy 2.2.4 whatever Python builds it)."""
+    entries = _lock_for(python, "aarch64")
+    assert f"numpy=={numpy}" in entries
+    assert f"opencv-python-headless=={opencv}" in entries
+    assert len([e for e in entries if e.startswith("numpy==")]) == 1
+    assert not [e for e in entries if e.startswith(("pywin32-ctypes", "colorama"))]
+    assert ("zipp==4.1.2" in entries) == (python == "3.11")
+    lock = LOCK.read_text()
+    for requirement, hashes in entries.items():
+        # every entry keeps every hash the lock gives it: pip still refuses any other file
+        assert hashes, requirement
+        assert all(h.startswith("--hash=sha256:") and h in lock for h in hashes)
+    # the last hash line of each entry ends it (no continuation into the next requirement)
+    text = subprocess.run(
+        [sys.executable, str(IMAGE_DIR / "lock_for.py"), str(LOCK), python, "aarch64"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert not re.search(r"--hash=\S+ \\\n[a-z]", text)
 
 
 PI_GEN_STAGE = IMAGE_DIR / "pi-gen" / "stage-qrpos"
