@@ -5,9 +5,6 @@ A story is replayed by its command: `python benchmarks/till_sim.py --seed S --st
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
-
 import pytest
 from tillsim_engine import printed, run_story, story_from
 
@@ -17,15 +14,6 @@ FOUND = [
     # watched all day, its charge owned by nothing (ledger.resolver.interrupted_changes)
     (10798, 40, [7, 8, 38], ["8:2", "8:3"], True),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _quiet() -> Iterator[None]:
-    qrpos = logging.getLogger("qrpos")
-    before = qrpos.level
-    qrpos.setLevel(logging.CRITICAL)
-    yield
-    qrpos.setLevel(before)
 
 
 @pytest.mark.parametrize(("seed", "steps", "keep", "no_fault", "plain"), FOUND)

@@ -7,8 +7,6 @@ fails here: the story generator stopped reaching the defect."""
 from __future__ import annotations
 
 import importlib.util
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -27,16 +25,6 @@ CAUGHT_BY = {
     "last_round_a_refused_refund_seen_by_nobody": "nothing left open without someone told",
     "last_round_b_refund_waits_on_the_wall_clock": "every refund ends while the service answers",
 }
-
-
-@pytest.fixture(autouse=True)
-def _quiet() -> Iterator[None]:
-    """The simulated kiosk's logs off for the test, and the level given back after it."""
-    qrpos = logging.getLogger("qrpos")
-    before = qrpos.level
-    qrpos.setLevel(logging.CRITICAL)
-    yield
-    qrpos.setLevel(before)
 
 
 def _load(name: str) -> ModuleType:

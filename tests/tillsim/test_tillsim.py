@@ -4,9 +4,7 @@ byte, and the budget's fixed seeds play to the end of the day with no invariant 
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Iterator
 
 import pytest
 from tillsim_engine import BUDGET_SEEDS, BUDGET_STEPS, Broken, draw_story, printed, run_story
@@ -18,17 +16,6 @@ STEPS = BUDGET_STEPS
 #: fails. Empty since the stamps-ahead look-up (seeds 17, 21, 74) and the refused refund of
 #: a named row (seed 41) were fixed.
 KNOWN_OPEN: tuple[str, ...] = ()
-
-
-@pytest.fixture(autouse=True)
-def _quiet() -> Iterator[None]:
-    """The simulated kiosk's logs off for the test, and the level given back after it: a
-    level left at CRITICAL silenced every later test's kiosk.log on the same worker."""
-    qrpos = logging.getLogger("qrpos")
-    before = qrpos.level
-    qrpos.setLevel(logging.CRITICAL)
-    yield
-    qrpos.setLevel(before)
 
 
 def test_the_same_seed_replays_the_same_story_byte_for_byte() -> None:
