@@ -13,6 +13,10 @@ FOUND = [
     # an abandon of a sale interrupted mid-request, after the kiosk's clock stepped back 2 h:
     # watched all day, its charge owned by nothing (ledger.resolver.interrupted_changes)
     (10798, 40, [7, 8, 38], ["8:2", "8:3"], True),
+    # an unmeasured_clock review's true row, stamped ahead of a service clock gone back,
+    # refused as "not in this terminal's history" (reviews.read_named_row named no `to`)
+    (16924, 40, [1, 10, 28], ["10:4", "10:5"], True),
+    (17684, 40, [24, 34, 38], ["34:2", "34:3", *(f"34:{i}" for i in range(6, 14))], True),
 ]
 
 
