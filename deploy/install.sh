@@ -267,8 +267,8 @@ python_env() {
         note "wheels from $WHEELHOUSE (no index)"
         from_index=(--no-index --find-links "$WHEELHOUSE")
     fi
-    run "$NEW_RELEASE/bin/python" -m pip install --quiet --require-hashes "${from_index[@]}" \
-        -r "$LOCK"
+    run "$NEW_RELEASE/bin/python" -m pip install --quiet "${from_index[@]}" \
+        --require-hashes -r "$LOCK"
     # qrpos itself, with no dependency resolution and no index: everything is in place
     run "$NEW_RELEASE/bin/python" -m pip install --quiet --no-deps --no-build-isolation \
         --no-index "$SOURCE"

@@ -202,7 +202,7 @@ def test_an_image_build_installs_the_lock_from_a_wheelhouse_with_its_hashes() ->
     [lock_line] = [
         ln for ln in result.stdout.splitlines() if "requirements.lock" in ln and "pip" in ln
     ]
-    assert "--require-hashes --no-index --find-links /var/tmp/wheels -r " in lock_line
+    assert "--no-index --find-links /var/tmp/wheels --require-hashes -r " in lock_line
     missing = subprocess.run(
         ["bash", str(INSTALL), "--dry-run", "--wheelhouse"], capture_output=True, text=True
     )
