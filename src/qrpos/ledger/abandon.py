@@ -7,7 +7,7 @@ moment the caller read (wall time, and the boot clock's stamp).
 
 from __future__ import annotations
 
-from qrpos.ledger.events import Effect, SaleEvent
+from qrpos.ledger.events import Move, SaleEvent
 from qrpos.ledger.moves import charged_value, sale_move
 from qrpos.ledger.states import IntentChanges, IntentRow, IntentState
 from qrpos.said import say
@@ -32,11 +32,12 @@ def interrupted_changes(now: float, boot: tuple[str | None, float | None]) -> In
 
 def abandon_changes(
     row: IntentRow, now: float, boot: tuple[str | None, float | None]
-) -> IntentChanges:
-    """The cashier abandons an open sale: never sent again; a request that may have reached
-    the service keeps its history watched (the table's ABANDON_UNCLEAR). A request still
-    marked in flight is not the abandoning process's (it holds the outbox alone): the one
-    that sent it died, so the request has ended (`interrupted_changes`)."""
+) -> tuple[IntentChanges, Move]:
+    """The cashier abandons an open sale: never sent again, and the table's move (a request
+    that may have reached the service: ABANDON_UNCLEAR, whose `watch` effect the desk
+    applies). A request still marked in flight is not the abandoning process's (it holds
+    the outbox alone): the one that sent it died, so the request has ended
+    (`interrupted_changes`)."""
     unclear = bool(row.maybe_sent or row.in_flight)
     move = sale_move(row.state, SaleEvent.ABANDON_UNCLEAR if unclear else SaleEvent.ABANDON_CLEAN)
     changes: IntentChanges = interrupted_changes(now, boot) if row.in_flight else {}
@@ -47,10 +48,9 @@ def abandon_changes(
             "token": None,
             "in_flight": 0,
             "maybe_sent": 1 if unclear else 0,
-            "watching": 1 if Effect.WATCH in move.effects else 0,
             "charged": charged_value(move, row.charged),
             "resolved_at": None if unclear else now,
             "last_detail": say("sale.abandoned", "abandoned by the cashier"),
         }
     )
-    return changes
+    return changes, move

@@ -23,7 +23,7 @@ from qrpos.ledger import refunds_sql, reviews, sales_sql, service_sql
 from qrpos.ledger.abandon import abandon_changes
 from qrpos.ledger.clockreading import DATE_RESOLUTION_S
 from qrpos.ledger.context import Context
-from qrpos.ledger.events import RefundEvent, SaleEvent
+from qrpos.ledger.events import Effect, RefundEvent, SaleEvent
 from qrpos.ledger.listing import OutboxListing
 from qrpos.ledger.lookup import check_history
 from qrpos.ledger.moves import refund_move, sale_move
@@ -339,7 +339,9 @@ class ChargeDesk:
                     )
                 if not row.is_open:
                     return row  # settled, or in review: nothing to stop waiting for
-                return sales_sql.update_intent(conn, intent_id, **abandon_changes(row, now, boot))
+                changes, move = abandon_changes(row, now, boot)
+                changes["watching"] = 1 if Effect.WATCH in move.effects else 0
+                return sales_sql.update_intent(conn, intent_id, **changes)
 
             return sale_result(await self.ledger.awrite(give_up))
 
