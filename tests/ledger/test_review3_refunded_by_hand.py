@@ -64,7 +64,9 @@ async def _abandoned_with_a_stranger_refunding(
 async def _watch(desk: ChargeDesk, intent_id: int) -> None:
     for _ in range(40):  # the watch of an abandoned sale: one look each pass
         after = await desk.resolve(intent_id, deadline_s=10)
-        if after.state is not IntentState.ABANDONED or not after.is_open:
+        # (a watched abandon is not "open": it stays abandoned until a look concludes, and
+        # late commits are waited for from the abandon when its request was left in flight)
+        if after.state is not IntentState.ABANDONED:
             return
         await asyncio.sleep(0.05)  # late commits settle (`settle_s`)
 
