@@ -229,8 +229,9 @@ async def test_second_install_is_noticed_and_its_charge_is_not_claimed(
 
 def _lose_the_reply_and_the_key(sandbox: Sandbox) -> None:
     """The next sale commits, its reply is lost, and the service forgets its key: the
-    retry hears 409 "qr token already used" after an unclear attempt, the one answer that
-    lets the history's window decide (`timing.match_rule`: "decide", issue 47)."""
+    retry hears 409 "qr token already used" after an unclear attempt: the history's
+    window finds the row, and a person decides (`timing.match_rule`, review 3 of issue 47:
+    another install may have spent the token)."""
     sandbox.arm_fault("drop_after_commit", operation="charge")
     sandbox.arm_fault("forget_idempotency", count=3, operation="charge")
 
@@ -239,9 +240,10 @@ async def test_after_foreign_activity_a_unique_row_goes_to_review_until_cleared(
     ledger: Ledger, asgi_client: TerminalClient, sandbox: Sandbox, terminal: TerminalCredentials
 ) -> None:
     """While another install is noticed, a sale's one row in its window proves nothing: a
-    person decides, and settles it by the truth; after the owner clears the warning, rows
-    committed later prove their sale again. (Issue 47: only a 409 to the key after an
-    unclear attempt lets the window decide; a key that replays decides by itself.)"""
+    person decides (`foreign_activity`), and settles it by the truth; after the owner
+    clears the warning, rows committed later are a sale's one candidate again
+    (`unconfirmed_row`: since review 3 of issue 47 no window pairing proves a sale, not
+    even after a 409 to its key; a key that replays decides by itself)."""
     policy = RetryPolicy.testing(window_margin_s=0.2)
     desk = ChargeDesk(ledger, asgi_client, policy=policy)
     sandbox.seed_charge(terminal.username, 999, datetime.now(UTC))  # not ours
@@ -265,11 +267,12 @@ async def test_after_foreign_activity_a_unique_row_goes_to_review_until_cleared(
     await asyncio.sleep(policy.window_margin_s + 2 * DATE_RESOLUTION_S)
     _lose_the_reply_and_the_key(sandbox)
     found = await desk.charge(270, third.qr_token, deadline_s=5)
-    assert found.state is IntentState.CHARGED_PER_HISTORY and found.charged is True
-    assert found.transaction is not None
-    assert [found.transaction.id] == charges_of(sandbox, third)
-    # the owner, who saw both customers pay, keeps the held sales as paid on their rows
-    for sale, wallet in ((noticed, first), (held, second)):
+    assert found.state is IntentState.NEEDS_REVIEW and found.charged is None, found
+    [review] = [r for r in desk.listing.reviews() if int(r.intent.id) == found.intent_id]
+    assert review.reason == "unconfirmed_row", review
+    assert [c.transaction.id for c in review.candidates] == charges_of(sandbox, third)
+    # the owner, who saw the three customers pay, keeps the sales as paid on their rows
+    for sale, wallet in ((noticed, first), (held, second), (found, third)):
         [tx_id] = charges_of(sandbox, wallet)
         kept = await desk.settle_review(sale.intent_id, MarkCharged(tx_id))
         assert kept.state is IntentState.CHARGED_PER_REVIEW and kept.charged is True

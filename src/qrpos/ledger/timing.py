@@ -91,11 +91,7 @@ def may_send(row: IntentRow, policy: RetryPolicy, now: Moment) -> bool:
     )
 
 
-MatchRule = Literal["confirm", "decide", "person"]
-
-#: what `if_absent` holds after a 409 "qr token already used" to the key after an unclear
-#: attempt ("not_charged": how older outboxes stored it)
-TOKEN_SPENT = ("review", "not_charged")
+MatchRule = Literal["confirm", "person"]
 
 
 def match_rule(row: IntentRow, policy: RetryPolicy, now: Moment) -> MatchRule:
@@ -113,11 +109,13 @@ def match_rule(row: IntentRow, policy: RetryPolicy, now: Moment) -> MatchRule:
       the row was a stranger's. Owed for as long as the key may be sent, through any
       number of 429s, refused connections or timeouts (the same key is idempotent per
       the contract, so a resend is safe; proof needs no settling).
-    - "decide": the key answered 409 "qr token already used" after an unclear attempt
-      (the service forgot the key): the customer's token was charged, by this sale's
-      earlier send, so its row is in the window, and rows that give the sale one row in
-      every pairing (`claims.judge`) prove it. Only an open sale: an abandoned one never
-      sent again.
+    - "person" also after the key answered 409 "qr token already used" following an
+      unclear attempt: the token was spent, by this sale's earlier send if the service
+      forgot its key, or by another install on the same credentials where the customer
+      showed the same code for the same price (review 3 of issue 47). The rows cannot
+      tell the two apart, so a row the window pairs goes to a person (`unconfirmed_row`);
+      proven absence still ends the sale "not charged" (`moves.absence_event`: another
+      install adds rows, it never hides the sale's own).
     - "person": the key may no longer speak (abandoned: never sent again; past the resend
       horizon; another boot; a 422 after an unclear attempt, which says nothing
       committed under a key the service may have forgotten): a person decides, with the
@@ -127,7 +125,7 @@ def match_rule(row: IntentRow, policy: RetryPolicy, now: Moment) -> MatchRule:
     if row.state is IntentState.ABANDONED:
         return "person"
     if row.if_absent is not None:
-        return "decide" if row.if_absent in TOKEN_SPENT else "person"
+        return "person"
     allowed = dataclasses.replace(row, answered_lookups=row.answered_lookups + 1)
     return "confirm" if may_send(allowed, policy, now) else "person"
 
