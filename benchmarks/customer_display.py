@@ -18,6 +18,11 @@ there: every update fails and is retried every second), and the queue's time com
 
     python benchmarks/customer_display.py             # 3 rounds of 3 modes x 30 sales
     python benchmarks/customer_display.py --quick     # 1 round of 3 modes x 6 sales (suite)
+    python benchmarks/customer_display.py --no-heap-care   # the baseline: CPython's own gc
+
+Each view slower than 100 ms is taken apart: the kiosk's side, the display's side, and the
+garbage collections that ran inside it (src/qrpos/heap.py says what the kiosk does about
+them).
 
 Figures are wall-clock times on a shared machine: re-run on an idle one to quote them.
 """
@@ -27,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import importlib.util
 import statistics
 import sys
@@ -77,6 +83,8 @@ class Shown:
     #: views handed to the display (`show`) and views it showed, with `perf_counter()`
     published: list[tuple[float, CustomerView]] = field(default_factory=list)
     views: list[tuple[float, CustomerView]] = field(default_factory=list)
+    #: garbage collections during the run: (start, end, generation), `perf_counter()`
+    collections: list[tuple[float, float, int]] = field(default_factory=list)
 
 
 class TimedKiosk(KioskApp):
@@ -166,6 +174,19 @@ async def run_queue(mode: str, count: int, tmp: Path) -> tuple[float, Shown, lis
         )
         app.shown = shown
         charged: list[bool] = []
+        began: list[float] = []
+
+        def collected(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                began.append(time.perf_counter())
+            elif began:
+                shown.collections.append((began.pop(), time.perf_counter(), info["generation"]))
+
+        gc.callbacks.append(collected)
+        stack.callback(gc.callbacks.remove, collected)
+        # each queue is a kiosk process of its own: the kiosk freezes its start-up heap once
+        # per process (qrpos.heap), so the next queue's kiosk starts unfrozen, as a new one
+        stack.callback(gc.unfreeze)
         async with app.run_test(size=(80, 24)) as pilot:
 
             async def until(name: str) -> None:
@@ -201,6 +222,7 @@ def follow(shown: Shown, amounts: dict[int, int], paid: dict[int, bool]) -> dict
     ]
     false_paid = [v for _, v in shown.views if v.kind == "paid" and not paid.get(v.sale)]
     latencies: list[float] = []
+    slow: list[str] = []
     superseded = 0
     missing = 0
     ahead = 0
@@ -216,10 +238,13 @@ def follow(shown: Shown, amounts: dict[int, int], paid: dict[int, bool]) -> dict
         def same(v: CustomerView, kind: str = kind, sale: int = sale, amount: Any = amount) -> bool:
             return v.kind == kind and v.sale == sale and (kind == "idle" or v.amount_mnt == amount)
 
-        match = next((t for t, v in shown.views if same(v) and t >= at - 0.5), None)
-        if match is not None:
+        found = next(((t, v) for t, v in shown.views if same(v) and t >= at - 0.5), None)
+        if found is not None:
+            match, view = found
             ahead += match < at
             latencies.append(max(0.0, (match - at) * 1000))
+            if match - at > SLOW_S:
+                slow.append(tail_of(shown, name, sale, at, handed_at.get(id(view), at), match))
             continue
         # not shown: did the display take a newer view instead (the newest wins)?
         handed = next((t for t, v in shown.published if same(v) and t >= at - 0.5), None)
@@ -235,7 +260,25 @@ def follow(shown: Shown, amounts: dict[int, int], paid: dict[int, bool]) -> dict
         "ahead": ahead,
         "stale": stale,
         "false_paid": false_paid,
+        "slow": slow,
     }
+
+
+#: a view slower than this is taken apart: where its time went
+SLOW_S = 0.1
+
+
+def tail_of(shown: Shown, name: str, sale: int, at: float, handed: float, done: float) -> str:
+    """Where a slow view's time went: the kiosk's side (the cashier's screen up to the
+    view handed to the display), the display's side (handed to shown), and the garbage
+    collections (by generation) that ran inside it."""
+    gcs = [(a, b, g) for a, b, g in shown.collections if b > at and a < done]
+    paused = sum(min(b, done) - max(a, at) for a, b, _ in gcs) * 1000
+    gens = ",".join(str(g) for _, _, g in gcs) or "none"
+    return (
+        f"{name} of sale {sale}: {(done - at) * 1000:.0f} ms = kiosk {(handed - at) * 1000:.0f}"
+        f" + display {(done - handed) * 1000:.0f}; gc inside {paused:.0f} ms (gen {gens})"
+    )
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -251,6 +294,7 @@ async def main_async(count: int, rounds: int) -> int:
     paid: dict[int, bool] = {}
     lat: list[float] = []
     seen: dict[str, Any] = {
+        "slow": [],
         "superseded": 0,
         "missing": 0,
         "ahead": 0,
@@ -268,7 +312,7 @@ async def main_async(count: int, rounds: int) -> int:
             paid = {i + 1: pays for i, pays in enumerate(charged)}
             one = follow(shown, amounts, paid)
             lat += one["latencies"]
-            for key in ("superseded", "missing", "ahead", "stale", "false_paid"):
+            for key in ("superseded", "missing", "ahead", "stale", "false_paid", "slow"):
                 seen[key] += one[key]
             everything.screens += shown.screens
             everything.views += shown.views
@@ -295,6 +339,8 @@ async def main_async(count: int, rounds: int) -> int:
             + ", ".join(f"<= {b} ms: {c}" for b, c in zip(buckets, counts, strict=True))
             + f", over 200 ms: {sum(1 for x in lat if x > 200)}"
         )
+        for line in seen["slow"]:
+            print(f"   over {SLOW_S * 1000:.0f} ms: {line}")
     print(
         f"   stale amounts shown: {len(seen['stale'])}; 'paid' for a sale not charged:"
         f" {len(seen['false_paid'])}"
@@ -316,7 +362,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="6 sales per mode, once (the suite)")
     parser.add_argument("--sales", type=int, default=30, help="sales per mode (default 30)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the three modes")
+    parser.add_argument(
+        "--no-heap-care", action="store_true",
+        help="the baseline: no start-up heap frozen, full collections wherever CPython does them",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.no_heap_care:
+        import qrpos.tui.app as kiosk_app
+        from qrpos.heap import IdleCollector
+
+        setattr(kiosk_app, "freeze_startup_heap", lambda: 0)  # noqa: B010 - not exported
+        IdleCollector.tick = lambda self, now, busy: False  # type: ignore[method-assign]
     if args.quick:
         return asyncio.run(main_async(6, 1))
     return asyncio.run(main_async(args.sales, args.rounds))

@@ -21,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.worker import Worker, WorkerState
 
 from qrpos import notify, spec
+from qrpos.heap import IdleCollector, freeze_startup_heap
 from qrpos.present.i18n import set_language, t
 from qrpos.present.language import remembered_language
 from qrpos.tui.language import switch_language
@@ -108,6 +109,7 @@ class KioskApp(TillParts):
             SaleTimings(charge_deadline_s=charge_deadline_s, resolve_every_s=resolve_every_s),
         )
         #: VAT receipts followed all day (the owner's screens use it too)
+        self.heap = IdleCollector()
         self.receipts = ReceiptFollower(
             self, lambda: self.services, interval_s=receipts_every_s, busy=self.sale_under_way
         )
@@ -156,6 +158,7 @@ class KioskApp(TillParts):
             self.status = replace(self.status, starting="recovery")
         self.start_background()
         self.start_recovery()
+        freeze_startup_heap()  # what start-up made is not walked again (issue 49)
 
     @work(thread=True, exclusive=True, group="startup", exit_on_error=False)
     def start_services(self) -> None:

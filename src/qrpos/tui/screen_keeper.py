@@ -8,6 +8,7 @@ screen on top, and keeps the one reactive `status` that every `StatusBar` watche
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -17,6 +18,7 @@ from textual.reactive import var
 from textual.screen import Screen
 
 from qrpos import manager_pin
+from qrpos.heap import IdleCollector
 from qrpos.present.i18n import t
 from qrpos.present.outcome import UNCLEAR_PHASES
 from qrpos.tui.keypad import KeypadAction
@@ -70,9 +72,12 @@ class ScreenKeeper(App[None]):
     live_preview: bool
     #: keypad keys typed on the result screen: the next amount screen replays them
     carried_keys: list[tuple[KeypadAction, str]] | None = None
+    #: full garbage collections while no sale is under way (issue 49)
+    heap: IdleCollector
 
     def _tick(self) -> None:
         self.status = replace(self.status, now=self.services.clock())
+        self.heap.tick(time.monotonic(), busy=self.sale.under_way)
         if self.sale.state is SaleState.CHARGING and self.services.customer_display is not None:
             self.sale.publish()  # the customer's "wait" counts the seconds
 
