@@ -1,4 +1,4 @@
--- user_version 16
+-- user_version 17
 
 -- index attempt_intent on attempt
 CREATE INDEX attempt_intent ON attempt (intent_id);
@@ -97,7 +97,7 @@ tx_json TEXT,
 -- 1 while an abandoned intent's history is still being watched
 watching INTEGER NOT NULL DEFAULT 0,
 resolved_at REAL
-, last_unclear_end_at REAL, proof TEXT, skew_lo_s REAL, skew_hi_s REAL, answered_lookups INTEGER NOT NULL DEFAULT 0, unclear_end_boot TEXT, unclear_end_up REAL, matched_at REAL, first_sent_boot TEXT, first_sent_up REAL, username TEXT, detail_said TEXT, shift_id INTEGER, matched_sends INTEGER, confirms_undelivered INTEGER NOT NULL DEFAULT 0);
+, last_unclear_end_at REAL, proof TEXT, skew_lo_s REAL, skew_hi_s REAL, answered_lookups INTEGER NOT NULL DEFAULT 0, unclear_end_boot TEXT, unclear_end_up REAL, matched_at REAL, first_sent_boot TEXT, first_sent_up REAL, username TEXT, detail_said TEXT, shift_id INTEGER, matched_sends INTEGER, confirms_undelivered INTEGER NOT NULL DEFAULT 0, probed_to REAL);
 
 -- table foreign_row on foreign_row
 CREATE TABLE foreign_row (

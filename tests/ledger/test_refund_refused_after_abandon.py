@@ -194,6 +194,7 @@ def back_to_version_13(conn: sqlite3.Connection) -> None:
     `user_version` saying so (opening it replays migrations 14 on)."""
     conn.execute("ALTER TABLE charge_intent DROP COLUMN confirms_undelivered")
     conn.execute("DROP TABLE z_line")  # (migration 16: its index and triggers go with it)
+    conn.execute("ALTER TABLE charge_intent DROP COLUMN probed_to")  # (migration 17)
     conn.execute("PRAGMA user_version = 13")
 
 

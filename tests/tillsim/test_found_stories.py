@@ -17,6 +17,22 @@ FOUND = [
     # refused as "not in this terminal's history" (reviews.read_named_row named no `to`)
     (16924, 40, [1, 10, 28], ["10:4", "10:5"], True),
     (17684, 40, [24, 34, 38], ["34:2", "34:3", *(f"34:{i}" for i in range(6, 14))], True),
+    # the service's clock stepped back 150 s before the kiosk first asked it; the sale's
+    # charge (a 500 after the commit) stamped at the unseen high-water mark; the password
+    # rotated, so no look-up until the clock had caught up: the abandoned sale proven "not
+    # charged" while charged (`IntentRow.probed_to`; tests/ledger/test_high_water_caught_up.py)
+    (
+        201758,
+        40,
+        [3, 10, 12, 20, 22],
+        [
+            "12:3",
+            "12:4",
+            *(f"20:{i}" for i in (2, 3, 4, *range(6, 15))),
+            *(f"22:{i}" for i in range(2, 10)),
+        ],
+        True,
+    ),
 ]
 
 

@@ -67,6 +67,9 @@ MAX_PAGES = 100
 #: a row stamped this far past the `Date` is ahead of the service's clock: the `Date`'s
 #: second, and the round trip a look-up may take
 AHEAD_SLACK_S = DATE_RESOLUTION_S + 2.0
+#: how much further than the service's clock a first look after late commits settled
+#: lists: its probe, after the pages, bounds the window (the pages' time, the margins)
+PROBE_REACH_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,10 @@ class Sighting:
     #: the newest commit stamp the history showed ahead of the service's own `Date`
     #: (epoch seconds on its clock), None when none was: `look_up`'s second page
     ahead: float | None = None
+    #: where that second page began (the service's clock at the probe, plus the `Date`'s
+    #: second and the round trip): no commit was stamped past it, or `ahead` says where
+    #: (None: no probe answered)
+    probed_from: float | None = None
 
     @property
     def moment(self) -> Moment:
@@ -147,15 +154,18 @@ async def look_up(client: TerminalClient, span: Window, now: Callable[[], Moment
         server_now = measured.wall + offset + max(0.0, at.up - measured.up)
     else:
         server_now = at.wall + offset
+    probed_from = server_now + AHEAD_SLACK_S
     probe = await client.list_page(
-        from_=datetime.fromtimestamp(server_now + AHEAD_SLACK_S, UTC),
+        from_=datetime.fromtimestamp(probed_from, UTC),
         to=datetime.fromtimestamp(server_now + STAMPS_AHEAD_S, UTC),
         limit=1,
     )
     if not isinstance(probe, Page):
         return seen((), probe)
     stamps = [tx.created_at.timestamp() for tx in probe.page.transactions]
-    return dataclasses.replace(seen(tuple(rows.values())), ahead=max(stamps, default=None))
+    return dataclasses.replace(
+        seen(tuple(rows.values())), ahead=max(stamps, default=None), probed_from=probed_from
+    )
 
 
 def _neighbours(
@@ -197,6 +207,14 @@ def _conclude(
         )
     if seen.ahead is not None:
         service_sql.mark_stamps_ahead(conn, seen.ahead)
+    if seen.probed_from is not None and row.probed_to is None and settled(policy, row, looked_at):
+        # the first look since late commits settled: no commit of the sale is stamped past
+        # what its probe saw, though the service's clock may have gone back before the
+        # kiosk ever asked and caught up since (the mark then unseen): the window reaches
+        # it (`windows.window_for`; issue 47's long run, seed 201758)
+        probed = max(seen.probed_from, seen.ahead or seen.probed_from)
+        skew = {**skew, "probed_to": probed}
+        row = dataclasses.replace(row, probed_to=probed)
     reading = service_sql.read_clock(conn)
     window = window_for(row, policy, reading)
     if not seen.span.covers(window):
@@ -364,6 +382,11 @@ async def check_history(ctx: Context, row: IntentRow) -> tuple[IntentRow, Move |
     # a little wider than the window: a fresh measurement's jitter must not uncover it
     span = window_for(row, ctx.policy, reading).widened(ctx.policy.window_margin_s)
     looked_at = ctx.moment()
+    if reading is not None and row.probed_to is None and settled(ctx.policy, row, looked_at):
+        # this look's probe will bound the sale's commits (`_conclude`: `probed_to`) and its
+        # window will reach that bound: list that far now, or the look proves nothing
+        reach = looked_at.wall + reading.offset_s + AHEAD_SLACK_S + PROBE_REACH_S
+        span = dataclasses.replace(span, end=max(span.end, datetime.fromtimestamp(reach, UTC)))
     seen = await look_up(ctx.client, span, ctx.moment)
 
     def commit(conn: Connection) -> tuple[IntentRow, Move | None]:

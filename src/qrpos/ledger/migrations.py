@@ -325,6 +325,13 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         SELECT RAISE(ABORT, 'a Z report is kept');
     END;
     """,
+    # 17: issue 47's long run (seed 201758): the service's `Date` at the first look-up
+    # after the sale's late commits had `settle_s` whose probe saw no row stamped ahead:
+    # a charge of the sale stamped at a high-water mark the kiosk never saw lies at or
+    # before it (`windows.window_for` reaches it); cleared when the key is sent again
+    """
+    ALTER TABLE charge_intent ADD COLUMN probed_to REAL;
+    """,
 )
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -250,7 +250,12 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> tuple[Inten
         now = ctx.now()
         row = await ctx.ledger.awrite(
             lambda c: sales_sql.update_intent(
-                c, row.id, attempts=row.attempts + 1, in_flight=1, last_sent_at=now
+                c,
+                row.id,
+                attempts=row.attempts + 1,
+                in_flight=1,
+                last_sent_at=now,
+                probed_to=None,  # a new send: its commit may lie past the old probe
             )
         )
     sent_at = row.last_sent_at or ctx.now()

@@ -291,6 +291,7 @@ class IntentChanges(TypedDict, total=False):
     first_sent_boot: str | None
     first_sent_up: float | None
     username: str | None
+    probed_to: float | None
 
 
 @dataclass(frozen=True)
@@ -350,6 +351,12 @@ class IntentRow:
     #: unused since issue 47 (the key stays owed while it may be sent, `timing.match_rule`);
     #: the column of migration 15 stays, so older outboxes open unchanged
     confirms_undelivered: int = 0
+    #: the service's `Date` (epoch seconds on its clock) at the first look-up after late
+    #: commits had `settle_s` whose probe found no row stamped ahead of it: every commit
+    #: of the sale is stamped at or before it, even at a high-water mark of a service clock
+    #: that went back before the kiosk ever asked (`windows.window_for`; issue 47, seed
+    #: 201758). None until then, and again after each send of the key
+    probed_to: float | None = None
 
     @property
     def is_open(self) -> bool:

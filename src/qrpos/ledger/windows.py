@@ -177,6 +177,13 @@ def window_for(row: IntentRow, policy: RetryPolicy, reading: ClockReading | None
         # mark seen gone back counts: the latest time ever seen is "now", and reaching it
         # would let every open sale of a price own every later row of that price
         stop = max(stop, top + margin)
+    if row.probed_to is not None:
+        # the service's `Date` when a look-up after the late commits first saw no row
+        # stamped ahead: a commit of the sale stamped at a high-water mark the kiosk never
+        # saw (its clock went back before the kiosk first asked, and caught up before the
+        # kiosk could look: a dead network, a rotated password) is at or before it, since
+        # the service's stamps never go back (issue 47's long run, seed 201758)
+        stop = max(stop, row.probed_to + margin)
     return Window(
         start=datetime.fromtimestamp(start, UTC),
         end=datetime.fromtimestamp(stop, UTC),
