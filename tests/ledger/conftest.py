@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +12,7 @@ from headless import cli_environment
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
 from qrpos.service import TerminalClient
 from qrpos.simulator import TerminalCredentials
+from qrpos.simulator.testing import asgi_transport
 
 
 @pytest.fixture
@@ -29,3 +31,16 @@ async def desk(ledger: Ledger, asgi_client: TerminalClient) -> AsyncIterator[Cha
 def cli_env(tmp_path: Path, live_url: str, terminal: TerminalCredentials) -> dict[str, str]:
     """The environment of a `qrpos` process run against the live sandbox (`headless.py`)."""
     return cli_environment(tmp_path, live_url, terminal)
+
+
+@pytest.fixture
+async def other_till(terminal: TerminalCredentials, sim_app: Any) -> AsyncIterator[TerminalClient]:
+    """Another install on this kiosk's credentials (a second till, a cloned card): its
+    charges are rows of the same terminal that no sale of this outbox owns."""
+    async with TerminalClient(
+        "http://127.0.0.1",
+        terminal.username,
+        terminal.password,
+        transport=asgi_transport(sim_app),
+    ) as client:
+        yield client

@@ -10,12 +10,10 @@ it, the row is offered to a person."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, review_views
 from qrpos.service import TerminalClient
-from qrpos.simulator import Sandbox, TerminalCredentials
-from qrpos.simulator.testing import asgi_transport
+from qrpos.simulator import Sandbox
 
 AHEAD_S = 6.0
 
@@ -24,21 +22,14 @@ async def test_a_commit_at_a_mark_caught_up_before_the_first_look_is_never_not_c
     ledger: Ledger,
     asgi_client: TerminalClient,
     sandbox: Sandbox,
-    sim_app: Any,
-    terminal: TerminalCredentials,
+    other_till: TerminalClient,
 ) -> None:
     # one send: the resend horizon of the key is not what this story is about
     policy = RetryPolicy.testing(window_margin_s=0.5, settle_s=0.2, max_sends=1)
     desk = ChargeDesk(ledger, asgi_client, policy=policy)
     # another till on these credentials sells while the service's clock runs ahead
     sandbox.set_clock_offset(AHEAD_S)
-    async with TerminalClient(
-        "http://127.0.0.1",
-        terminal.username,
-        terminal.password,
-        transport=asgi_transport(sim_app),
-    ) as other:
-        await other.charge(sandbox.create_wallet(1_000).qr_token, 700, "other-till-1")
+    await other_till.charge(sandbox.create_wallet(1_000).qr_token, 700, "other-till-1")
     sandbox.set_clock_offset(0.0)  # NTP on the service steps it back: the mark is unseen
     wallet = sandbox.create_wallet(10_000)
     # committed, stamped at the mark; the 500 carries a `Date`: the window is placed narrow

@@ -20,8 +20,7 @@ import uuid
 
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
 from qrpos.service import Approved, TerminalClient
-from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
-from qrpos.simulator.testing import asgi_transport
+from qrpos.simulator import Sandbox, WalletInfo
 
 AMOUNT = 6000
 
@@ -33,9 +32,8 @@ def _policy() -> RetryPolicy:
 async def test_a_token_spent_at_another_install_never_makes_its_row_the_sales(
     ledger: Ledger,
     asgi_client: TerminalClient,
-    sim_app: object,
     sandbox: Sandbox,
-    terminal: TerminalCredentials,
+    other_till: TerminalClient,
     wallet: WalletInfo,
 ) -> None:
     desk = ChargeDesk(ledger, asgi_client, policy=_policy())
@@ -44,13 +42,7 @@ async def test_a_token_spent_at_another_install_never_makes_its_row_the_sales(
     assert held.is_open, held
     sandbox.clear_faults()
     # the same customer's QR at the other till (same credentials), the same price
-    async with TerminalClient(
-        "http://127.0.0.1",
-        terminal.username,
-        terminal.password,
-        transport=asgi_transport(sim_app),
-    ) as other:
-        outcome = await other.charge(wallet.qr_token, AMOUNT, str(uuid.uuid4()))
+    outcome = await other_till.charge(wallet.qr_token, AMOUNT, str(uuid.uuid4()))
     assert isinstance(outcome, Approved), outcome
     theirs = outcome.transaction.id
     after = held
