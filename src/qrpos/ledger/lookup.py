@@ -33,7 +33,6 @@ from qrpos.ledger.claims import (
     owns_for_good,
 )
 from qrpos.ledger.clockreading import (
-    DATE_RESOLUTION_S,
     STAMPS_AHEAD_S,
     ClockReading,
     offset_from,
@@ -53,7 +52,15 @@ from qrpos.ledger.states import (
 from qrpos.ledger.timing import absence, burst_spent, confirm_by_key, match_rule, settled
 from qrpos.ledger.typed_rows import Connection
 from qrpos.ledger.verdict_words import AUDIT_WORDS, verdict_words
-from qrpos.ledger.windows import measured_for, offsets_for, own_offsets, spanning, window_for
+from qrpos.ledger.windows import (
+    AHEAD_SLACK_S,
+    listing_span,
+    measured_for,
+    offsets_for,
+    own_offsets,
+    spanning,
+    window_for,
+)
 from qrpos.said import Said, say
 from qrpos.service import CredentialsRejected, Page, TerminalClient, Transaction, Unresolved
 from qrpos.service.limits import CursorTrail
@@ -64,12 +71,6 @@ PAGE_LIMIT = 1000
 #: pages one look-up reads at most: a sale's window holds a page or two of this terminal's
 #: charges; a service whose cursors never end must not hold the outbox (and the event loop)
 MAX_PAGES = 100
-#: a row stamped this far past the `Date` is ahead of the service's clock: the `Date`'s
-#: second, and the round trip a look-up may take
-AHEAD_SLACK_S = DATE_RESOLUTION_S + 2.0
-#: how much further than the service's clock a first look after late commits settled
-#: lists: its probe, after the pages, bounds the window (the pages' time, the margins)
-PROBE_REACH_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -380,13 +381,8 @@ async def check_history(ctx: Context, row: IntentRow) -> tuple[IntentRow, Move |
     the drive carries out (`resolver.drive`: the till goes back on `answer_cashier`)."""
     reading = await ctx.ledger.aread(service_sql.read_clock)
     # a little wider than the window: a fresh measurement's jitter must not uncover it
-    span = window_for(row, ctx.policy, reading).widened(ctx.policy.window_margin_s)
     looked_at = ctx.moment()
-    if reading is not None and row.probed_to is None and settled(ctx.policy, row, looked_at):
-        # this look's probe will bound the sale's commits (`_conclude`: `probed_to`) and its
-        # window will reach that bound: list that far now, or the look proves nothing
-        reach = looked_at.wall + reading.offset_s + AHEAD_SLACK_S + PROBE_REACH_S
-        span = dataclasses.replace(span, end=max(span.end, datetime.fromtimestamp(reach, UTC)))
+    span = listing_span(row, ctx.policy, reading, looked_at, settled(ctx.policy, row, looked_at))
     seen = await look_up(ctx.client, span, ctx.moment)
 
     def commit(conn: Connection) -> tuple[IntentRow, Move | None]:

@@ -189,3 +189,29 @@ def window_for(row: IntentRow, policy: RetryPolicy, reading: ClockReading | None
         end=datetime.fromtimestamp(stop, UTC),
         measured=offsets is not None,
     )
+
+
+#: a row stamped this far past the `Date` is ahead of the service's clock: the `Date`'s
+#: second, and the round trip a look-up may take
+AHEAD_SLACK_S = DATE_RESOLUTION_S + 2.0
+#: how much further than the service's clock a first look after late commits settled
+#: lists: its probe, after the pages, bounds the window (the pages' time, the margins)
+PROBE_REACH_S = 30.0
+
+
+def listing_span(
+    row: IntentRow,
+    policy: RetryPolicy,
+    reading: ClockReading | None,
+    looked_at: Moment,
+    settled: bool,
+) -> Window:
+    """The span a look-up at `looked_at` lists for `row`: its window, a little wider (a
+    fresh measurement's jitter must not uncover it); on the first look after late commits
+    `settled`, as far as that look's probe will bound the sale's commits (`probed_to`,
+    which the window then reaches), or the look would prove nothing."""
+    span = window_for(row, policy, reading).widened(policy.window_margin_s)
+    if reading is None or row.probed_to is not None or not settled:
+        return span
+    reach = looked_at.wall + reading.offset_s + AHEAD_SLACK_S + PROBE_REACH_S
+    return Window(span.start, max(span.end, datetime.fromtimestamp(reach, UTC)), span.measured)
