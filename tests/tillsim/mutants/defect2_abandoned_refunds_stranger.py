@@ -18,8 +18,11 @@ from qrpos.ledger.states import IntentRow, IntentState, Moment
 _fixed = timing.match_rule
 
 
-def _old_rule(row: IntentRow, policy: RetryPolicy, now: Moment) -> timing.MatchRule:
-    """The old code: an abandoned sale's window pairing decided (proof, then a refund)."""
+def _old_rule(row: IntentRow, policy: RetryPolicy, now: Moment) -> str:
+    """The old code: an abandoned sale's window pairing decided (proof, then a refund).
+    "decide" is the old rule's word, gone from `timing.MatchRule` since a 409 after an
+    unclear attempt goes to a person too: the look-up takes any rule but "person" as
+    leave to prove by the window, as the old code did."""
     if row.state is IntentState.ABANDONED:
         return "decide"
     return _fixed(row, policy, now)
