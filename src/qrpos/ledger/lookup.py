@@ -380,7 +380,6 @@ async def check_history(ctx: Context, row: IntentRow) -> tuple[IntentRow, Move |
     the sale as committed and the table's move the look applied (None: none), whose effects
     the drive carries out (`resolver.drive`: the till goes back on `answer_cashier`)."""
     reading = await ctx.ledger.aread(service_sql.read_clock)
-    # a little wider than the window: a fresh measurement's jitter must not uncover it
     looked_at = ctx.moment()
     span = listing_span(row, ctx.policy, reading, looked_at, settled(ctx.policy, row, looked_at))
     seen = await look_up(ctx.client, span, ctx.moment)

@@ -113,9 +113,8 @@ def match_rule(row: IntentRow, policy: RetryPolicy, now: Moment) -> MatchRule:
       unclear attempt: the token was spent, by this sale's earlier send if the service
       forgot its key, or by another install on the same credentials where the customer
       showed the same code for the same price (review 3 of issue 47). The rows cannot
-      tell the two apart, so a row the window pairs goes to a person (`unconfirmed_row`);
-      proven absence still ends the sale "not charged" (`moves.absence_event`: another
-      install adds rows, it never hides the sale's own).
+      tell the two apart, so a row the window pairs goes to a person (`unconfirmed_row`),
+      and so does a window with no row (`unverified_conflict`, `moves.absence_event`).
     - "person": the key may no longer speak (abandoned: never sent again; past the resend
       horizon; another boot; a 422 after an unclear attempt, which says nothing
       committed under a key the service may have forgotten): a person decides, with the
