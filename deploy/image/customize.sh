@@ -84,10 +84,16 @@ case "$arch" in
         ;;
     arm64)
         # raspi-firmware's kernel hook put the Pi's firmware, the kernel, initrd and device
-        # trees here; its cmdline.txt names the root by /etc/default/raspi-firmware
-        # (its CONSOLES="auto" picks the console per Pi model: kept)
+        # trees here; its cmdline.txt names the root by /etc/default/raspi-firmware and
+        # ends with /etc/default/raspi-extra-cmdline, both read again by the Pi's kernel
+        # upgrades (its CONSOLES="auto" picks the console per Pi model: kept). The hook
+        # takes its dpkg action from DEB_MAINT_PARAMS and does nothing without "configure"
+        # (a build that called it bare kept the cmdline.txt of the package's install:
+        # root=/dev/mmcblk0p2).
         sed -i -e "s|^#\?ROOTPART=.*|ROOTPART=LABEL=$root_label|" "$root/etc/default/raspi-firmware"
-        chroot "$root" /etc/kernel/postinst.d/z50-raspi-firmware "$version" >/dev/null 2>&1 ||
+        echo "consoleblank=0" >"$root/etc/default/raspi-extra-cmdline"
+        chroot "$root" env DEB_MAINT_PARAMS=configure \
+            /etc/kernel/postinst.d/z50-raspi-firmware "$version" >/dev/null ||
             note "raspi-firmware's hook failed (see the Pi section of docs/installing.md)"
         # QEMU -M virt boots the same kernel and initrd (benchmarks/image_boot.py)
         cp "$kernel" "$root/boot/firmware/vmlinuz"
@@ -97,6 +103,13 @@ case "$arch" in
                 sed -i '1 s/$/ consoleblank=0/' "$root/boot/firmware/cmdline.txt"
         else
             echo "$cmdline console=serial0,115200 console=tty1" >"$root/boot/firmware/cmdline.txt"
+        fi
+        # a card whose kernel line names another root than its own label is not shipped
+        # (a Pi booting from USB, or a card in a reader, has no mmcblk0p2)
+        if ! grep -q "root=LABEL=$root_label " "$root/boot/firmware/cmdline.txt"; then
+            echo "customize.sh: cmdline.txt does not name root=LABEL=$root_label:" >&2
+            cat "$root/boot/firmware/cmdline.txt" >&2
+            exit 1
         fi
         ;;
 esac

@@ -267,6 +267,12 @@ def test_the_replay_camera_survives_a_writer_rewriting_its_frame_mid_read(
         assert events.wait_for(lambda: half_read() >= 1, timeout=10)
         # and once an open finds the file whole, the sale's code is read
         assert events.wait_for(lambda: bool(events.of(TokenRead)), timeout=10)
+        # the writer finishes a round while the loop runs (the file is whole after its last
+        # piece, before the writer closes it and counts: so waited for, not read at once;
+        # CI read it as 0 once)
+        deadline = time.monotonic() + 10
+        while rewrites < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert rewrites >= 1
     finally:
         stop.set()
