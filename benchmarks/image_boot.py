@@ -3,7 +3,7 @@ print the boot-to-screen time.
 
     sudo python benchmarks/image_boot.py [--image FILE] [--arch amd64|arm64]
                                          [--patience S] [--card-size 4G] [--cards N]
-                                         [--accel kvm|tcg]
+                                         [--accel kvm|tcg] [--append WORDS]
 
 What is real: the image as build.sh made it (its kernel, initrd and command line from the
 boot partition), a first boot with an empty machine-id (the card grows its root, makes
@@ -330,7 +330,7 @@ def start_boot(
     console, kiosk = work / f"console{tag}.log", work / f"kiosk{tag}.sock"
     argv = qemu_command(
         args.arch, kernel, initrd, cmdline, overlay, console, kiosk, credentials,
-        sandbox_port, args.accel, extra_append,
+        sandbox_port, args.accel, f"{getattr(args, 'append', '')} {extra_append}",
     )  # fmt: skip
     started = time.monotonic()
     with open(work / f"qemu{tag}.err", "w") as errors:  # QEMU keeps its own copy
@@ -436,6 +436,11 @@ def main() -> int:
     parser.add_argument("--card-size", default="4G", help="the card the image is flashed to")
     parser.add_argument("--cards", type=int, default=1, help="boot the image as N cards")
     parser.add_argument("--settle", type=float, default=20.0, help="seconds kept running")
+    parser.add_argument(
+        "--append",
+        default="",
+        help="more kernel command-line words, after the image's (the last root= wins)",
+    )
     parser.add_argument(
         "--accel",
         choices=("kvm", "tcg"),

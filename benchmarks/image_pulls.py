@@ -1,8 +1,9 @@
 """Plug pulls mid-sale on a booted card image: each boot recovers, each sale is resolved,
 no wallet is charged twice.
 
-    sudo python benchmarks/image_pulls.py [--pulls N] [--seed S] [--image FILE]
-                                          [--accel kvm|tcg] [--patience S] [--card-size 4G]
+    sudo python benchmarks/image_pulls.py [--pulls N] [--seed S] [--arch amd64|arm64]
+                                          [--image FILE] [--accel kvm|tcg] [--patience S]
+                                          [--card-size 4G] [--append WORDS]
 
 The card boots as benchmarks/image_boot.py boots it (its kernel, the first boot, pairing by
 system credentials with the sandbox service on this machine's loopback, the kiosk on the
@@ -242,8 +243,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pulls", type=int, default=10)
     parser.add_argument("--seed", type=int, default=48)
-    parser.add_argument("--image", type=Path, default=Path("/var/tmp/qrpos-image-trixie-amd64.img"))
+    parser.add_argument("--arch", choices=("amd64", "arm64"), default="amd64")
+    parser.add_argument("--image", type=Path, help="default /var/tmp/qrpos-image-trixie-ARCH.img")
     parser.add_argument("--accel", choices=("kvm", "tcg"))
+    parser.add_argument(
+        "--append", default="",
+        help="more kernel command-line words, after the image's (the last root= wins)",
+    )  # fmt: skip
     parser.add_argument("--patience", type=float, default=900.0, help="seconds to the kiosk")
     parser.add_argument("--card-size", default="4G")
     parser.add_argument(
@@ -255,14 +261,16 @@ def main() -> int:
         help="UTC: from the second pull on, start none whose boot would end after it",
     )  # fmt: skip
     args = parser.parse_args()
-    args.arch = "amd64"
+    args.image = args.image or Path(f"/var/tmp/qrpos-image-trixie-{args.arch}.img")
     args.accel = args.accel or ib.default_accel(args.arch)
     for tool in ("qemu-img", "sfdisk", "mcopy", "mkfs.vfat", "debugfs", "e2fsck", "socat"):
         if shutil.which(tool) is None:
             print(f"image_pulls.py: {tool} not found (docs/installing.md, Card images)")
             return 2
     if not args.image.exists():
-        print(f"image_pulls.py: no image {args.image}: sudo deploy/image/build.sh --arch amd64")
+        print(
+            f"image_pulls.py: no image {args.image}: sudo deploy/image/build.sh --arch {args.arch}"
+        )
         return 2
     moments = draw_moments(random.Random(args.seed), args.pulls)
     stop_by = float("inf")
@@ -295,7 +303,7 @@ def main() -> int:
             overlay, camera = work / "card.qcow2", work / "camera.img"
             ib.make_overlay(args.image, overlay, args.card_size)
             terminal = sim.post("/_sim/terminals", json={"merchant": "m_pulls"}).json()
-            credentials = ib.pair_credentials("amd64", terminal, work)
+            credentials = ib.pair_credentials(args.arch, terminal, work)
             drive = (
                 "-drive",
                 f"file={camera},if=none,id=camera,format=raw",
