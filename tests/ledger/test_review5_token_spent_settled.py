@@ -8,7 +8,9 @@ Stories nobody covered end to end (the review3 test stops at NEEDS_REVIEW):
   that till's row, the owner says "not charged" and the sale ends not charged, the other
   till's row untouched (no refund queued);
 - the service forgot the sale's key after committing it (`forget_idempotency`): the 409
-  is the sale's own earlier commit; the review offers that row and the owner keeps it.
+  is the sale's own earlier commit; the review offers that row and the owner keeps it;
+- a till on other credentials spent it: no row in this history, `unverified_conflict`,
+  and the owner's "not charged" ends it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from qrpos.ledger import (
 from qrpos.ledger.views import SaleResult
 from qrpos.service import Approved, TerminalClient
 from qrpos.simulator import Sandbox, WalletInfo
+from qrpos.simulator.testing import asgi_transport
 
 AMOUNT = 6000
 
@@ -106,3 +109,42 @@ async def test_a_forgotten_key_409_offers_the_sales_own_row_and_the_owner_keeps_
     assert done.transaction.id == own.id
     _never_declined(done)
     assert len([t for t in sandbox.transactions() if t.wallet_id == wallet.wallet_id]) == 1
+
+
+async def test_a_token_spent_on_another_terminal_is_a_review_without_rows_settled_not_charged(
+    ledger: Ledger,
+    asgi_client: TerminalClient,
+    sandbox: Sandbox,
+    sim_app: object,
+    wallet: WalletInfo,
+) -> None:
+    """The token was spent at a till on *other* credentials (another terminal of the
+    merchant): its row is not in this terminal's history. The 409 is no proof of absence
+    (a forgotten key's own row could be unseen too): `unverified_conflict`, no row offered,
+    and the owner's "not charged" ends it; the cashier never reads "declined"."""
+    desk = ChargeDesk(ledger, asgi_client, policy=_policy())
+    sandbox.arm_fault("error_before_commit", count=10**6, operation="charge")
+    held = await desk.charge(AMOUNT, wallet.qr_token, deadline_s=0.5)
+    assert held.is_open, held
+    sandbox.clear_faults()
+    elsewhere = sandbox.create_terminal("m_demo")
+    async with TerminalClient(
+        "http://127.0.0.1",
+        elsewhere.username,
+        elsewhere.password,
+        transport=asgi_transport(sim_app),
+    ) as other:
+        outcome = await other.charge(wallet.qr_token, AMOUNT, str(uuid.uuid4()))
+    assert isinstance(outcome, Approved), outcome
+    after = await _until_closed(desk, held.intent_id, held)
+    assert after.state is IntentState.NEEDS_REVIEW, after
+    _never_declined(held, after)
+    [view] = [v for v in review_views(ledger) if int(v.intent.id) == held.intent_id]
+    assert outcome.transaction.id not in {c.transaction.id for c in view.candidates}
+    audit = [(a["kind"], a["outcome"]) for a in desk.listing.audit(held.intent_id)]
+    assert ("charge", "TokenUsed") in audit or any("409" in str(a) for a in audit), audit
+    assert str(view.reason) == "unverified_conflict", view.reason
+    done = await desk.settle_review(held.intent_id, MarkNotCharged())
+    assert done.state is IntentState.NOT_CHARGED and done.charged is False, done
+    _never_declined(done)
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == wallet.balance_mnt - AMOUNT
