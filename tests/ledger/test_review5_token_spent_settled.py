@@ -28,6 +28,7 @@ from qrpos.ledger import (
     review_views,
 )
 from qrpos.ledger.views import SaleResult
+from qrpos.present.outcome import outcome_view
 from qrpos.service import Approved, TerminalClient
 from qrpos.simulator import Sandbox, WalletInfo
 from qrpos.simulator.testing import asgi_transport
@@ -45,6 +46,8 @@ def _never_declined(*results: SaleResult) -> None:
         assert r.state is not IntentState.DECLINED, r
         assert r.decline_code is None, r
         assert "declin" not in words, r
+        # the cashier's result screen (`present.outcome`): never the declined screen
+        assert outcome_view(r).kind != "declined", (r, outcome_view(r))
 
 
 async def _until_closed(desk: ChargeDesk, intent_id: int, first: SaleResult) -> SaleResult:
