@@ -1,7 +1,8 @@
 """Review 5 of issue 47 (a481938, `IntentRow.probed_to`): the first look after late commits
 settled bounds the sale's commits by its probe, placed on that look's `Date`. The bound is
-kept for good (until the key is sent again) even when that look's `Date` disagreed with
-the sale's clock (`agreed` false: the look proves nothing, but its probe is trusted).
+kept for good (until the key is sent again); it was kept even when that look's `Date`
+disagreed with the sale's clock (`agreed` false: the look proved nothing, but its probe
+was trusted), and now is not.
 
 Story: test_high_water_caught_up's (seed 201758: the sale's commit is stamped at a
 high-water mark the kiosk never saw; the service's clock caught up before the kiosk could
@@ -14,12 +15,12 @@ its probe (now past the mark) finds nothing.
 - On one boot this is safe (first test, passes): the stale `Date` reads as the service's
   clock going back, and `ClockReading.back_mark` (the last `Date` plus the boot clock's
   seconds since) reaches the mark.
-- After a reboot (second test, a strict xfail): the mark's bound only counts this boot's
+- After a reboot (second test; it failed before lookup._conclude kept `probed_to` only
+  from a look whose `Date` agreed): the mark's bound only counts this boot's
   uptime, which is shorter than the service's old lead, so nothing reaches the mark: the
   abandoned sale ends "abandoned; the history shows it was not charged" while its wallet
-  was charged. The same story with a true `Date` passes (checked), so the stale probe is
-  the cause. A fix: keep `probed_to` only from a look whose `Date` agreed (or never below
-  `back_mark`/`high_date`'s bound).
+  was charged. The same story with a true `Date` passed, so the stale probe was the
+  cause; the fix keeps `probed_to` only from a look whose `Date` agreed.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import httpx
-import pytest
 
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
 from qrpos.service import TerminalClient
@@ -98,12 +98,6 @@ async def test_a_stale_date_on_the_first_settled_look_never_bounds_the_sale(
     assert after.charged is not False, (after, own.id)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: probed_to is kept from a look whose Date disagreed with the sale's clock "
-    "(a Date more than STAMPS_AHEAD_S old): after a reboot nothing else reaches the mark and "
-    "the abandoned sale is proven 'not charged' while charged",
-)
 async def test_a_stale_date_on_the_first_look_after_a_reboot_never_bounds_the_sale(
     ledger: Ledger,
     sim_app: object,

@@ -208,12 +208,13 @@ def _conclude(
         )
     if seen.ahead is not None:
         service_sql.mark_stamps_ahead(conn, seen.ahead)
-    if seen.probed_from is not None and row.probed_to is None and settled(policy, row, looked_at):
-        # the first look since late commits settled: no commit of the sale is stamped past
-        # what its probe saw, though the service's clock may have gone back before the
-        # kiosk ever asked and caught up since (the mark then unseen): the window reaches
-        # it (`windows.window_for`; issue 47's long run, seed 201758)
-        probed = max(seen.probed_from, seen.ahead or seen.probed_from)
+    probed_from = seen.probed_from if agreed and row.probed_to is None else None
+    if probed_from is not None and settled(policy, row, looked_at):
+        # the first look since late commits settled, its `Date` agreeing with the sale's
+        # clock (a stale one places the probe short of the mark: review 5): no commit of
+        # the sale is stamped past what its probe saw, though the service's clock may have
+        # gone back and caught up unseen; the window reaches it (`windows.window_for`)
+        probed = max(probed_from, seen.ahead or probed_from)
         skew = {**skew, "probed_to": probed}
         row = dataclasses.replace(row, probed_to=probed)
     reading = service_sql.read_clock(conn)

@@ -19,10 +19,10 @@ issue 47): a window pairing never moves money and never says "paid" by itself, b
 the history's rows carry no key and another install is invisible until its rows show.
 `timing.match_rule` is the rule: while the sale is open and its key may still be sent,
 the key decides (`lookup_match_to_confirm`: a send, with no wait before it; owed through
-any number of 429s, each after its `Retry-After`, until the resend horizon); after a 409
-"token already used" to the key the rows decide (`lookup_proven`); otherwise a person
-decides with the row offered (`lookup_unconfirmed`, review `unconfirmed_row`): an
-abandoned sale is never refunded on a window pairing.
+any number of 429s, each after its `Retry-After`, until the resend horizon); otherwise,
+a 409 "token already used" to the key after an unclear attempt included (another install
+may have spent the token), a person decides with the row offered (`lookup_unconfirmed`,
+review `unconfirmed_row`): an abandoned sale is never refunded on a window pairing.
 """
 
 from __future__ import annotations

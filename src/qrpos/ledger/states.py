@@ -19,6 +19,8 @@ outbox before anything else happens. "Proof" and "review" are defined once, in
        │    ──422/4xx/409 when no attempt was
        │      unclear (only 429s, refused
        │      connections) ────────────────────▶ declined / refused / token_used
+       │    ──409 after an unclear attempt─────▶ needs_review (its row offered, or
+       │                                          unverified_conflict without one)
        │    ──history: proof (every pairing)───▶ charged_per_history
        │    ──history: contested or ambiguous,
        │      or another install is active────▶ needs_review
