@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "fieldset": [],
     "pass_order": [],
     "stillness": ["--synthetic", "--count", "10"],
+    "stack_moves": ["--draws", "300", "--even"],
     "scan_to_send": [],
     "charge_overhead": [],
     "startup": [],
