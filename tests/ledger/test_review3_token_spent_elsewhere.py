@@ -15,11 +15,10 @@ the window pairs goes to a person (`unconfirmed_row`); absence still proves "not
 
 from __future__ import annotations
 
-import asyncio
-import uuid
+from ledger_stories import token_spent_at_the_other_till, until_closed
 
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
-from qrpos.service import Approved, TerminalClient
+from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, WalletInfo
 
 AMOUNT = 6000
@@ -37,20 +36,8 @@ async def test_a_token_spent_at_another_install_never_makes_its_row_the_sales(
     wallet: WalletInfo,
 ) -> None:
     desk = ChargeDesk(ledger, asgi_client, policy=_policy())
-    sandbox.arm_fault("error_before_commit", count=10**6, operation="charge")
-    held = await desk.charge(AMOUNT, wallet.qr_token, deadline_s=0.5)
-    assert held.is_open, held
-    sandbox.clear_faults()
-    # the same customer's QR at the other till (same credentials), the same price
-    outcome = await other_till.charge(wallet.qr_token, AMOUNT, str(uuid.uuid4()))
-    assert isinstance(outcome, Approved), outcome
-    theirs = outcome.transaction.id
-    after = held
-    for _ in range(40):
-        after = await desk.resolve(held.intent_id, deadline_s=5)
-        if not after.is_open:
-            break
-        await asyncio.sleep(0.05)
+    held, theirs = await token_spent_at_the_other_till(desk, sandbox, other_till, wallet, AMOUNT)
+    after = await until_closed(desk, held.intent_id, held)
     audit = [(a["kind"], a["outcome"]) for a in desk.listing.audit(held.intent_id)]
     assert ("charge", "TokenUsed") in audit or any("409" in str(a) for a in audit), audit
     # the other till's row is never this sale's payment

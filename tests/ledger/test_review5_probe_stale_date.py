@@ -25,19 +25,18 @@ its probe (now past the mark) finds nothing.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import httpx
+from ledger_stories import abandoned_at_an_unseen_mark
 
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport
 
-AHEAD_S = 6.0
 STALE = timedelta(days=2)
 
 
@@ -73,27 +72,15 @@ async def test_a_stale_date_on_the_first_settled_look_never_bounds_the_sale(
         "http://127.0.0.1", terminal.username, terminal.password, transport=transport
     ) as client:
         desk = ChargeDesk(ledger, client, policy=policy)
-        sandbox.set_clock_offset(AHEAD_S)
-        await other_till.charge(sandbox.create_wallet(1_000).qr_token, 700, "other-till-1")
-        sandbox.set_clock_offset(0.0)  # the service's clock steps back: the mark is unseen
-        wallet = sandbox.create_wallet(10_000)
-        sandbox.arm_fault("error_after_commit", operation="charge")
-        sandbox.arm_fault("error_before_commit", count=10**6, operation="list")
-        held = await desk.charge(4_500, wallet.qr_token, deadline_s=1.0)
-        assert held.is_open, held
-        [own] = [tx for tx in sandbox.transactions() if tx.wallet_id == wallet.wallet_id]
-        abandoned = await desk.abandon(held.intent_id)
-        assert abandoned.state is IntentState.ABANDONED
-        await asyncio.sleep(AHEAD_S + 2.0)  # the service's clock passes its mark
-        sandbox.clear_faults()
+        abandoned, own, wallet_id = await abandoned_at_an_unseen_mark(desk, sandbox, other_till)
         transport.armed = True
         after = abandoned
         for _ in range(20):
-            after = await desk.resolve(held.intent_id, deadline_s=2.0)
+            after = await desk.resolve(abandoned.intent_id, deadline_s=2.0)
             if after.state is not IntentState.ABANDONED or after.charged is not None:
                 break
     assert transport.staled == 1
-    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - 4_500, own
+    assert sandbox.wallet(wallet_id).balance_mnt == 10_000 - 4_500, own
     assert after.state is not IntentState.NOT_CHARGED, after.message
     assert after.charged is not False, (after, own.id)
 
@@ -122,30 +109,18 @@ async def test_a_stale_date_on_the_first_look_after_a_reboot_never_bounds_the_sa
         "http://127.0.0.1", terminal.username, terminal.password, transport=transport
     ) as client:
         desk = ChargeDesk(ledger, client, policy=policy, boot_clock=boot_clock)
-        sandbox.set_clock_offset(AHEAD_S)
-        await other_till.charge(sandbox.create_wallet(1_000).qr_token, 700, "other-till-1")
-        sandbox.set_clock_offset(0.0)  # the service's clock steps back: the mark is unseen
-        wallet = sandbox.create_wallet(10_000)
-        sandbox.arm_fault("error_after_commit", operation="charge")
-        sandbox.arm_fault("error_before_commit", count=10**6, operation="list")
-        held = await desk.charge(4_500, wallet.qr_token, deadline_s=1.0)
-        assert held.is_open, held
-        [own] = [tx for tx in sandbox.transactions() if tx.wallet_id == wallet.wallet_id]
-        abandoned = await desk.abandon(held.intent_id)
-        assert abandoned.state is IntentState.ABANDONED
-        await asyncio.sleep(AHEAD_S + 2.0)  # the service's clock passes its mark
+        abandoned, own, wallet_id = await abandoned_at_an_unseen_mark(desk, sandbox, other_till)
         # the Pi reboots: a new boot, up for a second (past `settle_s`)
         boot_id[0], base[0] = "boot-after", time.monotonic() - 1.0
         desk = ChargeDesk(ledger, client, policy=policy, boot_clock=boot_clock)
-        sandbox.clear_faults()
         transport.armed = True
         after = abandoned
         for _ in range(20):
-            after = await desk.resolve(held.intent_id, deadline_s=2.0)
+            after = await desk.resolve(abandoned.intent_id, deadline_s=2.0)
             if after.state is not IntentState.ABANDONED or after.charged is not None:
                 break
-        audit = [(a["outcome"], a["detail"]) for a in desk.listing.audit(held.intent_id)]
+        audit = [(a["outcome"], a["detail"]) for a in desk.listing.audit(abandoned.intent_id)]
     assert transport.staled == 1
-    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - 4_500, own
+    assert sandbox.wallet(wallet_id).balance_mnt == 10_000 - 4_500, own
     assert after.state is not IntentState.NOT_CHARGED, (after.message, audit[-3:])
     assert after.charged is not False, (after, own.id)

@@ -15,8 +15,9 @@ Stories nobody covered end to end (the review3 test stops at NEEDS_REVIEW):
 
 from __future__ import annotations
 
-import asyncio
 import uuid
+
+from ledger_stories import token_spent_at_the_other_till, until_closed
 
 from qrpos.ledger import (
     ChargeDesk,
@@ -50,16 +51,6 @@ def _never_declined(*results: SaleResult) -> None:
         assert outcome_view(r).kind != "declined", (r, outcome_view(r))
 
 
-async def _until_closed(desk: ChargeDesk, intent_id: int, first: SaleResult) -> SaleResult:
-    after = first
-    for _ in range(40):
-        after = await desk.resolve(intent_id, deadline_s=5)
-        if not after.is_open:
-            break
-        await asyncio.sleep(0.05)
-    return after
-
-
 async def test_a_token_spent_at_another_till_is_offered_and_settled_not_charged(
     ledger: Ledger,
     asgi_client: TerminalClient,
@@ -68,14 +59,8 @@ async def test_a_token_spent_at_another_till_is_offered_and_settled_not_charged(
     wallet: WalletInfo,
 ) -> None:
     desk = ChargeDesk(ledger, asgi_client, policy=_policy())
-    sandbox.arm_fault("error_before_commit", count=10**6, operation="charge")
-    held = await desk.charge(AMOUNT, wallet.qr_token, deadline_s=0.5)
-    assert held.is_open, held
-    sandbox.clear_faults()
-    outcome = await other_till.charge(wallet.qr_token, AMOUNT, str(uuid.uuid4()))
-    assert isinstance(outcome, Approved), outcome
-    theirs = outcome.transaction.id
-    after = await _until_closed(desk, held.intent_id, held)
+    held, theirs = await token_spent_at_the_other_till(desk, sandbox, other_till, wallet, AMOUNT)
+    after = await until_closed(desk, held.intent_id, held)
     assert after.state is IntentState.NEEDS_REVIEW, after
     _never_declined(held, after)
     [view] = [v for v in review_views(ledger) if int(v.intent.id) == held.intent_id]
@@ -100,7 +85,7 @@ async def test_a_forgotten_key_409_offers_the_sales_own_row_and_the_owner_keeps_
     sandbox.arm_fault("forget_idempotency", count=10**6, operation="charge")
     held = await desk.charge(AMOUNT, wallet.qr_token, deadline_s=1.0)
     [own] = [tx for tx in sandbox.transactions() if tx.wallet_id == wallet.wallet_id]
-    after = await _until_closed(desk, held.intent_id, held)
+    after = await until_closed(desk, held.intent_id, held)
     audit = [(a["kind"], a["outcome"]) for a in desk.listing.audit(held.intent_id)]
     assert ("charge", "TokenUsed") in audit or any("409" in str(a) for a in audit), audit
     assert after.state is IntentState.NEEDS_REVIEW, (after, audit)
@@ -139,7 +124,7 @@ async def test_a_token_spent_on_another_terminal_is_a_review_without_rows_settle
     ) as other:
         outcome = await other.charge(wallet.qr_token, AMOUNT, str(uuid.uuid4()))
     assert isinstance(outcome, Approved), outcome
-    after = await _until_closed(desk, held.intent_id, held)
+    after = await until_closed(desk, held.intent_id, held)
     assert after.state is IntentState.NEEDS_REVIEW, after
     _never_declined(held, after)
     [view] = [v for v in review_views(ledger) if int(v.intent.id) == held.intent_id]
