@@ -66,3 +66,14 @@ async def until_closed(desk: ChargeDesk, intent_id: int, first: SaleResult) -> S
             break
         await asyncio.sleep(0.05)
     return after
+
+
+async def until_concluded(desk: ChargeDesk, intent_id: int, first: SaleResult) -> SaleResult:
+    """An abandoned sale resolved until the history concludes it (its state moves, or
+    what is known of `charged` does): 20 looks at most."""
+    after = first
+    for _ in range(20):
+        after = await desk.resolve(intent_id, deadline_s=2.0)
+        if after.state is not IntentState.ABANDONED or after.charged is not None:
+            break
+    return after

@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import httpx
-from ledger_stories import abandoned_at_an_unseen_mark
+from ledger_stories import abandoned_at_an_unseen_mark, until_concluded
 
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
 from qrpos.service import TerminalClient
@@ -74,11 +74,7 @@ async def test_a_stale_date_on_the_first_settled_look_never_bounds_the_sale(
         desk = ChargeDesk(ledger, client, policy=policy)
         abandoned, own, wallet_id = await abandoned_at_an_unseen_mark(desk, sandbox, other_till)
         transport.armed = True
-        after = abandoned
-        for _ in range(20):
-            after = await desk.resolve(abandoned.intent_id, deadline_s=2.0)
-            if after.state is not IntentState.ABANDONED or after.charged is not None:
-                break
+        after = await until_concluded(desk, abandoned.intent_id, abandoned)
     assert transport.staled == 1
     assert sandbox.wallet(wallet_id).balance_mnt == 10_000 - 4_500, own
     assert after.state is not IntentState.NOT_CHARGED, after.message
@@ -114,11 +110,7 @@ async def test_a_stale_date_on_the_first_look_after_a_reboot_never_bounds_the_sa
         boot_id[0], base[0] = "boot-after", time.monotonic() - 1.0
         desk = ChargeDesk(ledger, client, policy=policy, boot_clock=boot_clock)
         transport.armed = True
-        after = abandoned
-        for _ in range(20):
-            after = await desk.resolve(abandoned.intent_id, deadline_s=2.0)
-            if after.state is not IntentState.ABANDONED or after.charged is not None:
-                break
+        after = await until_concluded(desk, abandoned.intent_id, abandoned)
         audit = [(a["outcome"], a["detail"]) for a in desk.listing.audit(abandoned.intent_id)]
     assert transport.staled == 1
     assert sandbox.wallet(wallet_id).balance_mnt == 10_000 - 4_500, own

@@ -17,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+from ledger_stories import until_concluded
+
 from qrpos.ledger import (
     ChargeDesk,
     IntentState,
@@ -53,11 +55,7 @@ async def test_a_strangers_row_in_the_probed_window_is_never_refunded_nor_paid(
     theirs = outcome.transaction.id
     await asyncio.sleep(1.0)
     sandbox.clear_faults()
-    after = abandoned
-    for _ in range(20):
-        after = await desk.resolve(held.intent_id, deadline_s=2.0)
-        if after.state is not IntentState.ABANDONED or after.charged is not None:
-            break
+    after = await until_concluded(desk, held.intent_id, abandoned)
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000
     # the other till's customer is never refunded, nor is the sale paid on that row
     assert sandbox.wallet(stranger.wallet_id).balance_mnt == 10_000 - AMOUNT
