@@ -38,6 +38,11 @@ FOUND = [
     # re-pairing: the abandoned sale's charge, looked up on 401s all day, owned by nothing
     # (tillsim_engine.World.rotate_now before that re-pairing; the kiosk was right)
     (502813, 40, [38], [], True),
+    # the same class, at an owner's step mid-story: a rotation armed across a kill fired
+    # just before the owner settled; the kiosk refused ("the history cannot be read now",
+    # nothing changed), the simulator called that a break. The owner now leaves it for the
+    # day's end, which re-pairs first (tillsim_engine.World._step_owner)
+    (513448, 40, [4, 9, 10, 11, 32], ["4:5"], True),
 ]
 
 

@@ -764,7 +764,15 @@ class World:
                     )
                 except ReviewRefused as exc:
                     said = f"sale {intent_id} ({view.reason}) refused {_decision(decision)}: {exc}"
-                    if exc.said is None or exc.said.key != "error.review_held":
+                    key = None if exc.said is None else exc.said.key
+                    if key == "error.review_history_unread" and self.rotated and step.index >= 0:
+                        # the kiosk cannot read the history with a rotated password and says
+                        # so, changing nothing; the owner leaves the review for the day's
+                        # end, which re-pairs first (long run seed 513448: a rotation armed
+                        # across a kill fired just before an owner's step)
+                        self.log(f"owner cannot read the history now, leaves it: {exc}")
+                        continue
+                    if key != "error.review_held":
                         raise Broken("every review can be settled to the truth", said) from None
                     self.log(f"told to settle another review first: {exc}")
                     waiting[intent_id] = said
