@@ -110,6 +110,7 @@ def _parallel(args: argparse.Namespace, seeds: list[int]) -> int:
             print(
                 f"chunk {done[0]}-{done[-1]}: {tally.sales} sales, {tally.broken} broken; "
                 f"so far {total.stories} stories, {total.sales} sales, {total.broken} broken, "
+                f"reviews {total.reasons}, cpu {total.cpu_s:.0f} s, "
                 f"wall {time.monotonic() - started:.0f} s",
                 flush=True,
             )
