@@ -353,11 +353,25 @@ def main() -> int:
             boot.pull()
             ledger = read_ledger(overlay, work)
             report(args, sales, ledger, sim, first_boot)
+            if ib.failed:
+                keep_evidence(work, args.seed)
     finally:
         simulator.terminate()
         simulator.wait(timeout=30)
     print("RESULT: FAILED" if ib.failed else "RESULT: ok")
     return 1 if ib.failed else 0
+
+
+def keep_evidence(work: Path, seed: int) -> None:
+    """A failed run keeps what a person reads to learn why: every boot's console, the
+    kiosk's screen socket log and QEMU's errors, outside the folder the run deletes (the
+    card's overlay stays behind: gigabytes, and its ledger is in the report)."""
+    kept = Path("/var/tmp") / f"qrpos-image-pulls-failed-seed{seed}-{int(time.time())}"
+    kept.mkdir(parents=True, exist_ok=True)
+    for path in sorted(work.iterdir()):
+        if path.suffix in (".log", ".err") and path.is_file():
+            shutil.copy2(path, kept / path.name)
+    print(f"      kept the consoles and QEMU's errors in {kept}", flush=True)
 
 
 def report(
