@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "pass_order": [],
     "stillness": ["--synthetic", "--count", "10"],
     "stack_moves": ["--draws", "300", "--even"],
+    "blas_threads": ["--scenes", "5"],
     "scan_to_send": [],
     "charge_overhead": [],
     "startup": [],
