@@ -19,15 +19,15 @@ horizon passes (its key may no longer be sent). The kiosk resolves B.
 
 What the cashier and the owner see on main: `qrpos charge`'s exit code for B is 0
 ("approved"), the shift's X counts B in its sales (held), and the owner cannot settle
-B's review to the truth: "not charged" is refused ("proven charged").
+B's review to the truth: "not charged" is refused ("proven charged"). Fixed: the match
+rule sends the window pairing to a person (`unconfirmed_row`, charged unknown) before a
+refund made by hand is weighed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-
-import pytest
 
 from qrpos.cli.charge import exit_code
 from qrpos.cli.common import EXIT_OK
@@ -79,15 +79,6 @@ async def _resolved(desk: ChargeDesk, intent_id: int) -> SaleResult:
     return after
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "review 7: lookup._judged applies held_by_hand before the match rule, so an open "
-        "sale whose key can no longer speak is made charged=1 (reversed_row) on a window "
-        "pairing with another install's row refunded by hand: qrpos charge exits 0, the "
-        "shift counts it sold, and 'not charged' is refused"
-    ),
-)
 async def test_an_open_sale_is_never_charged_on_a_strangers_row_refunded_by_hand(
     ledger: Ledger,
     http_client: TerminalClient,

@@ -48,7 +48,7 @@ def _lost_reply_then_repaired(
     (charge,) = [t for t in sandbox.transactions() if t.wallet_id == wallet.wallet_id]
     assert charge.status is spec.TxStatus.COMPLETED
     env_b = cli_environment(tmp_path, live_url, sandbox.create_terminal("m_demo"))
-    qrpos(env_b, "outbox", "resolve", "--deadline", "5")
+    qrpos(env_b, "outbox", "resolve", "--deadline", "15")  # after settle_s (7 s)
     (sale,) = _listed(env_b)
     assert sale["state"] == "needs_review", sale
     out = qrpos(env_b, "outbox", "review", "--json")

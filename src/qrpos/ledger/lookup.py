@@ -288,19 +288,20 @@ def _judged(
             # a row that a refund of another sale holds is that sale's: contested
             verdict = Disputed(ReviewReason.CONTESTED_ROW, (Candidate(tx, (holder,)),))
     event = verdict_event(verdict, row, policy, looked_at, window, agreed)
-    if isinstance(verdict, Proven):  # on a row refunded by hand: its own event, maybe a review
-        verdict, event = held_by_hand(conn, row, verdict, event)
     if (
         isinstance(verdict, Proven)
-        and event in (SaleEvent.LOOKUP_PROVEN, SaleEvent.LOOKUP_PROVEN_REFUNDED_ROW)
+        and event is SaleEvent.LOOKUP_PROVEN
         and match_rule(row, policy, looked_at) == "person"
     ):
         # the window alone pairs the row with the sale and its key cannot confirm it: the
         # row may be an unseen install's, so a person decides with it offered (issue 47).
-        # A row the owner refunds by hand too: the sale must not take that refund as its
-        # own, nor be counted charged on it (review 3 of issue 47)
+        # Before a refund made by hand is weighed: a row the owner refunds by hand must not
+        # make the sale charged on it, abandoned (review 3 of issue 47) or open (review 7:
+        # an open sale was written charged on another install's row the owner refunded)
         verdict = Disputed(ReviewReason.UNCONFIRMED_ROW, (Candidate(verdict.transaction, ()),))
         event = dispute_event(verdict.reason, settled=settled(policy, row, looked_at))
+    if isinstance(verdict, Proven):  # on a row refunded by hand: its own event, maybe a review
+        verdict, event = held_by_hand(conn, row, verdict, event)
     move = sale_move(row.state, event)
     changes: IntentChanges = {}
     if move.next is not row.state:

@@ -43,6 +43,7 @@ from qrpos.ledger.timing import (
     may_send,
     next_step,
     retry_wait,
+    settle_left,
     since_first_send,
     wait_for,
     waits_for_key,
@@ -378,6 +379,12 @@ async def drive(
         if isinstance(step, Refusal):
             return row  # nothing to do for it now (a 401 waits for re-pairing, …)
         if row.maybe_sent and row.username not in (None, ctx.client.username):
+            # the old pairing's late commits get `settle_s` before a person is asked (its
+            # history cannot show a commit not made yet; charge-safety rule 4, review 7)
+            if (left := settle_left(ctx.policy, row, moment)) > 0:
+                if not await ctx.pause(left, deadline):
+                    return row
+                continue
             return await _paired_elsewhere(ctx, row)
         if Effect.SEND in step.effects:
             wait = 0.0

@@ -182,6 +182,11 @@ def settled(policy: RetryPolicy, row: IntentRow, now: Moment) -> bool:
     return since_unclear_end(row, now).at_least >= policy.settle_s
 
 
+def settle_left(policy: RetryPolicy, row: IntentRow, now: Moment) -> float:
+    """Real seconds until late commits have had `settle_s` (`settled`); 0 once they have."""
+    return max(0.0, policy.settle_s - since_unclear_end(row, now).at_least)
+
+
 Absence = Literal["final", "wait", "unmeasured"]
 
 
