@@ -7,7 +7,7 @@ import uuid
 
 from qrpos.ledger import ChargeDesk, IntentState, SaleResult
 from qrpos.service import Approved, TerminalClient
-from qrpos.simulator import Sandbox, SimTransaction, WalletInfo
+from qrpos.simulator import Sandbox, SimTransaction, TerminalCredentials, WalletInfo
 
 #: how far the service's clock ran ahead before it stepped back (seconds)
 AHEAD_S = 6.0
@@ -77,3 +77,14 @@ async def until_concluded(desk: ChargeDesk, intent_id: int, first: SaleResult) -
         if after.state is not IntentState.ABANDONED or after.charged is not None:
             break
     return after
+
+
+async def stranger_row(
+    live_url: str, terminal: TerminalCredentials, sandbox: Sandbox, amount: int
+) -> str:
+    """Another install on the same credentials charges another wallet `amount`: its row."""
+    stranger = sandbox.create_wallet(100_000)
+    async with TerminalClient(live_url, terminal.username, terminal.password) as other:
+        outcome = await other.charge(stranger.qr_token, amount, str(uuid.uuid4()))
+    assert isinstance(outcome, Approved), outcome
+    return outcome.transaction.id

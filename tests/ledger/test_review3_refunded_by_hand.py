@@ -18,15 +18,15 @@ customer asked) and the refund stalls on 5xx. Then the kiosk watches B.
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 import pytest
+from ledger_stories import stranger_row
 
 from qrpos import spec
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy, refunds_sql, sales_sql
 from qrpos.ledger.reviews import MarkNotCharged, RefundRow
 from qrpos.ledger.states import IntentRow
-from qrpos.service import Approved, TerminalClient
+from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 
 AMOUNT = 6000
@@ -34,15 +34,6 @@ AMOUNT = 6000
 
 def _policy() -> RetryPolicy:
     return RetryPolicy.testing(max_sends=3, settle_s=0.3, lookup_interval_s=0.02, sleep=True)
-
-
-async def _stranger_row(live_url: str, terminal: TerminalCredentials, sandbox: Sandbox) -> str:
-    """Another install on the same credentials charges another wallet `AMOUNT`."""
-    stranger = sandbox.create_wallet(100_000)
-    async with TerminalClient(live_url, terminal.username, terminal.password) as other:
-        outcome = await other.charge(stranger.qr_token, AMOUNT, str(uuid.uuid4()))
-    assert isinstance(outcome, Approved), outcome
-    return outcome.transaction.id
 
 
 async def _abandoned_with_a_stranger_refunding(
@@ -53,7 +44,7 @@ async def _abandoned_with_a_stranger_refunding(
     assert result.is_open, result
     assert (await desk.abandon(result.intent_id)).state is IntentState.ABANDONED
     sandbox.clear_faults()
-    tx_id = await _stranger_row(live_url, terminal, sandbox)
+    tx_id = await stranger_row(live_url, terminal, sandbox, AMOUNT)
     # the owner refunds X by hand; the service answers 500 (the refund stays queued)
     sandbox.arm_fault("error_before_commit", count=10**6, operation="reverse")
     by_hand = await desk.reverse(tx_id, deadline_s=0.5)

@@ -27,7 +27,8 @@ refund made by hand is weighed.
 from __future__ import annotations
 
 import asyncio
-import uuid
+
+from ledger_stories import stranger_row
 
 from qrpos.cli.charge import exit_code
 from qrpos.cli.common import EXIT_OK
@@ -42,7 +43,7 @@ from qrpos.ledger import (
 )
 from qrpos.ledger.money import Money, money_of
 from qrpos.ledger.views import SaleResult
-from qrpos.service import Approved, TerminalClient
+from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 
 AMOUNT = 6000
@@ -58,15 +59,6 @@ def _policy() -> RetryPolicy:
         sleep=True,
         resend_horizon_s=HORIZON_S,
     )
-
-
-async def _stranger_row(live_url: str, terminal: TerminalCredentials, sandbox: Sandbox) -> str:
-    """Another install on the same credentials charges another wallet `AMOUNT`."""
-    stranger = sandbox.create_wallet(100_000)
-    async with TerminalClient(live_url, terminal.username, terminal.password) as other:
-        outcome = await other.charge(stranger.qr_token, AMOUNT, str(uuid.uuid4()))
-    assert isinstance(outcome, Approved), outcome
-    return outcome.transaction.id
 
 
 async def _resolved(desk: ChargeDesk, intent_id: int) -> SaleResult:
@@ -97,7 +89,7 @@ async def test_an_open_sale_is_never_charged_on_a_strangers_row_refunded_by_hand
     assert held.is_open, held
     sandbox.clear_faults()
     # within B's window another install charges another wallet B's price
-    tx_id = await _stranger_row(live_url, terminal, sandbox)
+    tx_id = await stranger_row(live_url, terminal, sandbox, AMOUNT)
     # its customer asks; the owner refunds X by hand at this kiosk: it stalls on 5xx
     sandbox.arm_fault("error_before_commit", count=MANY, operation="reverse")
     by_hand = await desk.reverse(tx_id, deadline_s=0.5)
