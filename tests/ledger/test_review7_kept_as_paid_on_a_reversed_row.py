@@ -15,7 +15,9 @@ sale's amount. docs/ledger.md: a `reversed_row` review "is closed by refunding t
 Story (sandbox over real HTTP, the real desk and shifts): sale B commits X, every reply
 lost and the history unreadable; the customer is refunded from the dashboard (X
 REVERSED); B's key may no longer be sent; the history answers: B is in review
-(`reversed_row`, X offered, REVERSED). The owner chooses "keep as paid".
+(`reversed_row`, X offered, REVERSED). The owner chooses "keep as paid". Fixed: refused
+("reversed on the service ... refund it to close the sale", `error.review_reversed`); the
+sale stays in review.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from qrpos.ledger import (
     MarkCharged,
     RetryPolicy,
     ReviewRefused,
+    sales_sql,
 )
 from qrpos.ledger.shifts import add_cashier, figures, open_shift
 from qrpos.manager_pin import pin_record
@@ -44,14 +47,6 @@ MANY = 10**6
 HORIZON_S = 1.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "review 7: reviews.decide accepts 'keep as paid' on a row the history lists "
-        "REVERSED (refunded elsewhere): the sale ends sold and the shift counts refunded "
-        "money in its sales, never corrected"
-    ),
-)
 async def test_keep_as_paid_is_refused_on_a_row_the_history_lists_reversed(
     ledger: Ledger,
     http_client: TerminalClient,
@@ -91,11 +86,14 @@ async def test_keep_as_paid_is_refused_on_a_row_the_history_lists_reversed(
         (tx.id, spec.TxStatus.REVERSED)
     ], review
 
-    try:
-        kept = await desk.settle_review(sale.intent_id, MarkCharged(tx.id))
-    except ReviewRefused:
-        return  # refused: the owner refunds the row (a 409 "already reversed" lands it)
+    # refused, saying why: the owner refunds the row (a 409 "already reversed" lands it)
+    with pytest.raises(ReviewRefused) as refused:
+        await desk.settle_review(sale.intent_id, MarkCharged(tx.id))
+    assert refused.value.said is not None, refused.value
+    assert refused.value.said.key == "error.review_reversed", refused.value
     x = figures(ledger, shift.id)
     assert sandbox.transaction(tx.id).status is spec.TxStatus.REVERSED
-    # the wallet holds its money; the shift must not count it kept
-    assert kept.state is not IntentState.CHARGED_PER_REVIEW and x.sales_mnt == 100, (kept, x)
+    # the wallet holds its money; the shift does not count it kept
+    assert x.sales_mnt == 100, x
+    still = ledger.read(lambda c: sales_sql.get_intent(c, sale.intent_id))
+    assert still is not None and still.state is IntentState.NEEDS_REVIEW, still

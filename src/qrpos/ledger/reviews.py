@@ -308,6 +308,17 @@ def decide(
                     tx=tx_id,
                 )
             )
+        elif tx is not None and tx.status is spec.TxStatus.REVERSED:
+            # reversed elsewhere (the dashboard, another till): the money went back, so it
+            # is no payment to keep; refunding the row closes the sale (review 7)
+            raise ReviewRefused(
+                say(
+                    "error.review_reversed",
+                    "{tx} is reversed on the service; it cannot be this sale's payment: "
+                    "refund it to close the sale",
+                    tx=tx_id,
+                )
+            )
         row = sales_sql.update_intent(
             conn,
             intent_id,
