@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ledger_stories import stranger_row
+from ledger_stories import stranger_row, until_closed
 
 from qrpos.cli.charge import exit_code
 from qrpos.cli.common import EXIT_OK
@@ -42,7 +42,6 @@ from qrpos.ledger import (
     sales_sql,
 )
 from qrpos.ledger.money import Money, money_of
-from qrpos.ledger.views import SaleResult
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
 
@@ -59,16 +58,6 @@ def _policy() -> RetryPolicy:
         sleep=True,
         resend_horizon_s=HORIZON_S,
     )
-
-
-async def _resolved(desk: ChargeDesk, intent_id: int) -> SaleResult:
-    after = await desk.resolve(intent_id, deadline_s=5)
-    for _ in range(40):
-        if not after.is_open:
-            break
-        await asyncio.sleep(0.05)
-        after = await desk.resolve(intent_id, deadline_s=5)
-    return after
 
 
 async def test_an_open_sale_is_never_charged_on_a_strangers_row_refunded_by_hand(
@@ -95,7 +84,7 @@ async def test_an_open_sale_is_never_charged_on_a_strangers_row_refunded_by_hand
     by_hand = await desk.reverse(tx_id, deadline_s=0.5)
     assert by_hand.state == "unresolved", by_hand
     await asyncio.sleep(HORIZON_S + 0.5)  # B's key may no longer be sent
-    after = await _resolved(desk, held.intent_id)
+    after = await until_closed(desk, held.intent_id, held)
 
     # B's customer was never charged
     assert not [tx for tx in sandbox.transactions() if tx.wallet_id == wallet.wallet_id]
