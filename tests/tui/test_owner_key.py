@@ -3,24 +3,15 @@ an owner screen it stacks no second menu, and Esc walks back to the amount."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from kiosk_harness import FAST, make_services
 
+from pilot_wait import until
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.tui.app import KioskApp
 from qrpos.tui.screens.owner.history import HistoryScreen
 from qrpos.tui.screens.owner.menu import OwnerMenuScreen
-
-
-async def until(pilot: Any, check: Callable[[], bool], what: str) -> None:
-    for _ in range(300):
-        await pilot.pause(0.02)
-        if check():
-            return
-    raise AssertionError(f"never happened: {what}")
 
 
 async def test_the_owner_key_on_an_owner_screen_opens_no_second_menu(

@@ -4,22 +4,14 @@ remove, each behind the manager PIN; a PIN never on screen."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from owner_harness import PIN, OwnerHost
 
+from pilot_wait import until
 from qrpos.ledger.shifts import cashiers, find_cashier
 from qrpos.manager_pin import record_matches
 from qrpos.tui.screens.owner.cashiers import CashiersScreen
 from qrpos.tui.services import KioskServices
-
-
-async def until(pilot: Any, check: Callable[[], bool]) -> None:
-    for _ in range(300):
-        await pilot.pause(0.02)
-        if check():
-            return
-    raise AssertionError("never happened")
 
 
 async def test_the_owner_adds_re_pins_renames_and_removes_a_cashier(

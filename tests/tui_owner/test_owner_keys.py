@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from pilot_wait import until
 from qrpos import spec
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.simulator.testing import asgi_transport
@@ -56,14 +57,6 @@ def test_every_letter_shortcut_works_in_either_case(screen: type[Screen[Any]]) -
         if screen is OwnerMenuScreen and key == "l":
             continue  # "L" is the app's own language key, the same action
         assert keys.get(other) == action, f"{screen.__name__}: {key!r} bound, {other!r} not"
-
-
-async def until(pilot: Any, check: Callable[[], bool], what: str) -> None:
-    for _ in range(300):
-        await pilot.pause(0.02)
-        if check():
-            return
-    raise AssertionError(f"never happened: {what}")
 
 
 async def test_capital_letters_do_what_the_hint_shows(

@@ -11,20 +11,13 @@ from typing import Any
 import pytest
 from owner_harness import PIN, OwnerHost
 
+from pilot_wait import until
 from qrpos.config import ConfigError, load_config
 from qrpos.tui.screens.owner.endofday import EndOfDayScreen
 from qrpos.tui.screens.owner.history import HistoryScreen
 from qrpos.tui.screens.owner.menu import OwnerMenuScreen
 from qrpos.tui.screens.owner.pin import PinDialog
 from qrpos.tui.services import KioskServices
-
-
-async def until(pilot: Any, check: Callable[[], bool], what: str) -> None:
-    for _ in range(300):
-        await pilot.pause(0.02)
-        if check():
-            return
-    raise AssertionError(f"never happened: {what}")
 
 
 async def test_a_guarded_history_opens_only_after_the_pin(

@@ -18,6 +18,7 @@ import pytest
 from owner_harness import NOW, OwnerHost
 from textual.widgets import DataTable, Input
 
+from pilot_wait import until
 from qrpos import spec
 from qrpos.ledger.shifts import add_cashier
 from qrpos.manager_pin import pin_record
@@ -57,14 +58,6 @@ def seeded(
         vat_status=spec.VatStatus.PENDING,
     )
     yield
-
-
-async def until(pilot: Any, check: Callable[[], bool]) -> None:
-    for _ in range(300):
-        await pilot.pause(0.02)
-        if check():
-            return
-    raise AssertionError("the screen never loaded")
 
 
 async def _menu(pilot: Any) -> None:
@@ -165,8 +158,12 @@ async def _shift_z(pilot: Any) -> None:
     await pilot.press("z")
     await until(pilot, lambda: isinstance(pilot.app.screen, PinDialog))
     await pilot.press(*"1357", "enter")
+    # the PIN dialog is still on top while its scrypt runs (seconds on a busy machine): the
+    # screen is taken once the shift is back, not at the keypress (a CI run took the dialog)
+    await until(pilot, lambda: isinstance(pilot.app.screen, ShiftScreen))
     screen = pilot.app.screen
-    await until(pilot, lambda: isinstance(screen, ShiftScreen) and screen.z_report is not None)
+    assert isinstance(screen, ShiftScreen)
+    await until(pilot, lambda: screen.z_report is not None)
     await pilot.pause(0.3)
 
 

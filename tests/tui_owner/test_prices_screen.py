@@ -11,6 +11,7 @@ from owner_harness import PIN, OwnerHost
 from textual import events
 from textual.widgets import Static
 
+from pilot_wait import until
 from qrpos.quick_prices import QuickPrice, load_prices, set_price
 from qrpos.tui.screens.owner.prices import PricesScreen
 from qrpos.tui.services import KioskServices
@@ -23,14 +24,6 @@ def burst(app: Any, keys: list[str]) -> None:
     for key in keys:
         name = "space" if key == " " else key
         app.post_message(events.Key(name, NAMES.get(key, key)))
-
-
-async def until(pilot: Any, check: Callable[[], bool], what: str) -> None:
-    for _ in range(300):
-        await pilot.pause(0.02)
-        if check():
-            return
-    raise AssertionError(f"never happened: {what}")
 
 
 def answer(screen: PricesScreen) -> str:

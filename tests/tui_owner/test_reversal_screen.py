@@ -11,6 +11,7 @@ from owner_harness import PIN, OwnerHost, row_ids
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
+from pilot_wait import until
 from qrpos.reports.pin_gate import read_clocks
 from qrpos.service import TerminalClient
 from qrpos.simulator import Sandbox, TerminalCredentials, WalletInfo
@@ -20,14 +21,6 @@ from qrpos.tui.screens.owner.history import HistoryScreen
 from qrpos.tui.screens.owner.messages import ReversalDone
 from qrpos.tui.screens.owner.reversal import ReversalScreen
 from qrpos.tui.services import KioskServices, utc_now
-
-
-async def until(pilot: Any, check: Callable[[], bool], what: str) -> None:
-    for _ in range(200):
-        await pilot.pause(0.02)
-        if check():
-            return
-    raise AssertionError(f"never happened: {what}")
 
 
 async def sale(services: KioskServices, sandbox: Sandbox, wallet: WalletInfo, amount: int) -> str:

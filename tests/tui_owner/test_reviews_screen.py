@@ -11,20 +11,13 @@ import pytest
 from owner_harness import PIN, OwnerHost
 from textual.widgets import DataTable, Static
 
+from pilot_wait import until
 from qrpos.ledger import IntentState
 from qrpos.simulator import Sandbox, TerminalCredentials
 from qrpos.tui.screens.owner.reviews import ReviewsScreen
 from qrpos.tui.services import KioskServices
 
 AMOUNT = 900
-
-
-async def until(pilot: Any, check: Callable[[], bool], what: str) -> None:
-    for _ in range(200):
-        await pilot.pause(0.02)
-        if check():
-            return
-    raise AssertionError(f"never happened: {what}")
 
 
 async def review_sale(

@@ -4,22 +4,14 @@ number: a sale's pending receipt counts, not only a refund waiting to be voided.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from owner_harness import OwnerHost
 from textual.widgets import Static
 
+from pilot_wait import until
 from qrpos.simulator import Sandbox
 from qrpos.tui.screens.owner.menu import OwnerMenuScreen
 from qrpos.tui.services import KioskServices, utc_now
-
-
-async def until(pilot: Any, check: Callable[[], bool], what: str) -> None:
-    for _ in range(300):
-        await pilot.pause(0.02)
-        if check():
-            return
-    raise AssertionError(f"never happened: {what}")
 
 
 async def test_the_menu_counts_a_sales_pending_receipt_in_the_singular(
