@@ -144,8 +144,15 @@ async def test_two_cashiers_take_turns_and_the_z_reports_add_up_to_the_day(
     assert total.sales_mnt + sum(c["sales_mnt"] for c in fixes) == eod.gross_mnt
     assert total.reversed_mnt + sum(c["reversed_mnt"] for c in fixes) == eod.reversed_mnt
     assert total.refunds_made_mnt == eod.reversed_mnt
+    # each cashier's takings are their shifts' sales as the money stands now: Bat's
+    # 12,000 refunded on Saraa's shift is out of his sales and in his refunded, and the
+    # cashiers' lines add up to the day (a Z's own figures would still count it sold)
     per_cashier = by_cashier(ledger, shifts(ledger))
-    assert per_cashier["Bat"].sales == 3 and per_cashier["Saraa"].sales == 1
+    bat_now, saraa_now = per_cashier["Bat"], per_cashier["Saraa"]
+    assert (bat_now.sales, bat_now.sales_mnt, bat_now.reversed_mnt) == (2, 9_000, 12_000)
+    assert (saraa_now.sales, saraa_now.sales_mnt, saraa_now.not_charged) == (1, 7_000, 1)
+    assert bat_now.sales_mnt + saraa_now.sales_mnt == eod.gross_mnt
+    assert bat_now.reversed_mnt + saraa_now.reversed_mnt == eod.reversed_mnt
     ledger.close()
 
 

@@ -162,7 +162,10 @@ def day_shifts(config: Config, day: date) -> list[dict[str, Any]]:
             if local_day_of(shift.opened_at) != day:
                 continue
             if shift.z_report is not None:
-                out.append(shift.z_report)
+                # the Z as it was taken, and its sales' figures now (`now`: the Z plus
+                # every later correction of its sales), which the roll-up's cashier
+                # lines add up
+                out.append({**shift.z_report, "now": figures(ledger, shift.id).to_json()})
             else:
                 out.append(
                     {

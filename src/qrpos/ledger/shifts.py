@@ -410,12 +410,13 @@ def z_reports(ledger: Ledger) -> list[dict[str, Any]]:
 
 
 def by_cashier(ledger: Ledger, of: Sequence[Shift]) -> dict[str, ShiftFigures]:
-    """The figures of `of` summed per cashier (a Z's frozen figures for a closed shift,
-    the X for the open one)."""
+    """The figures of `of` summed per cashier, each shift's sales as their money stands
+    now: for a closed shift its Z plus every later correction of its sales (the books),
+    not the Z's own figures, which leave a sale open at its Z and charged since in no
+    cashier's takings (review 7)."""
     out: dict[str, ShiftFigures] = {}
     for shift in of:
-        shown = frozen_figures(shift.z_report) if shift.z_report else figures(ledger, shift.id)
-        out[shift.cashier] = out.get(shift.cashier, ShiftFigures()) + shown
+        out[shift.cashier] = out.get(shift.cashier, ShiftFigures()) + figures(ledger, shift.id)
     return out
 
 

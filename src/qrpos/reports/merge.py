@@ -179,32 +179,62 @@ def _window(till: TillReport) -> tuple[object, object, object]:
 CASHIER_FIELDS = ("sales", "sales_mnt", "reversed", "reversed_mnt", "refunds_made_mnt")
 
 
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _shifts_of(till: TillReport) -> list[dict[str, Any]]:
     """The till's shifts of the day (a report made before shifts has none)."""
     shifts = till.data.get("shifts", [])
     if not isinstance(shifts, list):
         return []
-    good = []
-    for shift in shifts:
-        if not isinstance(shift, dict) or not isinstance(shift.get("cashier"), str):
-            continue
-        if all(
-            isinstance(shift.get(f), int) and not isinstance(shift.get(f), bool)
-            for f in CASHIER_FIELDS
-        ):
-            good.append(shift)
-    return good
+    return [
+        shift
+        for shift in shifts
+        if isinstance(shift, dict)
+        and isinstance(shift.get("cashier"), str)
+        and all(_count(shift.get(f)) for f in CASHIER_FIELDS)
+    ]
+
+
+def _takings(shift: dict[str, Any], day: list[dict[str, Any]]) -> dict[str, int]:
+    """A shift's figures as they stand now: the report's `now` (its Z plus every later
+    correction of its sales); from a report made before `now`, the Z's own figures plus
+    the corrections of its sales that the day's later Zs carry. The Z's figures alone
+    would leave a sale open at its Z and charged since in no cashier's takings."""
+    now = shift.get("now")
+    if isinstance(now, dict) and all(_count(now.get(f)) for f in CASHIER_FIELDS):
+        return {f: now[f] for f in CASHIER_FIELDS}
+    out = {f: shift[f] for f in CASHIER_FIELDS}
+    number = shift.get("z_number")
+    if not _count(number):
+        return out
+    for later in day:
+        fixes = later.get("corrections")
+        for fix in fixes if isinstance(fixes, list) else ():
+            if not isinstance(fix, dict) or fix.get("of_z") != number:
+                continue
+            if not (_count(fix.get("sales_mnt")) and _count(fix.get("reversed_mnt"))):
+                continue
+            was, then = fix.get("was"), fix.get("now")
+            out["sales"] += (then == "charged") - (was == "charged")
+            out["reversed"] += (then == "refunded") - (was == "refunded")
+            out["sales_mnt"] += fix["sales_mnt"]
+            out["reversed_mnt"] += fix["reversed_mnt"]
+    return out
 
 
 def _by_cashier(tills: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """Each cashier's shifts summed over every till (a cashier may work at two)."""
+    """Each cashier's shifts summed over every till (a cashier may work at two), each
+    shift's sales as their money stands now (`_takings`)."""
     out: dict[str, dict[str, int]] = {}
     for till in tills:
         for shift in till["shifts"]:
             line = out.setdefault(shift["cashier"], dict.fromkeys(("shifts", *CASHIER_FIELDS), 0))
             line["shifts"] += 1
+            takings = _takings(shift, till["shifts"])
             for field in CASHIER_FIELDS:
-                line[field] += shift[field]
+                line[field] += takings[field]
     return out
 
 
