@@ -1,5 +1,7 @@
-"""Review 7: a refund made by hand of a row no sale of this outbox owns is counted in the
-shift's "refunds made" at 0 MNT.
+"""Review 7 (fixed): a refund made by hand of a row no sale of this outbox owns was counted
+in the shift's "refunds made" at 0 MNT. Now a landed refund by hand with no amount reads
+its row's amount from the history (`reversals.price_from_history`, best effort within the
+refund's deadline).
 
 `refund_queue.refund_by_hand` records the refund's amount from `sales_sql.amount_of_tx`,
 the amount of *our own* sale with that row, and None otherwise; nothing fills it in
@@ -21,8 +23,6 @@ import json
 import uuid
 from typing import Any
 
-import pytest
-
 from headless import fed, qrpos
 from qrpos import spec
 from qrpos.service import Approved, TerminalClient
@@ -39,14 +39,6 @@ def _json(env: dict[str, str], *args: str) -> dict[str, Any]:
     return found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "review 7: refund_by_hand records amount_mnt None for a row no sale owns (another "
-        "install's, or a review's candidate), and the shift's X/Z count that refund at "
-        "0 MNT while the service reversed the whole row"
-    ),
-)
 async def test_a_refund_by_hand_of_another_tills_row_counts_its_amount(
     cli_env: dict[str, str], sandbox: Sandbox, other_till: TerminalClient
 ) -> None:
@@ -71,3 +63,22 @@ async def test_a_refund_by_hand_of_another_tills_row_counts_its_amount(
     z = json.loads(z_out.stdout)
     assert (x["refunds_made"], z["refunds_made"]) == (1, 1), (x, z)
     assert (x["refunds_made_mnt"], z["refunds_made_mnt"]) == (AMOUNT, AMOUNT), (x, z)
+
+
+async def test_a_refund_by_hand_lands_when_the_history_cannot_price_it(
+    cli_env: dict[str, str], sandbox: Sandbox, other_till: TerminalClient
+) -> None:
+    """The amount is bookkeeping after the money moved: a history that does not answer
+    leaves it unknown and never holds up or fails the refund."""
+    env = cli_env
+    stranger = sandbox.create_wallet(10_000)
+    sold = await other_till.charge(stranger.qr_token, AMOUNT, str(uuid.uuid4()))
+    assert isinstance(sold, Approved), sold
+    sandbox.arm_fault("error_before_commit", count=1000, operation="list")
+    done = qrpos(env, "reverse", sold.transaction.id)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sandbox.wallet(stranger.wallet_id).balance_mnt == 10_000
+    out = qrpos(env, "outbox", "list", "--all", "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    [refund] = json.loads(out.stdout)
+    assert (refund["state"], refund["amountMNT"]) == ("refunded", None), refund

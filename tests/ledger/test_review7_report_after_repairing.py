@@ -1,4 +1,4 @@
-"""Review 7: after a re-pairing to another terminal mid-day, `qrpos report` says the
+"""Review 7 (fixed): after a re-pairing to another terminal mid-day, `qrpos report` says the
 morning's charges, approved by the old terminal's own 201s, are "approved here but
 missing on the service".
 
@@ -20,20 +20,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from headless import cli_environment, qrpos
 from qrpos.simulator import Sandbox, TerminalCredentials
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "review 7: the end-of-day reconciliation compares the new terminal's history with "
-        "every sale of the outbox, so a sale approved under the old pairing is reported "
-        "'approved here but missing on the service'"
-    ),
-)
 def test_the_report_after_a_repairing_never_calls_the_old_terminals_sale_missing(
     tmp_path: Path, live_url: str, sandbox: Sandbox, terminal: TerminalCredentials
 ) -> None:

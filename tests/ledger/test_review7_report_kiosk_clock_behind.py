@@ -1,4 +1,4 @@
-"""Review 7: a sale made while the kiosk's wall clock was a day behind (a Pi booted on its
+"""Review 7 (fixed): a sale made while the kiosk's wall clock was a day behind (a Pi booted on its
 saved time before NTP stepped it) is, in the day's report, "on the service but unknown
 here", the words for another install or a charge lost from the ledger.
 
@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
 from qrpos.reports import end_of_day, today
 from qrpos.service import TerminalClient
@@ -33,14 +31,6 @@ def _behind() -> datetime:
     return datetime.now(UTC) - BEHIND
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "review 7: the end-of-day reconciliation places a sale by the kiosk's wall clock "
-        "(created_at), so a sale approved while the clock was a day behind is reported "
-        "'on the service but unknown here' on its real day"
-    ),
-)
 async def test_a_sale_made_on_a_clock_a_day_behind_is_known_in_its_days_report(
     ledger: Ledger, http_client: TerminalClient, sandbox: Sandbox, wallet: WalletInfo
 ) -> None:

@@ -30,7 +30,7 @@ from qrpos.ledger.moves import refund_move, sale_move
 from qrpos.ledger.policy import RetryPolicy
 from qrpos.ledger.refund_queue import refund_by_hand, refund_for_sale
 from qrpos.ledger.resolver import ProgressCallback, drive
-from qrpos.ledger.reversals import drive_reversal
+from qrpos.ledger.reversals import drive_reversal, price_from_history
 from qrpos.ledger.reviews import ReviewDecision
 from qrpos.ledger.states import IntentRow, IntentState, RefundReason, ReversalRow, ReversalState
 from qrpos.ledger.store import Ledger
@@ -428,4 +428,4 @@ class ChargeDesk:
             )
         rev = await drive_reversal(self._ctx, rev, deadline=deadline)
         self._rejected(rev.state)
-        return rev
+        return await price_from_history(self._ctx, rev, deadline=deadline)

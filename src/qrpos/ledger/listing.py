@@ -18,6 +18,7 @@ from qrpos.ledger.review_reads import (
     foreign_activity,
     open_reviews,
 )
+from qrpos.ledger.states import IntentRow
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.views import (
     AttemptView,
@@ -110,6 +111,13 @@ class ServiceClock:
         return self._local() + timedelta(seconds=self._offset_s)
 
 
+#: how far the kiosk's clock may have been from the service's at a sale for the sale still
+#: to be placed in its day by its row's time: a Pi without a battery clock boots on the
+#: time it saved at shutdown (`fake-hwclock`), days behind after a week switched off, until
+#: NTP steps it; the service keeps 30 days of history by default
+PLACEMENT_REACH = timedelta(days=31)
+
+
 class OutboxListing:
     """The outbox as a reader sees it through the desk (`ChargeDesk.listing`): the sales and
     refunds, the reviews, another install's activity, a refund's standing, the audit trail
@@ -127,17 +135,29 @@ class OutboxListing:
         """Every sale and refund in the outbox (or only those needing attention)."""
         return outbox_views(self.ledger, include_final=include_final)
 
-    def charges_between(self, from_utc: datetime, to_utc: datetime) -> list[IntentView]:
-        """Sales created in [from_utc, to_utc), all states, for reconciliation."""
-        rows = self.ledger.read(
-            lambda c: sales_sql.list_intents(
-                c,
-                include_final=True,
-                created_from=from_utc.timestamp(),
-                created_to=to_utc.timestamp(),
+    def charges_between(
+        self, from_utc: datetime, to_utc: datetime, *, pairing: str | None = None
+    ) -> list[IntentView]:
+        """Sales of [from_utc, to_utc), all states, for reconciliation, placed by the
+        service's time of their row where the service answered with it (a sale made while
+        the kiosk's clock was a day behind is in its real day: review 7), else by the
+        kiosk's clock. With `pairing`, only the sales sent under that terminal (or before
+        pairings were kept): another pairing's charges are another terminal's history."""
+        reach = PLACEMENT_REACH.total_seconds()
+
+        def read(conn: Any) -> list[IntentRow]:
+            return sales_sql.intents_placed_between(
+                conn, from_utc.timestamp(), to_utc.timestamp(), reach
             )
-        )
-        return [intent_view(r) for r in rows]
+
+        out = []
+        for row in self.ledger.read(read):
+            view = intent_view(row)
+            if pairing is not None and view.username not in (pairing, None):
+                continue
+            if from_utc <= (view.service_at or view.created_at) < to_utc:
+                out.append(view)
+        return out
 
     def audit(self, intent_id: int) -> list[dict[str, Any]]:
         """Every attempt and lookup recorded for one sale, oldest first."""

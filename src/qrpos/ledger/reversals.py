@@ -11,6 +11,7 @@ per row, a sale's refund, one made by hand) are `qrpos.ledger.refund_queue`'s.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 
@@ -35,6 +36,7 @@ from qrpos.said import Said, say
 from qrpos.service import (
     AlreadyReversed,
     CredentialsRejected,
+    ListingFailed,
     RateLimited,
     Refunded,
     ReverseOutcome,
@@ -189,3 +191,35 @@ async def drive_reversal(ctx: Context, row: ReversalRow, *, deadline: float) -> 
         if time.monotonic() >= deadline:
             return row
     return row
+
+
+#: how long a landed refund by hand may spend reading the history for its row's amount
+PRICING_S = 15.0
+
+
+async def price_from_history(ctx: Context, row: ReversalRow, *, deadline: float) -> ReversalRow:
+    """The amount of a landed refund by hand of a row no sale of this outbox holds (another
+    install's charge, a review's candidate), read from the history: the reverse call takes
+    no amount and its 204 has no body, so without it the shift's refunds made would count
+    the whole row handed back as 0 MNT. Best effort within the deadline (at most
+    `PRICING_S`): a history that cannot be read, or a row older than its default window,
+    leaves the amount unknown, as it was."""
+    if row.state is not ReversalState.REFUNDED or row.amount_mnt is not None:
+        return row
+    budget = min(PRICING_S, deadline - time.monotonic())
+    if budget <= 0:
+        return row
+    amount: int | None = None
+    try:
+        async with asyncio.timeout(budget):
+            async for tx in ctx.client.iter_transactions(limit=spec.LIST_LIMIT_MAX):
+                if tx.id == row.tx_id and tx.type is spec.TxType.CHARGE:
+                    amount = tx.amount_mnt
+                    break
+    except (TimeoutError, ListingFailed):
+        return row
+    if amount is None:
+        return row
+    return await ctx.ledger.awrite(
+        functools.partial(refunds_sql.update_reversal, reversal_id=row.id, amount_mnt=amount)
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from sqlite3 import Connection
 from typing import Any, Final, Unpack
 
@@ -99,6 +100,29 @@ def list_intents(
         params.append(created_to)
     # the clauses are our own constants; values go through parameters
     sql = f"SELECT * FROM charge_intent WHERE {' AND '.join(where)} ORDER BY id"  # noqa: S608
+    return [intent_row(r) for r in conn.execute(sql, params).fetchall()]
+
+
+def intents_placed_between(
+    conn: Connection, from_ts: float, to_ts: float, reach_s: float
+) -> list[IntentRow]:
+    """The sales that may fall in [from_ts, to_ts): made then by the kiosk's clock, or
+    answered with a row the service dated within a day of it (made within `reach_s` of
+    it by the kiosk's clock). A superset, oldest first: the caller places each exactly.
+    The service dates rows in UTC (RFC 3339); its first 19 characters compare as text."""
+    day = 86_400.0
+
+    def text(ts: float) -> str:
+        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+    stamp = "substr(json_extract(tx_json, '$.createdAt'), 1, 19)"
+    sql = (
+        "SELECT * FROM charge_intent WHERE (created_at >= ? AND created_at < ?)"  # noqa: S608
+        f" OR (tx_json IS NOT NULL AND created_at >= ? AND created_at < ?"
+        f" AND {stamp} >= ? AND {stamp} < ?) ORDER BY id"
+    )
+    params = (from_ts, to_ts, from_ts - reach_s, to_ts + reach_s, text(from_ts - day),
+              text(to_ts + day))  # fmt: skip
     return [intent_row(r) for r in conn.execute(sql, params).fetchall()]
 
 

@@ -397,6 +397,9 @@ class ReversalChanges(TypedDict, total=False):
     #: (`message_said`) by `refunds_sql.update_reversal`
     message: Said | None
     resolved_at: float | None
+    #: a refund by hand of a row no sale holds learns its amount from the history
+    #: (`reversals.price_from_history`)
+    amount_mnt: int | None
 
 
 #: what a 429 and a 401 leave as a sale's or a refund's last word

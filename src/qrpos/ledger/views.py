@@ -194,6 +194,11 @@ class IntentView:
     attempts: int = 0
     #: `detail` in words for any language (`qrpos.said`), when the outbox kept them
     detail_said: Said | None = None
+    #: the service's time of the sale's row when the service answered with it (the 201's
+    #: `createdAt`): where the sale falls in a day, whatever the kiosk's clock said
+    service_at: datetime | None = None
+    #: the pairing (terminal username) the sale went out under (None: before it was kept)
+    username: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The outbox JSON object of docs/architecture.md."""
@@ -283,7 +288,19 @@ def intent_view(row: IntentRow) -> IntentView:
         detail=row.last_detail,
         attempts=row.attempts,
         detail_said=Said.from_json(row.detail_said),
+        service_at=_service_at(row),
+        username=row.username,
     )
+
+
+def _service_at(row: IntentRow) -> datetime | None:
+    """The service's `createdAt` of the sale's row, when the outbox kept it readable."""
+    if not row.tx_json:
+        return None
+    try:
+        return transaction_from_json_text(row.tx_json).created_at
+    except MalformedResponse:
+        return None  # a damaged row is named where it is read for money (`sale_result`)
 
 
 def reversal_view(row: ReversalRow) -> IntentView:

@@ -250,7 +250,9 @@ async def end_of_day(
     tally = DayTally(day)
     reconciler = None
     if ledger is not None:
-        local = await asyncio.to_thread(_charges_around, ledger, tally.from_utc, tally.to_utc)
+        local = await asyncio.to_thread(
+            _charges_around, ledger, tally.from_utc, tally.to_utc, client.username
+        )
         reconciler = Reconciler(from_utc=tally.from_utc, to_utc=tally.to_utc, local=local)
     from_, to = reconciler.fetch_window if reconciler else (tally.from_utc, tally.to_utc)
     pages = iter_pages(client, from_, to, limit=limit)
@@ -283,7 +285,7 @@ async def reconcile_window(
 ) -> Reconciliation:
     """The ledger's charges of a window (a shift) against the service's history of it, as
     the end of day reconciles a day. Raises `ListingFailed` when the history cannot be read."""
-    local = await asyncio.to_thread(_charges_around, ledger, from_utc, to_utc)
+    local = await asyncio.to_thread(_charges_around, ledger, from_utc, to_utc, client.username)
     reconciler = Reconciler(from_utc=from_utc, to_utc=to_utc, local=local)
     from_, to = reconciler.fetch_window
     async for rows in iter_pages(client, from_, to, limit=limit):
@@ -312,6 +314,12 @@ async def shift_reconciliation(
     return {"done": True, **found.to_json()}
 
 
-def _charges_around(ledger: ChargeBook, from_utc: datetime, to_utc: datetime) -> list[LocalCharge]:
-    """The ledger's charges of the day and its margins (runs in a thread: SQLite)."""
-    return local_charges(ledger.charges_between(from_utc - MARGIN, to_utc + MARGIN))
+def _charges_around(
+    ledger: ChargeBook, from_utc: datetime, to_utc: datetime, pairing: str
+) -> list[LocalCharge]:
+    """The ledger's charges of the day and its margins sent under `pairing`, the terminal
+    whose history they are compared with (runs in a thread: SQLite). A sale sent under an
+    earlier pairing is in another terminal's history: never "missing" from this one's."""
+    return local_charges(
+        ledger.charges_between(from_utc - MARGIN, to_utc + MARGIN, pairing=pairing)
+    )

@@ -179,16 +179,23 @@ class IntentLike(Protocol):
     def transaction_id(self) -> str | None: ...
     @property
     def created_at(self) -> datetime: ...
+    @property
+    def service_at(self) -> datetime | None: ...
 
 
 class ChargeBook(Protocol):
-    """Where the ledger's charges of a window come from (`qrpos.ledger.ChargeDesk`)."""
+    """Where the ledger's charges of a window come from (`qrpos.ledger.ChargeDesk`): placed
+    by the service's time of their row where known, and with `pairing`, only the charges
+    sent under that terminal (its history is the one compared)."""
 
-    def charges_between(self, from_utc: datetime, to_utc: datetime) -> Iterable[IntentLike]: ...
+    def charges_between(
+        self, from_utc: datetime, to_utc: datetime, *, pairing: str | None = None
+    ) -> Iterable[IntentLike]: ...
 
 
 def local_charges(intents: Iterable[IntentLike]) -> list[LocalCharge]:
-    """The charge intents among the ledger's rows (reversals are not takings)."""
+    """The charge intents among the ledger's rows (reversals are not takings), each at the
+    service's time of its row where known (the kiosk's clock may have been off)."""
     return [
         LocalCharge(
             intent_id=str(i.id),
@@ -196,7 +203,7 @@ def local_charges(intents: Iterable[IntentLike]) -> list[LocalCharge]:
             state=str(i.state),
             charged=i.charged,
             transaction_id=i.transaction_id,
-            created_at=i.created_at,
+            created_at=i.service_at or i.created_at,
         )
         for i in intents
         if i.kind == "charge"
