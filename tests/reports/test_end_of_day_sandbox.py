@@ -36,6 +36,7 @@ class Intent:
     transaction_id: str | None
     created_at: datetime
     service_at: datetime | None = None
+    username: str | None = None
 
 
 @dataclass
@@ -45,9 +46,7 @@ class Book:
     intents: list[Intent]
     asked: list[tuple[datetime, datetime]] = field(default_factory=list)
 
-    def charges_between(
-        self, from_utc: datetime, to_utc: datetime, *, pairing: str | None = None
-    ) -> list[Intent]:
+    def charges_between(self, from_utc: datetime, to_utc: datetime) -> list[Intent]:
         self.asked.append((from_utc, to_utc))
         return [i for i in self.intents if from_utc <= i.created_at < to_utc]
 

@@ -135,14 +135,11 @@ class OutboxListing:
         """Every sale and refund in the outbox (or only those needing attention)."""
         return outbox_views(self.ledger, include_final=include_final)
 
-    def charges_between(
-        self, from_utc: datetime, to_utc: datetime, *, pairing: str | None = None
-    ) -> list[IntentView]:
+    def charges_between(self, from_utc: datetime, to_utc: datetime) -> list[IntentView]:
         """Sales of [from_utc, to_utc), all states, for reconciliation, placed by the
         service's time of their row where the service answered with it (a sale made while
         the kiosk's clock was a day behind is in its real day: review 7), else by the
-        kiosk's clock. With `pairing`, only the sales sent under that terminal (or before
-        pairings were kept): another pairing's charges are another terminal's history."""
+        kiosk's clock. Each names the pairing it went out under (`username`)."""
         reach = PLACEMENT_REACH.total_seconds()
 
         def read(conn: Any) -> list[IntentRow]:
@@ -153,8 +150,6 @@ class OutboxListing:
         out = []
         for row in self.ledger.read(read):
             view = intent_view(row)
-            if pairing is not None and view.username not in (pairing, None):
-                continue
             if from_utc <= (view.service_at or view.created_at) < to_utc:
                 out.append(view)
         return out

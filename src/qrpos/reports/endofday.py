@@ -317,9 +317,8 @@ async def shift_reconciliation(
 def _charges_around(
     ledger: ChargeBook, from_utc: datetime, to_utc: datetime, pairing: str
 ) -> list[LocalCharge]:
-    """The ledger's charges of the day and its margins sent under `pairing`, the terminal
-    whose history they are compared with (runs in a thread: SQLite). A sale sent under an
-    earlier pairing is in another terminal's history: never "missing" from this one's."""
-    return local_charges(
-        ledger.charges_between(from_utc - MARGIN, to_utc + MARGIN, pairing=pairing)
-    )
+    """The ledger's charges of the day and its margins, each saying whether it went out
+    under `pairing`, the terminal whose history they are compared with (runs in a thread:
+    SQLite). A sale sent under an earlier pairing is in another terminal's history: never
+    "missing" from this one's, and still unresolved while its outcome is not known."""
+    return local_charges(ledger.charges_between(from_utc - MARGIN, to_utc + MARGIN), pairing)

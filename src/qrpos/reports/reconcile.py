@@ -40,6 +40,10 @@ class LocalCharge:
     charged: bool | None
     transaction_id: str | None
     created_at: datetime
+    #: sent under the pairing whose history is compared (a sale of an earlier pairing is
+    #: in another terminal's history: never "missing" from this one's, still unresolved
+    #: while its outcome is not known)
+    here: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,7 +127,7 @@ class Reconciler:
             if charge.charged is None:
                 if inside:
                     self._unresolved.append(charge)
-            elif charge.charged and charge.transaction_id and inside:
+            elif charge.charged and charge.transaction_id and inside and charge.here:
                 self._expected[charge.transaction_id] = charge
 
     @property
@@ -181,21 +185,21 @@ class IntentLike(Protocol):
     def created_at(self) -> datetime: ...
     @property
     def service_at(self) -> datetime | None: ...
+    @property
+    def username(self) -> str | None: ...
 
 
 class ChargeBook(Protocol):
-    """Where the ledger's charges of a window come from (`qrpos.ledger.ChargeDesk`): placed
-    by the service's time of their row where known, and with `pairing`, only the charges
-    sent under that terminal (its history is the one compared)."""
+    """Where the ledger's charges of a window come from (`qrpos.ledger.ChargeDesk`), placed
+    by the service's time of their row where known."""
 
-    def charges_between(
-        self, from_utc: datetime, to_utc: datetime, *, pairing: str | None = None
-    ) -> Iterable[IntentLike]: ...
+    def charges_between(self, from_utc: datetime, to_utc: datetime) -> Iterable[IntentLike]: ...
 
 
-def local_charges(intents: Iterable[IntentLike]) -> list[LocalCharge]:
+def local_charges(intents: Iterable[IntentLike], pairing: str | None = None) -> list[LocalCharge]:
     """The charge intents among the ledger's rows (reversals are not takings), each at the
-    service's time of its row where known (the kiosk's clock may have been off)."""
+    service's time of its row where known (the kiosk's clock may have been off), and
+    whether it went out under `pairing` (None: any), the terminal whose history is read."""
     return [
         LocalCharge(
             intent_id=str(i.id),
@@ -204,6 +208,7 @@ def local_charges(intents: Iterable[IntentLike]) -> list[LocalCharge]:
             charged=i.charged,
             transaction_id=i.transaction_id,
             created_at=i.service_at or i.created_at,
+            here=pairing is None or i.username in (None, pairing),
         )
         for i in intents
         if i.kind == "charge"
