@@ -248,3 +248,39 @@ def test_a_damaged_attempt_line_is_reported_as_a_damaged_outbox_not_a_crash(
             outbox_audit(ledger, str(intent_id))
     finally:
         ledger.close()
+
+
+@pytest.mark.parametrize("damaged", ["{not json", '{"createdAt": 17}', "[]"])
+def test_a_damaged_transaction_places_its_sale_by_the_kiosk_clock(
+    tmp_path: Path, damaged: str
+) -> None:
+    """The reconciliation's read of a day (`charges_between`) places a sale by its row's
+    service time; a row the outbox kept damaged is placed by the kiosk's clock, and the
+    read of every other sale goes on (before, SQLite's json_extract failed the read)."""
+    from datetime import UTC, datetime
+
+    from qrpos.ledger import sales_sql
+    from qrpos.ledger.listing import OutboxListing
+
+    path = tmp_path / "outbox.sqlite3"
+    ledger = Ledger.open(path)
+    for n, at in enumerate((1_000.0, 2_000.0)):
+
+        def insert(c: sqlite3.Connection, n: int = n, at: float = at) -> int:
+            return sales_sql.insert_intent(
+                c, idem_key=f"k{n}", token="vqr_" + "a" * 40, amount_mnt=4500, now=at
+            )
+
+        ledger.write(insert)
+    ledger.close()
+    raw = sqlite3.connect(path)
+    with raw:
+        raw.execute("UPDATE charge_intent SET tx_json = ? WHERE idem_key = 'k0'", (damaged,))
+    raw.close()
+    ledger = Ledger.open(path)
+    listing = OutboxListing(ledger, lambda: datetime.now(UTC))
+    day = listing.charges_between(
+        datetime.fromtimestamp(0, UTC), datetime.fromtimestamp(1_500, UTC)
+    )
+    assert [(v.id, v.service_at) for v in day] == [("1", None)]
+    ledger.close()

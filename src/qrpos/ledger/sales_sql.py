@@ -115,7 +115,10 @@ def intents_placed_between(
     def text(ts: float) -> str:
         return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
-    stamp = "substr(json_extract(tx_json, '$.createdAt'), 1, 19)"
+    # a damaged row (not JSON) is placed by the kiosk's clock, never fails the read
+    stamp = (
+        "substr(CASE WHEN json_valid(tx_json) THEN json_extract(tx_json, '$.createdAt') END, 1, 19)"
+    )
     sql = (
         "SELECT * FROM charge_intent WHERE (created_at >= ? AND created_at < ?)"  # noqa: S608
         f" OR (tx_json IS NOT NULL AND created_at >= ? AND created_at < ?"
