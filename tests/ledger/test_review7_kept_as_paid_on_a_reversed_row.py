@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
+from headless import cli_environment, qrpos
 from qrpos import spec
 from qrpos.ledger import (
     ChargeDesk,
@@ -48,6 +50,7 @@ HORIZON_S = 1.0
 
 
 async def test_keep_as_paid_is_refused_on_a_row_the_history_lists_reversed(
+    tmp_path: Path,
     ledger: Ledger,
     http_client: TerminalClient,
     live_url: str,
@@ -97,3 +100,15 @@ async def test_keep_as_paid_is_refused_on_a_row_the_history_lists_reversed(
     assert x.sales_mnt == 100, x
     still = ledger.read(lambda c: sales_sql.get_intent(c, sale.intent_id))
     assert still is not None and still.state is IntentState.NEEDS_REVIEW, still
+
+    # and through the command an owner types (`qrpos outbox review N --charged TX`, the
+    # same outbox): refused with the reason, non-zero, nothing changed
+    env = cli_environment(tmp_path, live_url, terminal)
+    typed = await asyncio.to_thread(
+        qrpos, env, "outbox", "review", str(sale.intent_id), "--charged", tx.id
+    )
+    assert typed.returncode != 0, typed.stdout + typed.stderr
+    assert "reversed on the service" in typed.stdout + typed.stderr, typed
+    still = ledger.read(lambda c: sales_sql.get_intent(c, sale.intent_id))
+    assert still is not None and still.state is IntentState.NEEDS_REVIEW, still
+    assert figures(ledger, shift.id).sales_mnt == 100
