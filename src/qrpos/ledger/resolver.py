@@ -257,10 +257,8 @@ async def send_once(ctx: Context, row: IntentRow, *, first: bool) -> tuple[Inten
                 in_flight=1,
                 last_sent_at=now,
                 probed_to=None,  # a new send: its commit may lie past the old probe
-                # the key goes out under the pairing in use: a sale none of whose sends
-                # could reach the old pairing (`maybe_sent` 0: a sale of it that might
-                # have is a person's, above) is this terminal's from now on, its history
-                # the one that shows it (review 8)
+                # sent under the pairing in use, whose history shows it (a sale that may
+                # have reached an old pairing is a person's, in `drive`: review 8)
                 username=ctx.client.username,
             )
         )
