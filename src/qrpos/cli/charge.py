@@ -1,8 +1,9 @@
 """`qrpos charge --amount N --token T [--deadline S]`: one charge through the outbox.
 
-Prints the Transaction as JSON on stdout when charged. Exit codes: 0 approved (or
-found charged in the history), 2 declined or refused, 3 unresolved (kept for
-`qrpos outbox resolve`), 4 credentials rejected, 1 local error. Running it again with
+Prints the Transaction as JSON on stdout when charged and kept. Exit codes: 0 approved
+(or found charged in the history), 2 declined or refused, 3 unresolved (kept for
+`qrpos outbox resolve`) or for the owner to check, 4 credentials rejected, 1 local
+error. Running it again with
 the same token and amount while that sale is unresolved resumes the same sale.
 """
 
@@ -12,7 +13,7 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import Any, Final
 
 from qrpos.cli import usage
 from qrpos.cli.common import (
@@ -30,8 +31,11 @@ from qrpos.ledger import (
     ChargeRefusedLocally,
     IntentState,
     LedgerError,
+    Money,
     SaleResult,
     UnresolvedChargeExists,
+    is_sold,
+    money_of,
 )
 from qrpos.present.i18n import t
 
@@ -55,13 +59,22 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+#: where a sale's money stands when the customer did not pay (exit 2)
+_NOT_PAID: Final = frozenset({Money.NOT_CHARGED, Money.REFUNDED})
+
+
 def exit_code(result: SaleResult) -> int:
-    """The exit code for a sale's state (docs/architecture.md)."""
-    if result.charged is True:
+    """The exit code for a sale's state (docs/architecture.md), read from the ledger's one
+    definition of its money (`is_sold`, `money_of`), as the till's result screen reads it:
+    0 only for a sale charged and kept. A sale charged whose fate a person or a refund
+    still decides (a `reversed_row` review proven on a row being refunded by hand) is
+    open, 3; not charged, or charged and its refund landed by the state's very name, is
+    not paid, 2."""
+    if is_sold(result.state, result.charged):
         return EXIT_OK
     if result.state is IntentState.CREDENTIALS_REJECTED:
         return EXIT_CREDENTIALS
-    if result.charged is False:
+    if money_of(result.state, result.charged, refunded=False) in _NOT_PAID:
         return EXIT_REFUSED
     return EXIT_UNRESOLVED
 
@@ -84,7 +97,7 @@ async def _charge(args: argparse.Namespace, token: str) -> int:
             result = await desk.charge(
                 args.amount, token, deadline_s=args.deadline, on_progress=progress
             )
-    if result.transaction is not None and result.charged:
+    if result.transaction is not None and is_sold(result.state, result.charged):
         print(json.dumps(result.transaction.to_json(), ensure_ascii=False))
     with_stdout_to_stderr(result)
     return exit_code(result)
