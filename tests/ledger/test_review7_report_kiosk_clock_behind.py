@@ -17,8 +17,14 @@ clock is 24 h behind; a sale is approved by its 201; the owner runs today's repo
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import pytest
+from test_cli_clock_steps import LIBFAKETIME, stepped
+
+from headless import qrpos
 from qrpos.ledger import ChargeDesk, Ledger, RetryPolicy
 from qrpos.reports import end_of_day, today
 from qrpos.service import TerminalClient
@@ -43,3 +49,34 @@ async def test_a_sale_made_on_a_clock_a_day_behind_is_known_in_its_days_report(
     rec = eod.reconciliation
     assert rec is not None
     assert (rec.matched, rec.unknown_locally_count) == (1, 0), rec
+
+
+@pytest.mark.skipif(LIBFAKETIME is None, reason="libfaketime is not installed")
+def test_the_same_through_the_commands_a_kiosk_booted_a_day_behind(
+    tmp_path: Path, cli_env: dict[str, str], sandbox: Sandbox
+) -> None:
+    """The same story through the commands a person runs: `qrpos charge` on a wall clock a
+    day behind (libfaketime: the Pi booted on its saved time), then NTP sets it right and
+    the owner runs `qrpos report --json` for today, and for the day the kiosk's clock
+    said: the sale is matched on its real day, and not missing on the other."""
+    env, _ = stepped(cli_env, tmp_path, "-1d")
+    wallet = sandbox.create_wallet(10_000)
+    sold = qrpos(env, "charge", "--amount", "4500", "--token", wallet.qr_token)
+    assert sold.returncode == 0, sold.stderr
+    tx = json.loads(sold.stdout)
+    day = today(datetime.now(UTC))
+    if today(datetime.fromisoformat(tx["createdAt"])) != day:
+        pytest.skip("the sale and the report fell on two local days (midnight in UTC+8)")
+    report = qrpos(cli_env, "report", "--json")  # the clock set right
+    assert report.returncode == 0, report.stderr
+    eod = json.loads(report.stdout)
+    assert (eod["charges"]["count"], eod["charges"]["grossMNT"]) == (1, 4500), eod
+    rec = eod["reconciliation"]
+    assert rec["matched"] == 1, rec
+    assert (rec["unknownLocally"]["count"], rec["missingOnService"]["count"]) == (0, 0), rec
+    behind = (day - BEHIND).isoformat()
+    report = qrpos(cli_env, "report", "--json", "--date", behind)
+    assert report.returncode == 0, report.stderr
+    rec = json.loads(report.stdout)["reconciliation"]
+    assert rec["missingOnService"]["count"] == 0, rec
+    assert (rec["matched"], rec["unknownLocally"]["count"]) == (0, 0), rec
