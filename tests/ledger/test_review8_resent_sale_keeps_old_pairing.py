@@ -18,6 +18,10 @@ shows the row and the key's replay confirms it (never a review naming T1).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from headless import cli_environment, qrpos
 from qrpos.ledger import ChargeDesk, IntentState, Ledger, RetryPolicy
 from qrpos.service import TerminalClient
 from qrpos.service.models import Transaction
@@ -58,3 +62,33 @@ async def test_a_sale_resent_under_the_new_pairing_is_proven_in_its_history(
 
 async def _history(client: TerminalClient) -> list[Transaction]:
     return [tx async for tx in client.iter_transactions()]
+
+
+def test_the_same_through_the_commands_a_person_runs(
+    tmp_path: Path, live_url: str, sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    """`qrpos charge` whose every send under T1 gets a 429 (kept, exit 3); the installer
+    re-pairs the kiosk to T2 (its username and password: `cli_environment`); the sale's
+    send under T2 commits and its reply is lost; `qrpos outbox resolve` proves it in T2's
+    history (the key's replay), never a review naming T1."""
+    wallet = sandbox.create_wallet(10_000)
+    t1_env = cli_environment(tmp_path, live_url, terminal)
+    sandbox.arm_fault("rate_limit", count=10**6, operation="charge", retry_after=0.3)
+    held = qrpos(
+        t1_env, "charge", "--amount", str(AMOUNT), "--token", wallet.qr_token, "--deadline", "1"
+    )
+    assert held.returncode == 3, held.stderr  # kept: nothing reached the service
+    assert sandbox.transactions() == []
+    sandbox.clear_faults()
+    t2_env = cli_environment(tmp_path, live_url, sandbox.create_terminal("m_demo"))
+    assert t2_env["QRPOS_STATE_DIR"] == t1_env["QRPOS_STATE_DIR"]  # the same kiosk
+    sandbox.arm_fault("error_after_commit", count=1, operation="charge")
+    resolved = qrpos(t2_env, "outbox", "resolve", "--deadline", "10")
+    [tx] = sandbox.transactions()
+    assert tx.wallet_id == wallet.wallet_id
+    listed = qrpos(t2_env, "outbox", "list", "--all", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [row] = json.loads(listed.stdout)
+    assert row["state"] != "needs_review", (row, resolved.stdout, resolved.stderr)
+    assert (row["charged"], row["transactionID"]) == (True, tx.id), row
+    assert resolved.returncode == 0, resolved.stdout + resolved.stderr
