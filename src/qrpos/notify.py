@@ -1,4 +1,4 @@
-"""systemd sd_notify without libsystemd: READY=1, WATCHDOG=1, STATUS=.
+"""systemd sd_notify without libsystemd: READY=1, WATCHDOG=1, STATUS=, EXTEND_TIMEOUT_USEC=.
 
 Every function is a no-op (returning False) when not started by systemd with
 `Type=notify`, so the kiosk runs the same in a terminal, in tests and under systemd.
@@ -41,6 +41,18 @@ def ready(status: str = "", env: Mapping[str, str] | None = None) -> bool:
     """The first screen is drawn: tell systemd we are up."""
     states = ["READY=1"] + ([f"STATUS={status}"] if status else [])
     return sd_notify(*states, env=env)
+
+
+def extend_start(seconds: float, env: Mapping[str, str] | None = None) -> bool:
+    """Still starting, and a step further: give the unit's start timeout `seconds` more,
+    counted from now (EXTEND_TIMEOUT_USEC, systemd 236 and later; ignored after READY=1).
+
+    The unit's `TimeoutStartSec` then bounds a step of the start, not the whole start: a
+    kiosk that is slow to import (a cold SD card, bytecode compiled on the first start
+    after an update, an emulated CPU) comes up, where a fixed bound killed it before its
+    first screen and `Restart=always` started it again, for ever; one that hangs in a
+    step is still stopped once the step's time is out."""
+    return sd_notify(f"EXTEND_TIMEOUT_USEC={max(1, round(seconds * 1_000_000))}", env=env)
 
 
 def status(text: str, env: Mapping[str, str] | None = None) -> bool:

@@ -33,6 +33,17 @@ def test_ready_and_watchdog_reach_the_notify_socket(
     assert sock.recv(4096) == b"WATCHDOG=1"
 
 
+def test_extend_start_speaks_microseconds_from_now(
+    dgram_socket: tuple[socket.socket, str],
+) -> None:
+    sock, path = dgram_socket
+    assert notify.extend_start(90, env={"NOTIFY_SOCKET": path})
+    assert sock.recv(4096) == b"EXTEND_TIMEOUT_USEC=90000000"
+    assert notify.extend_start(0.0000001, env={"NOTIFY_SOCKET": path})
+    assert sock.recv(4096) == b"EXTEND_TIMEOUT_USEC=1"  # 0 would mean nothing to systemd
+    assert notify.extend_start(90, env={}) is False
+
+
 def test_notify_is_a_no_op_outside_systemd() -> None:
     assert notify.ready(env={}) is False
     assert notify.watchdog_period_s(env={}) is None

@@ -8,11 +8,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from typing import Final
 
-from qrpos import memory
+from qrpos import memory, notify
 from qrpos.config import Config
 from qrpos.kiosk.starter import ContextStarter
 from qrpos.tui.services import KioskServices
+
+#: the start's steps under systemd, each counted from its beginning (`notify.extend_start`):
+#: importing the app (Textual and the rest: a Pi reads them off its card; an emulated CPU
+#: took 80-100 s for the whole start, docs/installing.md), then drawing the first screen
+IMPORT_STEP_S: Final = 240.0
+FIRST_SCREEN_STEP_S: Final = 90.0
 
 ServicesFactory = Callable[
     [Callable[[str], None]], contextlib.AbstractContextManager[KioskServices]
@@ -23,8 +30,12 @@ def run_kiosk(config: Config, factory: ServicesFactory) -> BaseException | None:
     """Run the kiosk until it exits; its services are built by `factory` after the
     first screen is drawn and stopped when the app has exited. Returns why the services
     could not be built (None when they were)."""
-    # Textual loads here, when the kiosk really starts (not for `qrpos --help`)
+    # Textual loads here, when the kiosk really starts (not for `qrpos --help`): the
+    # start's longest step, given its own time under systemd (`notify.extend_start`)
+    notify.extend_start(IMPORT_STEP_S)
     from qrpos.tui.app import KioskApp
+
+    notify.extend_start(FIRST_SCREEN_STEP_S)  # READY=1 goes out once it is drawn
 
     # before any frame is allocated: large buffers get pages of their own, freed for good
     memory.fix_mmap_threshold()
