@@ -37,8 +37,6 @@ DIR_ENV = "QRPOS_METRICS_DIR"
 FILE_NAME = "qrpos.prom"
 #: how often the running kiosk rewrites the file
 EVERY_S = 30.0
-#: outbox states of a sale still waiting on the resolver
-_UNRESOLVED = frozenset({"pending", "unresolved"})
 _LOCAL = timedelta(hours=8)  # Mongolia, no DST: the shop's day (as qrpos.reports)
 
 
@@ -87,9 +85,9 @@ def gather(
     now: datetime | None = None,
 ) -> KioskFacts:
     """Read the outbox (today's sales, what is open) and the contact log."""
-    from qrpos.ledger import prints_sql, sales_sql
+    from qrpos.ledger import prints_sql, sales_sql, shifts_sql
     from qrpos.ledger.listing import outbox_views
-    from qrpos.ledger.money import is_sold
+    from qrpos.ledger.money import Money, is_sold, money_of
     from qrpos.ledger.views import intent_view
 
     now = now or datetime.now(UTC)
@@ -109,8 +107,16 @@ def gather(
                 created_to=now.timestamp() + 1,
             )
         )
-        for view in map(intent_view, rows):
-            if is_sold(view.state, view.charged):
+        views = [intent_view(row) for row in rows]
+        # a sale whose row was refunded (by hand, or by a person's review) is not takings:
+        # the ledger's one definition with its refund, as the shift's X and Z count it
+        refunded = ledger.read(
+            lambda c: shifts_sql.refunded_tx_ids(
+                c, [v.transaction_id for v in views if v.transaction_id]
+            )
+        )
+        for view in views:
+            if is_sold(view.state, view.charged, view.transaction_id in refunded):
                 sales += 1
                 gross += view.amount_mnt or 0
                 at = view.created_at.timestamp()
@@ -118,7 +124,11 @@ def gather(
         for view in outbox_views(ledger, include_final=False):
             if view.state == "needs_review":
                 review += 1
-            elif view.kind == "charge" and view.state in _UNRESOLVED:
+            elif view.kind == "charge" and money_of(view.state, view.charged, False) is (
+                Money.UNKNOWN
+            ):
+                # its money not yet known, whatever the state (pending, unresolved, a watched
+                # abandon, a 401 mid-sale): the ledger's one definition, not a list of states
                 unresolved += 1
             else:
                 continue
@@ -204,7 +214,11 @@ def registry_for(facts: KioskFacts) -> CollectorRegistry:
         "qrpos_info", "The kiosk's terminal and version", ["username", "version"], registry=reg
     )
     info.labels(facts.username or "", __version__).set(1)
-    gauge("qrpos_sales_today", "Approved sales of the local day (UTC+8)", facts.sales_today)
+    gauge(
+        "qrpos_sales_today",
+        "Sales of the local day (UTC+8) charged and kept; a refunded one leaves it",
+        facts.sales_today,
+    )
     gauge("qrpos_gross_today_mnt", "Gross takings of the local day, MNT", facts.gross_today_mnt)
     gauge("qrpos_unresolved_sales", "Sales whose outcome is not yet known", facts.unresolved)
     gauge("qrpos_needs_review_sales", "Sales waiting for the owner's decision", facts.needs_review)

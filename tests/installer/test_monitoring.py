@@ -238,3 +238,56 @@ async def test_the_metrics_name_who_is_on_and_each_cashiers_takings(
         (("cashier", "Saraa"),): 2.0,
     }
     assert found["qrpos_cashier_gross_today_mnt"][(("cashier", "Saraa"),)] == 10_500
+
+
+async def test_a_sale_refunded_by_hand_leaves_the_takings(
+    tmp_path: Path, asgi_client: TerminalClient, sandbox: Sandbox
+) -> None:
+    """The owner refunds an approved sale's row by hand (`qrpos reverse TX`): the sale
+    stays `approved` in the outbox (a refund by hand names no sale), and its money is back
+    with the customer. The fleet's "sales today" and gross leave it, as the shift's X
+    does; found by a review of issue 47's "one definition" (the metric counted it)."""
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing())
+    kept = await desk.charge(4_500, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
+    back = await desk.charge(6_000, sandbox.create_wallet(10_000).qr_token, deadline_s=5)
+    assert kept.transaction is not None and back.transaction is not None
+    assert (await desk.reverse(back.transaction.id, deadline_s=5)).state == "refunded"
+    facts = metrics.gather(ledger=ledger, contact=None, username=None, camera=None)
+    ledger.close()
+    assert (facts.sales_today, facts.gross_today_mnt) == (1, 4_500)
+
+
+def test_a_sale_whose_money_is_unknown_counts_as_unresolved_in_any_state(
+    tmp_path: Path,
+) -> None:
+    """An abandoned sale still watched (its money unknown) and a sale stopped by a 401
+    mid-send are sales whose outcome is not known: `qrpos_unresolved_sales` counts them
+    with the pending and unresolved ones, from the ledger's one definition; an abandon
+    proven not charged does not count."""
+    from qrpos.ledger import IntentState, sales_sql
+
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    now = datetime.now(UTC).timestamp()
+    cells = [
+        (IntentState.UNRESOLVED, None, True),
+        (IntentState.ABANDONED, None, True),
+        (IntentState.CREDENTIALS_REJECTED, None, True),
+        (IntentState.ABANDONED, 0, False),
+    ]
+
+    def store(conn: Any) -> None:
+        for n, (state, charged, _) in enumerate(cells):
+            new = sales_sql.insert_intent(
+                conn, idem_key=f"k{n}", token=f"vqr_{n}", amount_mnt=100, now=now
+            )
+            sales_sql.update_intent(conn, new, state=IntentState.UNRESOLVED)
+            if state is not IntentState.UNRESOLVED:
+                sales_sql.update_intent(conn, new, state=state, charged=charged, in_flight=0)
+            if state is IntentState.ABANDONED and charged is None:
+                sales_sql.update_intent(conn, new, watching=1)  # the settler still watches
+
+    ledger.write(store)
+    facts = metrics.gather(ledger=ledger, contact=None, username=None, camera=None)
+    ledger.close()
+    assert facts.unresolved == sum(1 for *_, open_ in cells if open_)
