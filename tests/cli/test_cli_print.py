@@ -122,3 +122,27 @@ def test_a_sale_nobody_knows_is_not_printed(
     assert done.returncode == 3 and "cannot be reached" in done.stderr, done.stderr
     done = qrpos(env, "print", "queue")
     assert done.returncode == 0 and "nothing has been printed yet" in done.stdout
+
+
+async def test_a_reversed_sale_gets_no_sale_slip(
+    tmp_path: Path,
+    live_url: str,
+    sandbox: Sandbox,
+    terminal: TerminalCredentials,
+    http_client: TerminalClient,
+) -> None:
+    """`qrpos print receipt TX` of a sale whose money went back (REVERSED on the service)
+    refuses, as the owner's history screen does: a "sale, thank you" slip would say it was
+    paid (found by a review of issue 47's "one definition": it printed, exit 0)."""
+    env = cli_environment(tmp_path, live_url, terminal)
+    env["QRPOS_PRINTER"] = f"file:{tmp_path}/lp0"
+    tx_id = sandbox.seed_charge(terminal.username, 12_500, datetime.now(UTC) - timedelta(hours=1))
+    assert qrpos(env, "print", "receipt", tx_id).returncode == 0  # while it stands
+    printed = (tmp_path / "lp0").read_bytes()
+    await http_client.reverse(tx_id)
+    done = qrpos(env, "print", "receipt", tx_id, "--preview", str(tmp_path / "copy.png"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{tx_id} is not a completed sale" in done.stderr, done.stderr
+    assert not (tmp_path / "copy.png").exists()
+    assert qrpos(env, "print", "receipt", tx_id).returncode == 1
+    assert (tmp_path / "lp0").read_bytes() == printed  # nothing more reached the printer

@@ -166,6 +166,10 @@ def _find_sale(config: Config, tx_id: str) -> Any:
             return fail(t("cli.print.no_such_sale", tx=tx_id))
         if tx.type is not spec.TxType.CHARGE:
             return fail(t("cli.print.not_a_sale", tx=tx_id))
+        if tx.status is not spec.TxStatus.COMPLETED:
+            # a reversed sale's money went back: a "sale" slip would say it was paid (the
+            # owner's history screen refuses the copy in the same words)
+            return fail(t("history.print_not_charge", tx=tx_id))
         return tx
     finally:
         if cache is not None:
