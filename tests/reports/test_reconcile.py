@@ -52,3 +52,16 @@ def test_unknown_rows_are_counted_in_full_but_kept_as_a_few_examples() -> None:
     result = rec.result()
     assert result.unknown_locally_count == 100
     assert len(result.unknown_locally) == 20
+
+
+def test_a_charged_sale_without_a_row_is_unresolved_not_silent() -> None:
+    """A sale proven charged whose row the kiosk does not hold (a `reversed_row` review:
+    proven on a row being refunded by hand, the owner to decide) is named among the
+    unresolved, not left out of every list (a review of issue 47's "one definition")."""
+    noon = START + timedelta(hours=12)
+    review = LocalCharge("5", 1_000, "needs_review", True, None, noon)
+    rec = Reconciler(START, END, [review])
+    rec.observe(tx(noon, 1_000, tx_id="tx_its_row"))
+    result = rec.result()
+    assert [c.intent_id for c in result.unresolved] == ["5"]
+    assert not result.clean

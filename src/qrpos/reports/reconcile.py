@@ -124,7 +124,9 @@ class Reconciler:
             if charge.transaction_id:
                 self._known_ids.add(charge.transaction_id)
             inside = in_window(charge.created_at, self.from_utc, self.to_utc)
-            if charge.charged is None:
+            if charge.charged is None or (charge.charged and not charge.transaction_id):
+                # not known yet; or charged on a row the kiosk cannot name (a person's
+                # review: a row refunded by hand, the owner to choose): the owner is told
                 if inside:
                     self._unresolved.append(charge)
             elif charge.charged and charge.transaction_id and inside and charge.here:
