@@ -91,7 +91,7 @@ def _states_in(node: ast.AST) -> frozenset[str]:
         return _states_in(node.args[0]) if named and node.args else frozenset()
     if not isinstance(node, ast.Tuple | ast.List | ast.Set):
         return frozenset()
-    named = frozenset(
+    members = frozenset(
         e.attr
         for e in node.elts
         if isinstance(e, ast.Attribute)
@@ -102,10 +102,12 @@ def _states_in(node: ast.AST) -> frozenset[str]:
     # the same list written as the states' stored names ("pending", "unresolved"): how a
     # metrics module kept its own "unresolved" past this check (review of issue 47)
     # (only a collection of nothing but state names: a tone's or a kind's words may share one)
-    spelled = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+    spelled = [
+        e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+    ]
     if spelled and len(spelled) == len(node.elts) and set(spelled) <= _STATE_VALUES:
-        return named | frozenset(IntentState(v).name for v in spelled)
-    return named
+        return members | frozenset(IntentState(v).name for v in spelled)
+    return members
 
 
 def own_lists(source: str, where: str) -> list[str]:
