@@ -305,3 +305,19 @@ def test_an_outbox_from_before_the_fix_whose_persons_refund_was_refused(
     out = qrpos(cli_env, "outbox", "review", str(row["id"]), "--refund", tx_id)
     assert out.returncode == 0, out.stdout + out.stderr
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000
+
+
+def test_the_code_of_a_sale_whose_refund_was_refused_waits_for_the_owner(
+    cli_env: dict[str, str], sandbox: Sandbox
+) -> None:
+    """The customer comes back with the same pass while the sale's refused refund waits
+    for the owner: the kiosk refuses the code, nothing sent, saying the owner must check
+    it first, not "already paid" (the sale holds its row, but its money is in question;
+    a review of issue 47's "one definition")."""
+    _, wallet, _, _ = abandoned_charged_sale_refused_its_refund(cli_env, sandbox)
+    again = qrpos(cli_env, "charge", "--amount", "700", "--token", wallet.qr_token)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "review" in again.stderr and "already paid" not in again.stderr, again.stderr
+    assert wallet.qr_token not in again.stderr + again.stdout
+    assert len(charges_of(sandbox, wallet)) == 1  # nothing sent
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - AMOUNT

@@ -196,12 +196,15 @@ class ChargeDesk:
                     if row.token_sha256 == digest and row.amount_mnt == amount_mnt:
                         return row, False
                     raise UnresolvedChargeExists(row.id, row.amount_mnt)
-                paid = sales_sql.paid_with_token(conn, digest)
-                if paid is not None and paid.tx_id is not None:
-                    raise TokenAlreadyPaid(paid.id, paid.amount_mnt, paid.tx_id)
+                # a sale of the code that waits for a person says so first, though it
+                # holds a row (a refund refused): "already paid" would tell the cashier
+                # the money is settled while the owner has yet to decide it
                 held = sales_sql.in_review_with_token(conn, digest)
                 if held is not None:
                     raise TokenInReview(held.id, held.amount_mnt)
+                paid = sales_sql.paid_with_token(conn, digest)
+                if paid is not None and paid.tx_id is not None:
+                    raise TokenAlreadyPaid(paid.id, paid.amount_mnt, paid.tx_id)
                 new_id = sales_sql.insert_intent(
                     conn,
                     idem_key=key,
