@@ -312,3 +312,26 @@ async def test_any_day_of_turns_adds_up_and_no_z_ever_changes(
         assert total.unsettled == () and total.in_review == ()
     finally:
         ledger.close()  # (a second close does nothing)
+
+
+async def test_a_refund_stopped_by_a_dead_password_is_a_refund_waiting(
+    tmp_path: Path, asgi_client: TerminalClient, sandbox: Sandbox
+) -> None:
+    """A refund the service answers 401 (the terminal's password rotated) is kept until the
+    kiosk is re-paired: the shift's X counts it among the refunds waiting, as it does a
+    refund still being sent, never in no line at all (a review of issue 47's "one
+    definition": only the state `pending` was counted)."""
+    ledger = Ledger.open(tmp_path / "outbox.sqlite3")
+    desk = ChargeDesk(ledger, asgi_client, policy=RetryPolicy.testing())
+    bat = add_cashier(ledger, "Bat", record("1357"), at=datetime.now(UTC))
+    shift = open_shift(ledger, bat, at=datetime.now(UTC))
+    wallet = sandbox.create_wallet(10_000)
+    sold = await desk.charge(4_500, wallet.qr_token, deadline_s=5)
+    assert sold.transaction is not None
+    sandbox.rotate_password(asgi_client.username)
+    stopped = await desk.reverse(sold.transaction.id, deadline_s=5)
+    assert stopped.state == "credentials_rejected", stopped
+    shown = figures(ledger, shift.id)
+    ledger.close()
+    assert (shown.refunds_made, shown.refunds_pending) == (0, 1), shown
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - 4_500

@@ -23,12 +23,12 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from qrpos.errors import QrposError
 from qrpos.ledger import shifts_sql
 from qrpos.ledger.money import Money, is_held, money_of
-from qrpos.ledger.states import IntentRow, IntentState
+from qrpos.ledger.states import IntentRow, IntentState, ReversalState
 from qrpos.ledger.store import Ledger
 from qrpos.ledger.typed_rows import Connection, stored_json
 from qrpos.said import say
@@ -36,6 +36,11 @@ from qrpos.service.models import format_rfc3339 as _iso
 
 #: the longest cashier name (a status bar and a slip line hold it)
 NAME_MAX = 24
+
+
+#: refunds made that have neither landed nor been refused: still being sent, or kept for a
+#: re-pairing after a 401 (the X's and the Z's "refunds waiting")
+_REFUND_WAITING: Final = frozenset({ReversalState.PENDING, ReversalState.CREDENTIALS_REJECTED})
 
 
 class ShiftError(QrposError, ValueError):
@@ -284,7 +289,8 @@ def _figures_of(conn: Connection, shift_id: int | None) -> tuple[ShiftFigures, l
         not_charged=sum(1 for _, money in sales if money is Money.NOT_CHARGED),
         refunds_made=len(done),
         refunds_made_mnt=sum(r.amount_mnt or 0 for r in done),
-        refunds_pending=sum(1 for r in made if str(r.state) == "pending"),
+        # not landed and not refused: still being sent, or kept for a re-pairing (a 401)
+        refunds_pending=sum(1 for r in made if r.state in _REFUND_WAITING),
         in_review=tuple(_open_sale(r) for r in unknown if r.state is IntentState.NEEDS_REVIEW),
         unsettled=tuple(_open_sale(r) for r in unknown if r.state is not IntentState.NEEDS_REVIEW),
         held=tuple(_open_sale(r) for r in kept if is_held(r.state, r.charged)),
