@@ -38,11 +38,13 @@ def test_charge_prints_transaction_json_and_exits_0(
         "amountMNT",
         "state",
         "charged",
+        "money",
         "transactionID",
         "token",
         "createdAt",
     }
     assert row["charged"] is True and row["transactionID"] == tx["id"]
+    assert row["money"] == "charged"
     assert row["token"] == "…" + wallet.qr_token[-4:]
     # the same token again already paid charge #1: refused locally (exit 1), nothing sent;
     # not "declined" (exit 2), which would read as "the customer was not charged"
@@ -103,6 +105,31 @@ def test_reverse_exit_codes(cli_env: dict[str, str], sandbox: Sandbox, wallet: W
     missing = qrpos(cli_env, "reverse", "tx_doesnotexist")
     assert missing.returncode == 2 and "no such transaction" in missing.stdout
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 1_000_000
+
+
+def test_a_sale_refunded_by_hand_is_listed_refunded(
+    cli_env: dict[str, str], sandbox: Sandbox, wallet: WalletInfo
+) -> None:
+    """`qrpos reverse TX` of an approved sale: the sale stays `approved` (a refund by hand
+    names no sale) and `charged` true (the charge happened), and the list says where its
+    money stands now, by the ledger's one definition: refunded (a review of issue 47's
+    "one definition": the list said "charged", and a script summing `charged` counted it)."""
+    kept = json.loads(qrpos(cli_env, "charge", "--amount", "70", "--token", wallet.qr_token).stdout)
+    other = sandbox.create_wallet(1_000)
+    back = json.loads(qrpos(cli_env, "charge", "--amount", "50", "--token", other.qr_token).stdout)
+    assert qrpos(cli_env, "reverse", back["id"]).returncode == 0
+    rows = json.loads(qrpos(cli_env, "outbox", "list", "--all", "--json").stdout)
+    sales = {r["transactionID"]: r for r in rows if r["kind"] == "charge"}
+    assert (sales[back["id"]]["state"], sales[back["id"]]["charged"]) == ("approved", True)
+    assert sales[back["id"]]["money"] == "refunded"
+    assert sales[kept["id"]]["money"] == "charged"
+    assert [r["money"] for r in rows if r["kind"] == "reversal"] == [None]
+    text = qrpos(cli_env, "outbox", "list", "--all").stdout
+    [line] = [ln for ln in text.splitlines() if " 50 " in ln and "approved" in ln]
+    assert line.rstrip().endswith("charged, then refunded"), text
+    shown = qrpos(cli_env, "outbox", "show", sales[back["id"]]["id"], "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["item"]["money"] == "refunded", shown.stdout
 
 
 def test_unresolved_exits_3_then_abandon_resolve_and_review_refunds_it(

@@ -44,7 +44,7 @@ from qrpos.ledger import (
 )
 from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
-from qrpos.present.owner import charged_word, state_word
+from qrpos.present.owner import charged_word, money_word, state_word
 from qrpos.present.words import words
 
 
@@ -84,7 +84,8 @@ def register(sub: Any) -> None:
 def _describe(view: IntentView) -> str:
     """A sale or refund in two lines that fit 80 columns: what and where it stands, then
     when, its transaction and the code's last characters; an open one's reason under it."""
-    charged = charged_word(view.charged)
+    # a sale: where its money stands now (a refund landed says so); a refund: charged or not
+    charged = money_word(view.money) if view.money else charged_word(view.charged)
     amount = "-" if view.amount_mnt is None else format_mnt(view.amount_mnt)
     local = (view.created_at + spec.LOCAL_UTC_OFFSET).strftime("%Y-%m-%d %H:%M:%S")
     kind, state = t(f"cli.kind.{view.kind}"), state_word(view.state)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from qrpos.ledger import refunds_sql, sales_sql, service_sql
+from qrpos.ledger import refunds_sql, sales_sql, service_sql, shifts_sql
 from qrpos.ledger.failures import LedgerError
 from qrpos.ledger.review_reads import (
     ForeignActivity,
@@ -35,7 +35,9 @@ def outbox_views(ledger: Ledger, *, include_final: bool) -> list[IntentView]:
     """Sales and refunds in the outbox, oldest first; needs no client or password."""
 
     def read(conn: Any) -> list[IntentView]:
-        views = [intent_view(r) for r in sales_sql.list_intents(conn, include_final=include_final)]
+        rows = sales_sql.list_intents(conn, include_final=include_final)
+        refunded = shifts_sql.refunded_tx_ids(conn, [r.tx_id for r in rows if r.tx_id])
+        views = [intent_view(r, r.tx_id in refunded) for r in rows]
         views += [
             reversal_view(r) for r in refunds_sql.list_reversals(conn, include_final=include_final)
         ]
@@ -75,7 +77,9 @@ def outbox_audit(ledger: Ledger, item: str) -> tuple[IntentView, list[AttemptVie
             intent = sales_sql.get_intent(conn, key)
             if intent is None:
                 return None
-            view, rows = intent_view(intent), service_sql.attempts_of(conn, key)
+            landed = shifts_sql.refunded_tx_ids(conn, [intent.tx_id] if intent.tx_id else [])
+            refunded = intent.tx_id in landed
+            view, rows = intent_view(intent, refunded), service_sql.attempts_of(conn, key)
         return view, [AttemptView.from_row(r) for r in rows]
 
     found = ledger.read(read)

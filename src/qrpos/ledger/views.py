@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from qrpos.errors import QrposError
 from qrpos.ledger.failures import DamagedRow
+from qrpos.ledger.money import money_of
 from qrpos.ledger.states import IntentRow, IntentState, ReversalRow, ReversalState, is_open
 from qrpos.said import Said, say
 from qrpos.service import Transaction, format_rfc3339
@@ -199,6 +200,10 @@ class IntentView:
     service_at: datetime | None = None
     #: the pairing (terminal username) the sale went out under (None: before it was kept)
     username: str | None = None
+    #: a sale's money (`money.money_of`, with its row's landed refund): "charged",
+    #: "refunded", "not_charged" or "unknown"; None for a reversal. `charged` says whether
+    #: the charge happened; this says where the customer's money stands now
+    money: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The outbox JSON object of docs/architecture.md."""
@@ -208,6 +213,7 @@ class IntentView:
             "amountMNT": self.amount_mnt,
             "state": self.state,
             "charged": self.charged,
+            "money": self.money,
             "transactionID": self.transaction_id,
             "token": self.token,
             "createdAt": format_rfc3339(self.created_at.astimezone(UTC)),
@@ -274,8 +280,9 @@ def sale_result(row: IntentRow) -> SaleResult:
     )
 
 
-def intent_view(row: IntentRow) -> IntentView:
-    """A charge intent as a row of `qrpos outbox list`."""
+def intent_view(row: IntentRow, refunded: bool = False) -> IntentView:
+    """A charge intent as a row of `qrpos outbox list`; `refunded`: a refund of its row
+    landed (the outbox's reversal of its `tx_id`, refunded)."""
     return IntentView(
         id=str(row.id),
         kind="charge",
@@ -290,6 +297,7 @@ def intent_view(row: IntentRow) -> IntentView:
         detail_said=Said.from_json(row.detail_said),
         service_at=_service_at(row),
         username=row.username,
+        money=money_of(row.state, row.charged, refunded).value,
     )
 
 

@@ -141,6 +141,17 @@ def charged_word(charged: bool | None) -> str:
     return t(f"cli.charged.{key}")
 
 
+#: a sale's money (`qrpos.ledger.money.Money` values) to its word's key
+_MONEY_KEYS = {"charged": "yes", "not_charged": "no", "unknown": "unknown", "refunded": "refunded"}
+
+
+def money_word(money: str) -> str:
+    """Where a sale's money stands (the ledger's `money_of`: charged, refunded, not
+    charged, not yet known), in the current language; the raw word if unknown."""
+    key = _MONEY_KEYS.get(money)
+    return t(f"cli.charged.{key}") if key else money
+
+
 def pin_refusal(check: PinCheck) -> str | None:
     """Why the manager PIN did not open the door (no PIN set, paused, wrong), or None when
     it did: one answer for every screen that asks for it."""
