@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.pilot import Pilot
 
@@ -53,11 +54,20 @@ class Kiosk:
     ledger: Ledger
 
     async def until(self, predicate: Callable[[], bool], timeout: float = 8.0) -> None:
-        """Let the app run until `predicate()` holds (fails the test after `timeout`)."""
+        """Let the app run until `predicate()` holds (fails the test after `timeout`). A
+        widget the predicate reads that is not there yet (a screen pushed, its children
+        still being composed) is "not yet", not a failure: CI once read `#notice` on an
+        AmountScreen a moment before it was mounted."""
         import time
 
+        def holds() -> bool:
+            try:
+                return predicate()
+            except NoMatches:
+                return False
+
         give_up = time.monotonic() + timeout
-        while not predicate():
+        while not holds():
             if time.monotonic() > give_up:
                 raise AssertionError(f"timed out; screen is {type(self.app.screen).__name__}")
             await self.pilot.pause(0.02)
