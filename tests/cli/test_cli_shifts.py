@@ -105,3 +105,23 @@ def test_a_cashier_named_like_a_formula_is_written_inert_to_csv(
     assert done.returncode == 0, done.stderr
     [row] = list(csv.DictReader((tmp_path / "shifts.csv").open()))
     assert row["cashier"] == "'=1+1"
+
+
+def test_a_refund_stopped_by_a_dead_password_shows_as_waiting_on_the_x(
+    tmp_path: Path, live_url: str, sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    """`qrpos reverse TX` after the terminal's password was rotated: the service answers
+    401, the refund is kept for the re-pairing (exit 4), and `qrpos shift x --json` counts
+    it among the refunds waiting, not in no line (it counted only refunds being sent)."""
+    env = cli_environment(tmp_path, live_url, terminal)
+    assert fed(env, f"{BAT_PIN}\n", "cashier", "add", "Bat", "--pin-stdin").returncode == 0
+    assert fed(env, f"{BAT_PIN}\n", "shift", "open", "Bat", "--pin-stdin").returncode == 0
+    wallet = sandbox.create_wallet(10_000)
+    sold = qrpos(env, "charge", "--amount", "4500", "--token", wallet.qr_token)
+    assert sold.returncode == 0, sold.stderr
+    sandbox.rotate_password(terminal.username)
+    stopped = qrpos(env, "reverse", json.loads(sold.stdout)["id"])
+    assert stopped.returncode == 4, stopped.stdout + stopped.stderr
+    x = json.loads(qrpos(env, "shift", "x", "--json").stdout)
+    assert (x["refunds_made"], x["refunds_pending"], x["sales"]) == (0, 1, 1), x
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - 4_500

@@ -130,6 +130,17 @@ def test_a_sale_refunded_by_hand_is_listed_refunded(
     shown = qrpos(cli_env, "outbox", "show", sales[back["id"]]["id"], "--json")
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["item"]["money"] == "refunded", shown.stdout
+    # and the fleet's metrics, as `qrpos metrics --once` writes them: the takings leave it
+    folder = Path(cli_env["QRPOS_STATE_DIR"]).parent / "textfile"
+    folder.mkdir()
+    wrote = qrpos(cli_env, "metrics", "--once", "--dir", str(folder))
+    assert wrote.returncode == 0, wrote.stderr
+    lines = dict(
+        line.rsplit(" ", 1)
+        for line in (folder / "qrpos.prom").read_text().splitlines()
+        if line.startswith(("qrpos_sales_today ", "qrpos_gross_today_mnt "))
+    )
+    assert (float(lines["qrpos_sales_today"]), float(lines["qrpos_gross_today_mnt"])) == (1, 70)
 
 
 def test_unresolved_exits_3_then_abandon_resolve_and_review_refunds_it(
