@@ -85,10 +85,9 @@ def gather(
     now: datetime | None = None,
 ) -> KioskFacts:
     """Read the outbox (today's sales, what is open) and the contact log."""
-    from qrpos.ledger import prints_sql, sales_sql, shifts_sql
-    from qrpos.ledger.listing import outbox_views
-    from qrpos.ledger.money import Money, is_sold, money_of
-    from qrpos.ledger.views import intent_view
+    from qrpos.ledger import prints_sql, sales_sql
+    from qrpos.ledger.listing import charge_views, outbox_views
+    from qrpos.ledger.money import Money, is_sold
 
     now = now or datetime.now(UTC)
     local_midnight = (now + _LOCAL).replace(hour=0, minute=0, second=0, microsecond=0) - _LOCAL
@@ -99,24 +98,21 @@ def gather(
     rejected = locked
     if ledger is not None:
         outbox_ok = ledger.integrity_ok
-        rows = ledger.read(
-            lambda c: sales_sql.list_intents(
+        # each with its money: a sale whose row was refunded (by hand, or by a person's
+        # review) is not takings, as the shift's X and Z count it
+        views = ledger.read(
+            lambda c: charge_views(
                 c,
-                include_final=True,
-                created_from=local_midnight.timestamp(),
-                created_to=now.timestamp() + 1,
-            )
-        )
-        views = [intent_view(row) for row in rows]
-        # a sale whose row was refunded (by hand, or by a person's review) is not takings:
-        # the ledger's one definition with its refund, as the shift's X and Z count it
-        refunded = ledger.read(
-            lambda c: shifts_sql.refunded_tx_ids(
-                c, [v.transaction_id for v in views if v.transaction_id]
+                sales_sql.list_intents(
+                    c,
+                    include_final=True,
+                    created_from=local_midnight.timestamp(),
+                    created_to=now.timestamp() + 1,
+                ),
             )
         )
         for view in views:
-            if is_sold(view.state, view.charged, view.transaction_id in refunded):
+            if is_sold(view.state, view.charged, view.money == Money.REFUNDED):
                 sales += 1
                 gross += view.amount_mnt or 0
                 at = view.created_at.timestamp()
@@ -124,9 +120,7 @@ def gather(
         for view in outbox_views(ledger, include_final=False):
             if view.state == "needs_review":
                 review += 1
-            elif view.kind == "charge" and money_of(view.state, view.charged, False) is (
-                Money.UNKNOWN
-            ):
+            elif view.money == Money.UNKNOWN:
                 # its money not yet known, whatever the state (pending, unresolved, a watched
                 # abandon, a 401 mid-sale): the ledger's one definition, not a list of states
                 unresolved += 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,13 +31,18 @@ from qrpos.ledger.views import (
 from qrpos.said import say
 
 
+def charge_views(conn: Any, rows: Sequence[IntentRow]) -> list[IntentView]:
+    """Sales as `qrpos outbox list` shows them, each with where its money stands (`money`:
+    the landed refunds of their rows read once for all), for the list and the metrics."""
+    refunded = shifts_sql.refunded_tx_ids(conn, [r.tx_id for r in rows if r.tx_id])
+    return [intent_view(r, r.tx_id in refunded) for r in rows]
+
+
 def outbox_views(ledger: Ledger, *, include_final: bool) -> list[IntentView]:
     """Sales and refunds in the outbox, oldest first; needs no client or password."""
 
     def read(conn: Any) -> list[IntentView]:
-        rows = sales_sql.list_intents(conn, include_final=include_final)
-        refunded = shifts_sql.refunded_tx_ids(conn, [r.tx_id for r in rows if r.tx_id])
-        views = [intent_view(r, r.tx_id in refunded) for r in rows]
+        views = charge_views(conn, sales_sql.list_intents(conn, include_final=include_final))
         views += [
             reversal_view(r) for r in refunds_sql.list_reversals(conn, include_final=include_final)
         ]
@@ -77,9 +82,7 @@ def outbox_audit(ledger: Ledger, item: str) -> tuple[IntentView, list[AttemptVie
             intent = sales_sql.get_intent(conn, key)
             if intent is None:
                 return None
-            landed = shifts_sql.refunded_tx_ids(conn, [intent.tx_id] if intent.tx_id else [])
-            refunded = intent.tx_id in landed
-            view, rows = intent_view(intent, refunded), service_sql.attempts_of(conn, key)
+            [view], rows = charge_views(conn, [intent]), service_sql.attempts_of(conn, key)
         return view, [AttemptView.from_row(r) for r in rows]
 
     found = ledger.read(read)
