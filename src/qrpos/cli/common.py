@@ -9,7 +9,7 @@ import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -186,3 +186,25 @@ def fail(message: str | BaseException, code: int = EXIT_LOCAL_ERROR) -> int:
 
 
 SETUP_ERRORS = (ConfigError, CredentialsMissing, InsecureBaseURL, ClonedStateDir)
+
+
+@contextlib.contextmanager
+def refunds_landed_here(config: Config) -> Iterator[Callable[[Sequence[str]], set[str]] | None]:
+    """What the outbox knows of the refunds it landed (`qrpos.ledger.refunded_here`), for
+    laying over a stale copy of the history (the cache, read offline); None when this
+    install has no outbox yet, or one that cannot be read (a command reading the history
+    does not fail on it: its offline rows are marked as of their sync)."""
+    from qrpos.ledger import Ledger, LedgerError, refunded_here
+
+    if not config.ledger_path.exists():
+        yield None
+        return
+    try:
+        ledger = Ledger.open(config.ledger_path)
+    except LedgerError:
+        yield None
+        return
+    try:
+        yield lambda tx_ids: refunded_here(ledger, tx_ids)
+    finally:
+        ledger.close()

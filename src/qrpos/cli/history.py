@@ -27,12 +27,14 @@ from qrpos.cli.common import (
     config_from_args,
     console_width,
     fail,
+    refunds_landed_here,
 )
 from qrpos.config import Config
+from qrpos.ledger import LedgerError
 from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
 from qrpos.present.words import words
-from qrpos.reports.history import HistoryFeed, HistoryPage
+from qrpos.reports.history import HistoryFeed, HistoryPage, RefundedHere
 from qrpos.reports.history_cache import CacheError, HistoryCache
 from qrpos.reports.localday import day_window, parse_day, to_local
 from qrpos.service import Transaction, parse_rfc3339
@@ -88,7 +90,11 @@ def row_text(tx: Transaction, columns: int = 80) -> str:
 
 
 async def _collect(
-    config: Config, from_: datetime | None, to: datetime | None, limit: int
+    config: Config,
+    from_: datetime | None,
+    to: datetime | None,
+    limit: int,
+    refunded: RefundedHere | None,
 ) -> tuple[list[Transaction], HistoryPage]:
     try:
         cache: HistoryCache | None = HistoryCache.in_state_dir(config.state_dir)
@@ -96,7 +102,7 @@ async def _collect(
         cache = None
     client = client_from_config(config)
     async with client:
-        feed = HistoryFeed(client, cache, lambda: datetime.now(UTC))
+        feed = HistoryFeed(client, cache, lambda: datetime.now(UTC), refunded)
         rows: list[Transaction] = []
         page = await feed.page(from_utc=from_, to_utc=to, limit=min(limit, spec.LIST_LIMIT_MAX))
         rows.extend(page.transactions)
@@ -124,8 +130,9 @@ def run(args: argparse.Namespace) -> int:
         return fail(t("cli.history.to_before_from"), EXIT_USAGE)
     try:
         config = config_from_args(args)
-        rows, last = asyncio.run(_collect(config, from_, to, args.limit))
-    except SETUP_ERRORS as exc:
+        with refunds_landed_here(config) as refunded:
+            rows, last = asyncio.run(_collect(config, from_, to, args.limit, refunded))
+    except (*SETUP_ERRORS, LedgerError) as exc:  # the outbox, read for refunds landed here
         return fail(exc)
     if args.json:
         print(json.dumps([tx.to_json() for tx in rows], ensure_ascii=False))

@@ -33,6 +33,7 @@ from qrpos.cli.common import (
     SETUP_ERRORS,
     client_from_config,
     config_from_args,
+    refunds_landed_here,
     wrapped,
 )
 from qrpos.config import Config
@@ -135,6 +136,7 @@ def _find_sale(config: Config, tx_id: str) -> Any:
     last saw it; an exit code when neither has it."""
     from qrpos import spec
     from qrpos.credentials import CredentialsMissing
+    from qrpos.ledger import LedgerError
     from qrpos.reports.history_cache import CacheError, HistoryCache
     from qrpos.service import CredentialsRejected, ListingFailed
 
@@ -166,6 +168,13 @@ def _find_sale(config: Config, tx_id: str) -> Any:
             return fail(t("cli.print.no_such_sale", tx=tx_id))
         if tx.type is not spec.TxType.CHARGE:
             return fail(t("cli.print.not_a_sale", tx=tx_id))
+        if fresh is None:
+            # the cache is as of its last sync: a refund this kiosk landed since is in the
+            # outbox only (`refunded_here`), and the copy must not say "paid" for it
+            try:
+                tx = _as_refunded_here(config, tx)
+            except LedgerError as exc:
+                return fail(exc)
         if tx.status is not spec.TxStatus.COMPLETED:
             # a reversed sale's money went back: a "sale" slip would say it was paid (the
             # owner's history screen refuses the copy in the same words)
@@ -174,6 +183,16 @@ def _find_sale(config: Config, tx_id: str) -> Any:
     finally:
         if cache is not None:
             cache.close()
+
+
+def _as_refunded_here(config: Config, tx: Any) -> Any:
+    """`tx` from the cache as the service has it now: REVERSED when a refund of this
+    kiosk's outbox landed on it since the cache's last sync."""
+    from qrpos.reports.history import with_refunds_here
+
+    with refunds_landed_here(config) as refunded:
+        [now] = with_refunds_here([tx], refunded)
+    return now
 
 
 async def _from_service(config: Config, tx_id: str, cached: Any) -> Any:

@@ -11,7 +11,7 @@ from qrpos.lazy import lazy_exports
 if TYPE_CHECKING:
     from qrpos.ledger.desk import ChargeDesk
     from qrpos.ledger.failures import LedgerError
-    from qrpos.ledger.listing import outbox_audit, outbox_views
+    from qrpos.ledger.listing import outbox_audit, outbox_views, refunded_here
     from qrpos.ledger.money import Money, is_sold, money_of
     from qrpos.ledger.policy import RetryPolicy
     from qrpos.ledger.review_reads import (
@@ -83,6 +83,7 @@ __all__ = [
     "outbox_audit",
     "outbox_views",
     "recorded_foreign_activity",
+    "refunded_here",
     "review_views",
 ]
 
@@ -122,6 +123,7 @@ _WHERE = {
     "UnresolvedChargeExists": ".views",
     "outbox_audit": ".listing",
     "outbox_views": ".listing",
+    "refunded_here": ".listing",
     "recorded_foreign_activity": ".review_reads",
     "review_views": ".review_reads",
 }

@@ -38,6 +38,14 @@ def charge_views(conn: Any, rows: Sequence[IntentRow]) -> list[IntentView]:
     return [intent_view(r, r.tx_id in refunded) for r in rows]
 
 
+def refunded_here(ledger: Ledger, tx_ids: Sequence[str]) -> set[str]:
+    """Which of these history rows a refund of this outbox gave back, the service
+    confirming it (204, or 409 "already reversed"): what a stale copy of the history (the
+    cache, read offline) does not know yet. Needs no client or password."""
+    ids = list(dict.fromkeys(tx_ids))
+    return ledger.read(lambda conn: shifts_sql.refunded_tx_ids(conn, ids)) if ids else set()
+
+
 def outbox_views(ledger: Ledger, *, include_final: bool) -> list[IntentView]:
     """Sales and refunds in the outbox, oldest first; needs no client or password."""
 
@@ -173,6 +181,10 @@ class OutboxListing:
     def foreign_activity(self) -> ForeignActivity | None:
         """Another install charging with these credentials (until an owner clears it)."""
         return self.ledger.read(foreign_activity)
+
+    def refunded_here(self, tx_ids: Sequence[str]) -> set[str]:
+        """Which of these rows a landed refund of this outbox gave back (`refunded_here`)."""
+        return refunded_here(self.ledger, tx_ids)
 
     def refund_of(self, tx_id: str) -> ReversalResult | None:
         """Where the latest refund of `tx_id` through the queue stands, or None."""

@@ -4,11 +4,14 @@ the local cache (marked offline), a page at a time, newest first."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from msgspec import structs
+
+from qrpos import spec
 from qrpos.reports.history_cache import CacheError, HistoryCache
 from qrpos.reports.localday import day_window, in_window, to_local
 from qrpos.said import Said, say
@@ -52,6 +55,27 @@ def _key(tx: Transaction) -> tuple[str, str]:
     return (format_rfc3339(tx.created_at), tx.id)
 
 
+#: which of these rows a landed refund of this kiosk's outbox gave back
+#: (`qrpos.ledger.refunded_here`)
+RefundedHere = Callable[[Sequence[str]], set[str]]
+
+
+def with_refunds_here(
+    rows: Iterable[Transaction], refunded_here: RefundedHere | None
+) -> tuple[Transaction, ...]:
+    """Rows of a stale copy of the history (the cache, read offline) as the service has
+    them now: a sale this kiosk refunded since, the service confirming it, is REVERSED
+    (its copy would otherwise show it paid and offer it to be printed or refunded)."""
+    rows = tuple(rows)
+    charges = [tx.id for tx in rows if tx.is_charge and tx.status is spec.TxStatus.COMPLETED]
+    if refunded_here is None or not charges:
+        return rows
+    back = refunded_here(charges)
+    return tuple(
+        structs.replace(tx, status=spec.TxStatus.REVERSED) if tx.id in back else tx for tx in rows
+    )
+
+
 class HistoryFeed:
     """Pages of history for the screen and `qrpos history`; refreshes the cache."""
 
@@ -60,10 +84,13 @@ class HistoryFeed:
         client: TerminalClient | None,
         cache: HistoryCache | None,
         clock: Callable[[], datetime],
+        refunded_here: RefundedHere | None = None,
     ) -> None:
         self.client = client
         self.cache = cache
         self.clock = clock
+        #: the outbox's landed refunds, laid over the cache's rows when offline
+        self.refunded_here = refunded_here
 
     async def page(
         self,
@@ -127,7 +154,7 @@ class HistoryFeed:
         cached = self.cache.page(from_utc=from_utc, to_utc=to_utc, before=before, limit=limit)
         nxt = HistoryCursor(service=None, last_key=cached.before) if cached.before else None
         return HistoryPage(
-            transactions=cached.transactions,
+            transactions=with_refunds_here(cached.transactions, self.refunded_here),
             next=nxt,
             offline=True,
             synced_at=self.cache.synced_at(),

@@ -56,8 +56,11 @@ class OwnerContext:
         self.pin_gate = PinGate(state_dir)
 
     def feed(self) -> HistoryFeed:
-        """History pages from the service, falling back to the cache."""
-        return HistoryFeed(self.services.client, self.cache, self.services.clock)
+        """History pages from the service, falling back to the cache (with the refunds
+        this kiosk landed since laid over it)."""
+        desk = self.services.desk
+        refunded = None if desk is None else desk.listing.refunded_here
+        return HistoryFeed(self.services.client, self.cache, self.services.clock, refunded)
 
     def today(self) -> date:
         """The shop's business day now."""
