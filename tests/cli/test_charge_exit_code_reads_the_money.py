@@ -22,27 +22,33 @@ from qrpos.ledger import IntentState, Money, SaleResult, is_sold, money_of
 from qrpos.present.i18n import set_language
 from qrpos.present.outcome import outcome_view
 
-CELLS = list(itertools.product(IntentState, (True, False, None)))
+#: each state with charged yes, no, unknown; and with a refund of its row landed or not
+CELLS = list(itertools.product(IntentState, (True, False, None), (False, True)))
 
 
-def _result(state: IntentState, charged: bool | None) -> SaleResult:
-    return SaleResult(7, state, 4500, None, None, None, charged)
+def _result(state: IntentState, charged: bool | None, refunded: bool = False) -> SaleResult:
+    return SaleResult(7, state, 4500, None, None, None, charged, refunded=refunded)
 
 
-@pytest.mark.parametrize(("state", "charged"), CELLS, ids=[f"{s.value}-{c}" for s, c in CELLS])
-def test_exit_code_agrees_with_the_till_screen(state: IntentState, charged: bool | None) -> None:
+@pytest.mark.parametrize(
+    ("state", "charged", "refunded"), CELLS, ids=[f"{s.value}-{c}-{r}" for s, c, r in CELLS]
+)
+def test_exit_code_agrees_with_the_till_screen(
+    state: IntentState, charged: bool | None, refunded: bool
+) -> None:
     set_language("en")
-    result = _result(state, charged)
+    result = _result(state, charged, refunded)
     code = exit_code(result)
-    money = money_of(state, charged, refunded=False)
+    money = money_of(state, charged, refunded)
+    assert result.money is money
     # 0 exactly when the till's screen says "approved": charged and kept
     assert (code == EXIT_OK) == (outcome_view(result).kind == "approved"), (code, money)
-    assert (code == EXIT_OK) == is_sold(state, charged)
+    assert (code == EXIT_OK) == is_sold(state, charged, refunded) == result.sold
     # never "declined or refused" while the customer may have paid
     if money in (Money.CHARGED, Money.UNKNOWN):
         assert code != EXIT_REFUSED, (code, money)
     # a sale charged but not kept (in review, its refund queued) is open, never "approved"
-    if money is Money.CHARGED and not is_sold(state, charged):
+    if money is Money.CHARGED and not result.sold:
         assert code in (EXIT_UNRESOLVED, EXIT_CREDENTIALS), code
 
 
@@ -52,3 +58,5 @@ def test_the_case_found_a_reversed_row_review_proven_charged_is_open() -> None:
     assert exit_code(_result(IntentState.APPROVED, True)) == EXIT_OK
     assert exit_code(_result(IntentState.DECLINED, False)) == EXIT_REFUSED
     assert exit_code(_result(IntentState.REVERSED_AFTER_ABANDON, True)) == EXIT_REFUSED
+    # approved, then its row refunded by hand: the money went back, never "approved"
+    assert exit_code(_result(IntentState.APPROVED, True, refunded=True)) == EXIT_REFUSED

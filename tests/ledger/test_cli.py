@@ -141,6 +141,19 @@ def test_a_sale_refunded_by_hand_is_listed_refunded(
         if line.startswith(("qrpos_sales_today ", "qrpos_gross_today_mnt "))
     )
     assert (float(lines["qrpos_sales_today"]), float(lines["qrpos_gross_today_mnt"])) == (1, 70)
+    # and the line `outbox resolve ID` / `outbox abandon ID` print about the sale (it said
+    # "charged" on the eighth stop: the desk's result knew nothing of the refund by hand)
+    for action in ("resolve", "abandon"):
+        said = qrpos(cli_env, "outbox", action, sales[back["id"]]["id"])
+        assert said.returncode == 0, said.stdout + said.stderr
+        [sale_line] = [ln for ln in said.stdout.splitlines() if back["id"] in ln]
+        assert "charged, then refunded" in sale_line, said.stdout
+        [kept_line] = [
+            ln
+            for ln in qrpos(cli_env, "outbox", action, sales[kept["id"]]["id"]).stdout.splitlines()
+            if kept["id"] in ln
+        ]
+        assert "refunded" not in kept_line, kept_line
 
 
 def test_unresolved_exits_3_then_abandon_resolve_and_review_refunds_it(

@@ -34,8 +34,6 @@ from qrpos.ledger import (
     Money,
     SaleResult,
     UnresolvedChargeExists,
-    is_sold,
-    money_of,
 )
 from qrpos.present.i18n import t
 
@@ -70,11 +68,11 @@ def exit_code(result: SaleResult) -> int:
     still decides (a `reversed_row` review proven on a row being refunded by hand) is
     open, 3; not charged, or charged and its refund landed by the state's very name, is
     not paid, 2."""
-    if is_sold(result.state, result.charged):
+    if result.sold:
         return EXIT_OK
     if result.state is IntentState.CREDENTIALS_REJECTED:
         return EXIT_CREDENTIALS
-    if money_of(result.state, result.charged, refunded=False) in _NOT_PAID:
+    if result.money in _NOT_PAID:
         return EXIT_REFUSED
     return EXIT_UNRESOLVED
 
@@ -97,7 +95,7 @@ async def _charge(args: argparse.Namespace, token: str) -> int:
             result = await desk.charge(
                 args.amount, token, deadline_s=args.deadline, on_progress=progress
             )
-    if result.transaction is not None and is_sold(result.state, result.charged):
+    if result.transaction is not None and result.sold:
         print(json.dumps(result.transaction.to_json(), ensure_ascii=False))
     with_stdout_to_stderr(result)
     return exit_code(result)

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from typing import TextIO
 
 from qrpos.cli.common import client_from_config, config_from_args
-from qrpos.ledger import ChargeDesk, Ledger, SaleProgress, SaleResult, money_of
+from qrpos.ledger import ChargeDesk, Ledger, SaleProgress, SaleResult
 from qrpos.present.format import elapsed
 from qrpos.present.i18n import t
 from qrpos.present.outcome import UNCLEAR_PHASES, phase_text
@@ -43,9 +43,9 @@ def print_sale(result: SaleResult) -> None:
     tx = t("cli.sale_tx", tx=result.transaction.id) if result.transaction else ""
     said = words(result.message_said or result.message)
     note = f" · {t('cli.outbox.last_try', detail=said)}" if said else ""
-    # the ledger's one definition (an abandon whose refund landed is "refunded")
-    money = money_of(result.state, result.charged, refunded=False).value
-    state, charged = state_word(result.state), money_word(money)
+    # the ledger's one definition (an abandon whose refund landed is "refunded", and so is
+    # a sale whose row was refunded by hand)
+    state, charged = state_word(result.state), money_word(result.money.value)
     print(t("cli.sale", id=result.intent_id, state=state, charged=charged, tx=tx, note=note))
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from qrpos import spec
 from qrpos.ledger import clock as clock_module
-from qrpos.ledger import refunds_sql, reviews, sales_sql, service_sql
+from qrpos.ledger import refunds_sql, reviews, sales_sql, service_sql, shifts_sql
 from qrpos.ledger.abandon import abandon_changes
 from qrpos.ledger.clockreading import DATE_RESOLUTION_S
 from qrpos.ledger.context import Context
@@ -228,7 +228,7 @@ class ChargeDesk:
                 progress=on_progress,
             )
             self._rejected(row.state)
-            return sale_result(row)
+            return await self._result(row)
 
     async def resolve(
         self, intent_id: int, *, deadline_s: float, on_progress: ProgressCallback | None = None
@@ -239,7 +239,7 @@ class ChargeDesk:
         async with self._exclusive():
             row = await self._load(intent_id)
             row = await self._drive_one(row, deadline, on_progress)
-            return sale_result(row)
+            return await self._result(row)
 
     async def recover(
         self,
@@ -265,12 +265,12 @@ class ChargeDesk:
                 )
                 for row in rows:
                     row = await self._drive_one(row, deadline, on_progress)
-                    results[row.id] = sale_result(row)
+                    results[row.id] = await self._result(row)
                 for rev in await self.ledger.aread(refunds_sql.open_reversals):
                     rev = await self._reverse_row(rev, deadline)
                     if rev.intent_id is not None:
                         # its sale (an abandon proven charged) is worked on through it
-                        results[rev.intent_id] = sale_result(await self._load(rev.intent_id))
+                        results[rev.intent_id] = await self._result(await self._load(rev.intent_id))
                 left = deadline - time.monotonic()
                 if not patient or not rows or left <= 0:
                     break
@@ -346,7 +346,16 @@ class ChargeDesk:
                 changes["watching"] = 1 if Effect.WATCH in move.effects else 0
                 return sales_sql.update_intent(conn, intent_id, **changes)
 
-            return sale_result(await self.ledger.awrite(give_up))
+            return await self._result(await self.ledger.awrite(give_up))
+
+    async def _result(self, row: IntentRow) -> SaleResult:
+        """The caller's view of `row`, with whether a refund of its row landed (a sale
+        approved, then refunded by hand, is "charged, then refunded": `SaleResult.money`)."""
+        tx_id = row.tx_id
+        if tx_id is None:
+            return sale_result(row)
+        landed = await self.ledger.aread(lambda c: shifts_sql.refunded_tx_ids(c, [tx_id]))
+        return sale_result(row, refunded=tx_id in landed)
 
     async def _load(self, intent_id: int) -> IntentRow:
         row = await self.ledger.aread(lambda c: sales_sql.get_intent(c, intent_id))
@@ -388,7 +397,7 @@ class ChargeDesk:
                 rev = await self.ledger.aread(lambda c: refunds_sql.get_reversal(c, reversal_id))
                 if rev is not None:
                     await self._reverse_row(rev, deadline)
-            return sale_result(await self._load(intent_id))
+            return await self._result(await self._load(intent_id))
 
     def clear_foreign_activity(self) -> None:
         """An owner clears the warning: history matching resumes for rows committed after

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from qrpos.errors import QrposError
 from qrpos.ledger.failures import DamagedRow
-from qrpos.ledger.money import money_of
+from qrpos.ledger.money import Money, is_sold, money_of
 from qrpos.ledger.states import IntentRow, IntentState, ReversalRow, ReversalState, is_open
 from qrpos.said import Said, say
 from qrpos.service import Transaction, format_rfc3339
@@ -109,6 +109,19 @@ class SaleResult:
     charged: bool | None
     #: `message` in words for any language (`qrpos.said`), when the outbox kept them
     message_said: Said | None = None
+    #: a refund of its row landed (the outbox's reversal of its transaction, refunded):
+    #: with `state` and `charged`, where its money stands (`money`)
+    refunded: bool = False
+
+    @property
+    def money(self) -> Money:
+        """Where the sale's money stands: the ledger's one definition (`money_of`)."""
+        return money_of(self.state, self.charged, self.refunded)
+
+    @property
+    def sold(self) -> bool:
+        """Charged and kept (`is_sold`): what the till's "paid" screen and a receipt say."""
+        return is_sold(self.state, self.charged, self.refunded)
 
     @property
     def is_open(self) -> bool:
@@ -258,8 +271,8 @@ class AttemptView:
         }
 
 
-def sale_result(row: IntentRow) -> SaleResult:
-    """The caller's view of an intent row."""
+def sale_result(row: IntentRow, refunded: bool = False) -> SaleResult:
+    """The caller's view of an intent row; `refunded`: a refund of its row landed."""
     tx: Transaction | None = None
     if row.tx_json:
         try:
@@ -277,6 +290,7 @@ def sale_result(row: IntentRow) -> SaleResult:
         message=row.last_detail,
         charged=None if row.charged is None else bool(row.charged),
         message_said=Said.from_json(row.detail_said),
+        refunded=refunded,
     )
 
 

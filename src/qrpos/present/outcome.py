@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from qrpos import spec
-from qrpos.ledger.money import is_sold
 from qrpos.ledger.states import IntentState
 from qrpos.present.format import local_datetime, shown_text
 from qrpos.present.i18n import t
@@ -70,7 +69,7 @@ def outcome_view(result: SaleResult) -> OutcomeView:
     state = result.state
     message = shown_text(words(result.message_said or result.message), 120)
     amount = result.amount_mnt
-    if is_sold(state, result.charged):
+    if result.sold:
         tx = result.transaction
         detail = t(
             "result.approved_detail",

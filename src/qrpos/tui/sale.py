@@ -297,11 +297,10 @@ class Sale:
 
     def show_result(self, result: SaleResult) -> None:
         """The sale ended (or was abandoned): its result, and its receipt followed."""
-        from qrpos.ledger import is_sold
 
         # the ledger's one definition: charged and kept (an abandon proven charged is not:
         # its refund is queued), never a list of states of the screen's own
-        charged = is_sold(result.state, result.charged)
+        charged = result.sold
         if charged and result.transaction is not None:
             self._post(SaleCharged(result.transaction))
         log.info("sale #%d ended %s", result.intent_id, result.state)
