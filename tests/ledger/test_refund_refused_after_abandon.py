@@ -16,6 +16,7 @@ its faults (`forbidden`: a 403 on the kiosk's own charge, nothing applied).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sqlite3
@@ -34,6 +35,11 @@ REFUND_REFUSED = "refund_refused"
 #: the review an abandoned sale's window-paired row opens (issue 47)
 UNCONFIRMED_ROW = "unconfirmed_row"
 AMOUNT = 4500
+
+
+def _under(line: str) -> bool:
+    """A line of `qrpos outbox list` under an item's first (indented)."""
+    return line.startswith("        ")
 
 
 def outbox(env: dict[str, str]) -> list[dict[str, Any]]:
@@ -121,6 +127,14 @@ def abandoned_charged_sale_refused_its_refund(
         refunds,
         said,
     )
+    # the list says where the customer's money stands through the refused refund: still
+    # charged (it said "not yet known"), and why the service refused it
+    assert refunds[0]["charged"] is True, refunds
+    text = qrpos(env, "outbox", "list", "--all").stdout
+    lines = text[text.index(f"{refunds[0]['id']:>6}  ") :].splitlines()
+    head, rest = lines[0], list(itertools.takewhile(_under, lines[1:]))
+    assert head.split()[-1] == "charged" and "refused" in head, text
+    assert len(rest) >= 2 and "forbidden" in " ".join(rest[1:]).lower(), text
     return row, wallet, charge.id, said
 
 

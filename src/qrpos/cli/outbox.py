@@ -93,7 +93,8 @@ def _describe(view: IntentView) -> str:
         f"{view.id:>6}  {kind:<10} {amount:>11}  {state:<22} {charged}",
         f"        {local}  {view.transaction_id or '-'}  {view.token or ''}".rstrip(),
     ]
-    if view.detail and view.charged is None:
+    # an open one's last try; a refund the service refused, why (the customer is charged)
+    if view.detail and (view.charged is None or view.state == "refused"):
         said = words(view.detail_said or view.detail)
         lines.append(wrapped(t("cli.outbox.last_try", detail=said), indent="        "))
     return "\n".join(lines)

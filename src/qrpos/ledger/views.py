@@ -325,6 +325,13 @@ def _service_at(row: IntentRow) -> datetime | None:
         return None  # a damaged row is named where it is read for money (`sale_result`)
 
 
+#: a refund's end and whether the customer is still charged after it
+_REFUND_LEAVES_CHARGED: dict[ReversalState, bool] = {
+    ReversalState.REFUNDED: False,
+    ReversalState.REFUSED: True,
+}
+
+
 def reversal_view(row: ReversalRow) -> IntentView:
     """A reversal as a row of `qrpos outbox list` (id prefixed `r`)."""
     return IntentView(
@@ -332,7 +339,9 @@ def reversal_view(row: ReversalRow) -> IntentView:
         kind="reversal",
         amount_mnt=row.amount_mnt,
         state=str(row.state),
-        charged=False if row.state is ReversalState.REFUNDED else None,
+        # where the customer's money stands through the refund: given back once it
+        # landed, still charged once the service refused it, not known while it is sent
+        charged=_REFUND_LEAVES_CHARGED.get(row.state),
         transaction_id=row.tx_id,
         token=None,
         created_at=datetime.fromtimestamp(row.created_at, UTC),
