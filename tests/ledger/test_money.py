@@ -154,3 +154,54 @@ def test_no_module_classifies_money_by_its_own_list_of_states() -> None:
 def test_the_check_sees_an_own_list(source: str) -> None:
     """The check is not blind: each way the old code classified is found."""
     assert own_lists(source.replace("from qrpos.ledger.states import ", "x = "), "m.py")
+
+
+#: the ledger's readers of a sale's money; outside the ledger each must be told whether a
+#: refund of the sale's row landed (the ledger's views carry it: `SaleResult.refunded`,
+#: `IntentView.money`)
+READERS: Final = {"money_of", "is_sold", "is_held"}
+
+
+def blind_reads(source: str, where: str) -> list[str]:
+    """Where `source` asks the ledger's definition about a sale's money without saying
+    whether a refund of its row landed (the argument left out, or a literal False): a
+    sale approved, then refunded by hand, would read "charged"."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+        if name not in READERS:
+            continue
+        refunded = node.args[2] if len(node.args) > 2 else None
+        for keyword in node.keywords:
+            if keyword.arg == "refunded":
+                refunded = keyword.value
+        if refunded is None or (isinstance(refunded, ast.Constant) and refunded.value is False):
+            found.append(f"{where}:{node.lineno} calls {name} without the landed refund")
+    return found
+
+
+def test_outside_the_ledger_no_read_of_money_forgets_a_landed_refund() -> None:
+    """`qrpos outbox resolve` printed "charged" for a sale refunded by hand (its line
+    passed refunded=False); the ledger's own modules read rows whose refund they know."""
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        where = path.relative_to(SRC).as_posix()
+        if where.startswith("ledger/"):
+            continue
+        found += blind_reads(path.read_text(encoding="utf-8"), where)
+    assert found == [], "pass the landed refund (SaleResult.money / .sold):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "money = money_of(result.state, result.charged, refunded=False).value",
+        "if is_sold(state, result.charged): pass",
+        "held = money.is_held(r.state, r.charged, False)",
+    ],
+)
+def test_the_check_sees_a_blind_read(source: str) -> None:
+    assert blind_reads(source, "m.py")
+    assert not blind_reads(source.replace("False", "gone").replace("charged)", "charged, x)"), "")
