@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from qrpos.present.i18n import t
 from qrpos.present.owner import pin_refusal
-from qrpos.reports.history import HistoryFeed
+from qrpos.reports.history import HistoryFeed, RefundedHere
 from qrpos.reports.history_cache import CacheError, HistoryCache
 from qrpos.reports.localday import today
 from qrpos.reports.pin_gate import PinGate
@@ -58,9 +58,14 @@ class OwnerContext:
     def feed(self) -> HistoryFeed:
         """History pages from the service, falling back to the cache (with the refunds
         this kiosk landed since laid over it)."""
+        return HistoryFeed(
+            self.services.client, self.cache, self.services.clock, self.refunded_here()
+        )
+
+    def refunded_here(self) -> RefundedHere | None:
+        """Which rows a landed refund of the outbox gave back (None: not paired, no desk)."""
         desk = self.services.desk
-        refunded = None if desk is None else desk.listing.refunded_here
-        return HistoryFeed(self.services.client, self.cache, self.services.clock, refunded)
+        return None if desk is None else desk.listing.refunded_here
 
     def today(self) -> date:
         """The shop's business day now."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date, timedelta
 from typing import ClassVar
 
@@ -16,7 +17,7 @@ from qrpos.present.format import format_mnt
 from qrpos.present.i18n import t
 from qrpos.present.owner import status_text, vat_text
 from qrpos.present.words import words
-from qrpos.reports.history import HistoryCursor, HistoryPage, matches
+from qrpos.reports.history import HistoryCursor, HistoryPage, matches, with_refunds_here
 from qrpos.reports.localday import to_local
 from qrpos.service import Transaction
 from qrpos.tui.screens.base import LanguageChanged
@@ -165,9 +166,22 @@ class HistoryScreen(Screen[None]):
             self.action_more()
 
     def on_receipts_changed(self, message: ReceiptsChanged) -> None:
+        self.update_rows(message.transactions)
+
+    def on_screen_resume(self) -> None:
+        """Back from a refund (or any screen): a row this kiosk refunded since it was
+        loaded is shown REVERSED, whether or not the history can be read again."""
+        self.update_rows(self.as_now(list(self.rows.values())))
+
+    def as_now(self, rows: list[Transaction]) -> tuple[Transaction, ...]:
+        """`rows` with the refunds this kiosk landed since they were read laid over them."""
+        return with_refunds_here(rows, self.ctx.refunded_here())
+
+    def update_rows(self, rows: Iterable[Transaction]) -> None:
+        """Rows loaded before, as they are now (a receipt issued, a refund landed)."""
         table: DataTable[str] = self.query_one(DataTable)
-        for tx in message.transactions:
-            if tx.id not in self.rows:
+        for tx in rows:
+            if tx.id not in self.rows or self.rows[tx.id] == tx:
                 continue
             self.rows[tx.id] = tx
             if tx.id not in table.rows:
@@ -197,6 +211,7 @@ class HistoryScreen(Screen[None]):
         tx = self.selected()
         if tx is None:
             return
+        [tx] = self.as_now([tx])  # refunded since it was shown: said so, never asked again
         if tx.status is not spec.TxStatus.COMPLETED:
             self.notify(
                 t("reverse.not_completed", tx=tx.id, status=status_text(tx)), severity="warning"
@@ -211,6 +226,7 @@ class HistoryScreen(Screen[None]):
         tx = self.selected()
         if printing is None or tx is None:
             return
+        [tx] = self.as_now([tx])  # a copy of a sale refunded since: refused below
         if tx.status is not spec.TxStatus.COMPLETED or tx.type is not spec.TxType.CHARGE:
             self.notify(t("history.print_not_charge", tx=tx.id), severity="warning", markup=False)
             return
