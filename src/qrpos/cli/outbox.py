@@ -84,13 +84,16 @@ def register(sub: Any) -> None:
 def _describe(view: IntentView) -> str:
     """A sale or refund in two lines that fit 80 columns: what and where it stands, then
     when, its transaction and the code's last characters; an open one's reason under it."""
-    # a sale: where its money stands now (a refund landed says so); a refund: charged or not
+    # a sale: where its money stands now (a refund landed says so); a refund: charged or
+    # not, nothing for one the service refused (its state says so, its reason under it)
     charged = money_word(view.money) if view.money else charged_word(view.charged)
+    if view.kind == "reversal" and view.state == "refused":
+        charged = ""
     amount = "-" if view.amount_mnt is None else format_mnt(view.amount_mnt)
     local = (view.created_at + spec.LOCAL_UTC_OFFSET).strftime("%Y-%m-%d %H:%M:%S")
     kind, state = t(f"cli.kind.{view.kind}"), state_word(view.state)
     lines = [
-        f"{view.id:>6}  {kind:<10} {amount:>11}  {state:<22} {charged}",
+        f"{view.id:>6}  {kind:<10} {amount:>11}  {state:<22} {charged}".rstrip(),
         f"        {local}  {view.transaction_id or '-'}  {view.token or ''}".rstrip(),
     ]
     # an open one's last try; a refund the service refused, why (the customer is charged)

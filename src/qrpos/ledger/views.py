@@ -325,13 +325,6 @@ def _service_at(row: IntentRow) -> datetime | None:
         return None  # a damaged row is named where it is read for money (`sale_result`)
 
 
-#: a refund's end and whether the customer is still charged after it
-_REFUND_LEAVES_CHARGED: dict[ReversalState, bool] = {
-    ReversalState.REFUNDED: False,
-    ReversalState.REFUSED: True,
-}
-
-
 def reversal_view(row: ReversalRow) -> IntentView:
     """A reversal as a row of `qrpos outbox list` (id prefixed `r`)."""
     return IntentView(
@@ -339,9 +332,10 @@ def reversal_view(row: ReversalRow) -> IntentView:
         kind="reversal",
         amount_mnt=row.amount_mnt,
         state=str(row.state),
-        # where the customer's money stands through the refund: given back once it
-        # landed, still charged once the service refused it, not known while it is sent
-        charged=_REFUND_LEAVES_CHARGED.get(row.state),
+        # given back once it landed; a refused refund moved nothing, and whether the
+        # customer is still charged is its sale's to say (`money`), not the refund's (a
+        # later refund of the row may have landed; a mistyped id was never a charge)
+        charged=False if row.state is ReversalState.REFUNDED else None,
         transaction_id=row.tx_id,
         token=None,
         created_at=datetime.fromtimestamp(row.created_at, UTC),
