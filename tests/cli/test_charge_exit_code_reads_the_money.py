@@ -47,6 +47,10 @@ def test_exit_code_agrees_with_the_till_screen(
     # never "declined or refused" while the customer may have paid
     if money in (Money.CHARGED, Money.UNKNOWN):
         assert code != EXIT_REFUSED, (code, money)
+    # the money went back: the screen says so, never "not settled" nor "approved"
+    view = outcome_view(result)
+    if money is Money.REFUNDED:
+        assert (view.kind, view.headline) != ("warning", "?"), view
     # a sale charged but not kept (in review, its refund queued) is open, never "approved"
     if money is Money.CHARGED and not result.sold:
         assert code in (EXIT_UNRESOLVED, EXIT_CREDENTIALS), code
@@ -60,3 +64,6 @@ def test_the_case_found_a_reversed_row_review_proven_charged_is_open() -> None:
     assert exit_code(_result(IntentState.REVERSED_AFTER_ABANDON, True)) == EXIT_REFUSED
     # approved, then its row refunded by hand: the money went back, never "approved"
     assert exit_code(_result(IntentState.APPROVED, True, refunded=True)) == EXIT_REFUSED
+    set_language("en")
+    refunded = outcome_view(_result(IntentState.APPROVED, True, refunded=True))
+    assert (refunded.kind, refunded.headline) == ("warning", "REFUNDED"), refunded

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from qrpos import spec
+from qrpos.ledger.money import Money
 from qrpos.ledger.states import IntentState
 from qrpos.present.format import local_datetime, shown_text
 from qrpos.present.i18n import t
@@ -95,6 +96,11 @@ def outcome_view(result: SaleResult) -> OutcomeView:
     if state in (IntentState.ABANDONED, IntentState.REVERSED_AFTER_ABANDON):
         detail = t(f"result.{state.value}")
         return OutcomeView("warning", t("result.abandoned_title"), detail, amount, tone=None)
+    if result.money is Money.REFUNDED:
+        # charged and kept once, then its row refunded (by hand, or by a person's review):
+        # the money went back, never "not settled" (a fresh review of this stop's fix)
+        detail = t("result.refunded")
+        return OutcomeView("warning", t("result.refunded_title"), detail, amount, tone=None)
     if state is IntentState.NEEDS_REVIEW:
         # not declined: the customer may have paid; a second charge must not be invited
         detail = t("result.needs_review")
