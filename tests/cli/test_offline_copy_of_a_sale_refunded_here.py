@@ -15,6 +15,7 @@ outbox and cache in the state directory.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -105,3 +106,35 @@ async def test_the_feed_lays_landed_refunds_over_the_cache_only_offline(
     assert {tx.status.value for tx in page.transactions} == {"COMPLETED"}
     assert len(asked) == 1
     cache.close()
+
+
+def test_offline_with_an_outbox_that_cannot_be_read_no_copy_is_printed(
+    tmp_path: Path, live_url: str, sandbox: Sandbox, terminal: TerminalCredentials
+) -> None:
+    """The cache's copy may predate a refund only the outbox knows: when the outbox cannot
+    be read (damaged, or written by a newer qrpos after a rollback), a copy is not printed
+    on a guess; with no outbox at all nothing was refunded here, and the copy prints."""
+    env = cli_environment(tmp_path, live_url, terminal)
+    env["QRPOS_PRINTER"] = f"file:{tmp_path}/lp0"
+    tx_id = sandbox.seed_charge(terminal.username, 9_000, datetime.now(UTC) - timedelta(hours=1))
+    assert qrpos(env, "history", "--json").returncode == 0  # cached; no outbox made
+    outbox = tmp_path / "state" / "outbox.sqlite3"
+    assert not outbox.exists()
+    env["QRPOS_BASE_URL"] = GONE
+    fine = qrpos(env, "print", "receipt", tx_id, "--preview", str(tmp_path / "a.png"))
+    assert fine.returncode == 0, fine.stderr
+    assert not outbox.exists()  # a copy does not make an outbox
+
+    newer = sqlite3.connect(outbox)  # a newer qrpos's outbox, the release rolled back
+    newer.execute("PRAGMA user_version = 9999")
+    newer.close()
+    for n, damage in enumerate((None, b"this is not an outbox " * 400)):
+        if damage is not None:
+            outbox.write_bytes(damage)
+        png = tmp_path / f"b{n}.png"
+        copy = qrpos(env, "print", "receipt", tx_id, "--preview", str(png))
+        assert copy.returncode == 1, copy.stdout + copy.stderr
+        assert "outbox" in copy.stderr and "Traceback" not in copy.stderr, copy.stderr
+        assert not png.exists()
+        listed = qrpos(env, "history", "--json")
+        assert listed.returncode == 1 and "outbox" in listed.stderr, listed.stderr

@@ -9,7 +9,7 @@ import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -188,23 +188,37 @@ def fail(message: str | BaseException, code: int = EXIT_LOCAL_ERROR) -> int:
 SETUP_ERRORS = (ConfigError, CredentialsMissing, InsecureBaseURL, ClonedStateDir)
 
 
-@contextlib.contextmanager
-def refunds_landed_here(config: Config) -> Iterator[Callable[[Sequence[str]], set[str]] | None]:
+class LandedRefunds:
     """What the outbox knows of the refunds it landed (`qrpos.ledger.refunded_here`), for
-    laying over a stale copy of the history (the cache, read offline); None when this
-    install has no outbox yet, or one that cannot be read (a command reading the history
-    does not fail on it: its offline rows are marked as of their sync)."""
-    from qrpos.ledger import Ledger, LedgerError, refunded_here
+    laying over a stale copy of the history (the cache, read offline). The outbox is
+    opened at the first question, not before: a command online never reads it. An install
+    with no outbox has landed nothing; one whose outbox cannot be read raises
+    `LedgerError` (a copy must not be shown paid on a guess). `close()` when done."""
 
-    if not config.ledger_path.exists():
-        yield None
-        return
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._ledger: Any = None
+
+    def __call__(self, tx_ids: Sequence[str]) -> set[str]:
+        from qrpos.ledger import Ledger, refunded_here
+
+        if self._ledger is None:
+            if not self.path.exists():
+                return set()
+            self._ledger = Ledger.open(self.path)
+        return refunded_here(self._ledger, tx_ids)
+
+    def close(self) -> None:
+        if self._ledger is not None:
+            self._ledger.close()
+            self._ledger = None
+
+
+@contextlib.contextmanager
+def refunds_landed_here(config: Config) -> Iterator[LandedRefunds]:
+    """`LandedRefunds` of this install's outbox, closed on the way out."""
+    landed = LandedRefunds(config.ledger_path)
     try:
-        ledger = Ledger.open(config.ledger_path)
-    except LedgerError:
-        yield None
-        return
-    try:
-        yield lambda tx_ids: refunded_here(ledger, tx_ids)
+        yield landed
     finally:
-        ledger.close()
+        landed.close()

@@ -19,12 +19,12 @@ from typing import Any
 
 from qrpos import spec
 from qrpos.ledger import clock as clock_module
-from qrpos.ledger import refunds_sql, reviews, sales_sql, service_sql, shifts_sql
+from qrpos.ledger import refunds_sql, reviews, sales_sql, service_sql
 from qrpos.ledger.abandon import abandon_changes
 from qrpos.ledger.clockreading import DATE_RESOLUTION_S
 from qrpos.ledger.context import Context
 from qrpos.ledger.events import Effect, RefundEvent, SaleEvent
-from qrpos.ledger.listing import OutboxListing
+from qrpos.ledger.listing import OutboxListing, result_of
 from qrpos.ledger.lookup import check_history
 from qrpos.ledger.moves import refund_move, sale_move
 from qrpos.ledger.policy import RetryPolicy
@@ -45,7 +45,6 @@ from qrpos.ledger.views import (
     TokenInReview,
     UnknownIntent,
     UnresolvedChargeExists,
-    sale_result,
 )
 from qrpos.redact import escape_text
 from qrpos.said import say
@@ -228,7 +227,7 @@ class ChargeDesk:
                 progress=on_progress,
             )
             self._rejected(row.state)
-            return await self._result(row)
+            return await result_of(self.ledger, row)
 
     async def resolve(
         self, intent_id: int, *, deadline_s: float, on_progress: ProgressCallback | None = None
@@ -239,7 +238,7 @@ class ChargeDesk:
         async with self._exclusive():
             row = await self._load(intent_id)
             row = await self._drive_one(row, deadline, on_progress)
-            return await self._result(row)
+            return await result_of(self.ledger, row)
 
     async def recover(
         self,
@@ -265,12 +264,13 @@ class ChargeDesk:
                 )
                 for row in rows:
                     row = await self._drive_one(row, deadline, on_progress)
-                    results[row.id] = await self._result(row)
+                    results[row.id] = await result_of(self.ledger, row)
                 for rev in await self.ledger.aread(refunds_sql.open_reversals):
                     rev = await self._reverse_row(rev, deadline)
                     if rev.intent_id is not None:
                         # its sale (an abandon proven charged) is worked on through it
-                        results[rev.intent_id] = await self._result(await self._load(rev.intent_id))
+                        sale = await self._load(rev.intent_id)
+                        results[sale.id] = await result_of(self.ledger, sale)
                 left = deadline - time.monotonic()
                 if not patient or not rows or left <= 0:
                     break
@@ -346,16 +346,7 @@ class ChargeDesk:
                 changes["watching"] = 1 if Effect.WATCH in move.effects else 0
                 return sales_sql.update_intent(conn, intent_id, **changes)
 
-            return await self._result(await self.ledger.awrite(give_up))
-
-    async def _result(self, row: IntentRow) -> SaleResult:
-        """The caller's view of `row`, with whether a refund of its row landed (a sale
-        approved, then refunded by hand, is "charged, then refunded": `SaleResult.money`)."""
-        tx_id = row.tx_id
-        if tx_id is None:
-            return sale_result(row)
-        landed = await self.ledger.aread(lambda c: shifts_sql.refunded_tx_ids(c, [tx_id]))
-        return sale_result(row, refunded=tx_id in landed)
+            return await result_of(self.ledger, await self.ledger.awrite(give_up))
 
     async def _load(self, intent_id: int) -> IntentRow:
         row = await self.ledger.aread(lambda c: sales_sql.get_intent(c, intent_id))
@@ -397,7 +388,7 @@ class ChargeDesk:
                 rev = await self.ledger.aread(lambda c: refunds_sql.get_reversal(c, reversal_id))
                 if rev is not None:
                     await self._reverse_row(rev, deadline)
-            return await self._result(await self._load(intent_id))
+            return await result_of(self.ledger, await self._load(intent_id))
 
     def clear_foreign_activity(self) -> None:
         """An owner clears the warning: history matching resumes for rows committed after

@@ -5,6 +5,7 @@ the service's clock as this kiosk measured it, and the desk's read-only views
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
@@ -24,11 +25,15 @@ from qrpos.ledger.views import (
     AttemptView,
     IntentView,
     ReversalResult,
+    SaleResult,
     UnknownIntent,
     intent_view,
     reversal_view,
+    sale_result,
 )
 from qrpos.said import say
+
+log = logging.getLogger("qrpos.ledger")
 
 
 def charge_views(conn: Any, rows: Sequence[IntentRow]) -> list[IntentView]:
@@ -44,6 +49,23 @@ def refunded_here(ledger: Ledger, tx_ids: Sequence[str]) -> set[str]:
     cache, read offline) does not know yet. Needs no client or password."""
     ids = list(dict.fromkeys(tx_ids))
     return ledger.read(lambda conn: shifts_sql.refunded_tx_ids(conn, ids)) if ids else set()
+
+
+async def result_of(ledger: Ledger, row: IntentRow) -> SaleResult:
+    """The caller's view of `row` (`sale_result`), with whether a refund of its row landed
+    (a sale approved, then refunded by hand, is "charged, then refunded": `.money`)."""
+    tx_id = row.tx_id
+    if tx_id is None:
+        return sale_result(row)
+    try:
+        landed = await ledger.aread(lambda c: shifts_sql.refunded_tx_ids(c, [tx_id]))
+    except LedgerError as exc:
+        # the sale is committed as it stands; a read that fails after it (the outbox
+        # closing at shutdown, an I/O error) must not turn a paid sale into an error at
+        # the till: its row's refund, if any, is read again by every list
+        log.warning("sale #%d: its row's refunds could not be read: %s", row.id, exc)
+        return sale_result(row)
+    return sale_result(row, refunded=tx_id in landed)
 
 
 def outbox_views(ledger: Ledger, *, include_final: bool) -> list[IntentView]:
