@@ -336,3 +336,23 @@ def test_the_code_of_a_sale_whose_refund_was_refused_waits_for_the_owner(
     assert wallet.qr_token not in again.stderr + again.stdout
     assert len(charges_of(sandbox, wallet)) == 1  # nothing sent
     assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000 - AMOUNT
+
+
+def test_a_refund_by_hand_that_lands_on_the_row_shows_in_the_review(
+    cli_env: dict[str, str], sandbox: Sandbox
+) -> None:
+    """The owner refunds the row by hand after the refused refund (`qrpos reverse TX`),
+    and it lands: the review is still the question (a late answer changes nothing), but
+    `qrpos outbox review` no longer offers the row COMPLETED, as it was when the review
+    opened, and says the sale's money went back (a fresh review of this stop: the list
+    said "refunded" while the review still showed the row completed)."""
+    row, wallet, tx_id, said = abandoned_charged_sale_refused_its_refund(cli_env, sandbox)
+    sandbox.clear_faults()
+    done = qrpos(cli_env, "reverse", tx_id, "--deadline", "10")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sandbox.wallet(wallet.wallet_id).balance_mnt == 10_000
+    [mine] = [r for r in reviews(cli_env) if str(r["id"]) == str(row["id"])]
+    assert mine["money"] == "refunded", mine
+    assert [(c["transactionID"], c["status"]) for c in mine["candidates"]] == [
+        (tx_id, "REVERSED")
+    ], (mine, said)

@@ -103,6 +103,9 @@ def _to_json(view: ReviewView) -> dict[str, Any]:
         "amountMNT": view.intent.amount_mnt,
         "token": view.intent.token,
         "reason": view.reason,
+        # where its money stands now (the ledger's one definition): "refunded" once a
+        # refund of its own row landed, whatever the review still asks
+        "money": view.intent.money,
         "createdAt": view.intent.to_json()["createdAt"],
         "candidates": [
             {

@@ -8,10 +8,14 @@ imports the other.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from qrpos.ledger import reviews_sql, service_sql
+from msgspec import structs
+
+from qrpos import spec
+from qrpos.ledger import reviews_sql, service_sql, shifts_sql
 from qrpos.ledger.events import ReviewReason
 from qrpos.ledger.failures import DamagedRow
 from qrpos.ledger.states import IntentRow
@@ -23,6 +27,7 @@ from qrpos.service.models import MalformedResponse
 
 #: how many example transaction ids `ForeignActivity` carries
 FOREIGN_EXAMPLES = 5
+REVERSED = spec.TxStatus.REVERSED
 
 
 @dataclass(frozen=True)
@@ -79,8 +84,31 @@ def sale_review(conn: Connection, row: IntentRow) -> ReviewView:
 
 
 def open_reviews(conn: Connection) -> list[ReviewView]:
-    """Every sale in needs_review, oldest first."""
-    return [sale_review(conn, row) for row in reviews_sql.in_review(conn)]
+    """Every sale in needs_review, oldest first, as a person sees it now: a row offered
+    that a refund of this outbox gave back since the review opened is REVERSED (as the
+    history lists it now), and the sale's money says so when it was its own row. (A
+    decision reads `sale_review`, as stored, and weighs the row's refunds itself.)"""
+    rows = reviews_sql.in_review(conn)
+    views = [sale_review(conn, row) for row in rows]
+    offered = [c.transaction.id for v in views for c in v.candidates]
+    back = shifts_sql.refunded_tx_ids(conn, offered + [r.tx_id for r in rows if r.tx_id])
+    if not back:
+        return views
+    return [
+        dataclasses.replace(
+            view,
+            intent=intent_view(row, row.tx_id in back),
+            candidates=tuple(_as_now(c, back) for c in view.candidates),
+        )
+        for row, view in zip(rows, views, strict=True)
+    ]
+
+
+def _as_now(candidate: ReviewCandidate, back: set[str]) -> ReviewCandidate:
+    tx = candidate.transaction
+    if tx.id not in back or not tx.is_charge:
+        return candidate
+    return dataclasses.replace(candidate, transaction=structs.replace(tx, status=REVERSED))
 
 
 # --- another install ---------------------------------------------------------------------
