@@ -205,3 +205,54 @@ def test_outside_the_ledger_no_read_of_money_forgets_a_landed_refund() -> None:
 def test_the_check_sees_a_blind_read(source: str) -> None:
     assert blind_reads(source, "m.py")
     assert not blind_reads(source.replace("False", "gone").replace("charged)", "charged, x)"), "")
+
+
+#: modules that read a `charged` column as "did the charge happen", never as "paid": the
+#: reconciliation compares the charges that happened with the service's rows
+CHARGE_HAPPENED: Final = {"reports/reconcile.py"}
+
+
+def truthy_charged(source: str, where: str) -> list[str]:
+    """Where `source` takes a `.charged` as "paid" (`if x.charged`, `not x.charged`, an
+    `and`/`or` of it): a sale charged in review, or refunded since, is not paid."""
+    tests: list[ast.expr] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert):
+            tests.append(node.test)
+        elif isinstance(node, ast.BoolOp):
+            tests.extend(node.values)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            tests.append(node.operand)
+    return [
+        f"{where}:{test.lineno} reads .charged as paid"
+        for test in tests
+        if isinstance(test, ast.Attribute)
+        and test.attr == "charged"
+        # `qrpos outbox review --charged TX`: the option's value, a transaction id
+        and not (isinstance(test.value, ast.Name) and test.value.id == "args")
+    ]
+
+
+def test_outside_the_ledger_charged_is_never_read_as_paid() -> None:
+    """`qrpos verify` went on as "approved" for a sale charged but in review (`not
+    sale.charged`); `SaleResult.sold` is what "paid" means."""
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        where = path.relative_to(SRC).as_posix()
+        if where.startswith("ledger/") or where in CHARGE_HAPPENED:
+            continue
+        found += truthy_charged(path.read_text(encoding="utf-8"), where)
+    assert found == [], "read SaleResult.sold / .money:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "if not sale.charged or sale.transaction is None: pass",
+        "ok = result.charged and result.transaction",
+        "if row.charged: pass",
+    ],
+)
+def test_the_check_sees_charged_read_as_paid(source: str) -> None:
+    assert truthy_charged(source, "m.py")
+    assert not truthy_charged(source.replace(".charged", ".sold"), "m.py")

@@ -221,7 +221,7 @@ async def _run_steps(
 
     say("charge", t("cli.verify.charge_start", amount=format_mnt(args.amount)))
     sale = await desk.charge(args.amount, token, deadline_s=args.deadline, on_progress=progress)
-    if not sale.charged or sale.transaction is None:
+    if not sale.sold or sale.transaction is None:  # charged and kept (`is_sold`), as the till says
         detail = f"{sale.decline_code or ''} {sale.message or ''}".strip()
         raise VerifyFailed(
             t("cli.verify.not_approved", state=state_word(sale.state), detail=detail).strip(),
