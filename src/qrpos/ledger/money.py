@@ -59,14 +59,14 @@ def money_of(state: IntentState | str, charged: int | bool | None, refunded: boo
     return Money.UNKNOWN
 
 
-def is_sold(state: IntentState | str, charged: int | bool | None, refunded: bool = False) -> bool:
+def is_sold(state: IntentState | str, charged: int | bool | None, refunded: bool) -> bool:
     """Charged and kept: the customer paid, and no refund is landed, queued by the
     kiosk's own decision or in question (`SOLD_STATES` among the charged). What the
     till's sales, a receipt and the cashier's "paid" screen count."""
     return money_of(state, charged, refunded) is Money.CHARGED and IntentState(state) in SOLD_STATES
 
 
-def is_held(state: IntentState | str, charged: int | bool | None, refunded: bool = False) -> bool:
+def is_held(state: IntentState | str, charged: int | bool | None, refunded: bool) -> bool:
     """Charged, with the money still with the merchant while its fate is open: a refund
     queued, stalled or refused, or a person's review (an abandoned sale proven charged,
     `refunded_per_review` before its refund lands, a `refund_refused` review)."""

@@ -293,7 +293,7 @@ def _figures_of(conn: Connection, shift_id: int | None) -> tuple[ShiftFigures, l
         refunds_pending=sum(1 for r in made if r.state in _REFUND_WAITING),
         in_review=tuple(_open_sale(r) for r in unknown if r.state is IntentState.NEEDS_REVIEW),
         unsettled=tuple(_open_sale(r) for r in unknown if r.state is not IntentState.NEEDS_REVIEW),
-        held=tuple(_open_sale(r) for r in kept if is_held(r.state, r.charged)),
+        held=tuple(_open_sale(r) for r in kept if is_held(r.state, r.charged, refunded=False)),
     )
     return shown, [(r.id, money, r.amount_mnt) for r, money in sales]
 
