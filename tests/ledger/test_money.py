@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import sqlite3
+from collections.abc import Callable, Collection
 from itertools import product
 from pathlib import Path
 from typing import Final
@@ -182,15 +183,22 @@ def blind_reads(source: str, where: str) -> list[str]:
     return found
 
 
-def test_outside_the_ledger_no_read_of_money_forgets_a_landed_refund() -> None:
-    """`qrpos outbox resolve` printed "charged" for a sale refunded by hand (its line
-    passed refunded=False); the ledger's own modules read rows whose refund they know."""
+def outside_the_ledger(
+    check: Callable[[str, str], list[str]], besides: Collection[str] = ()
+) -> list[str]:
+    """What `check` finds in every module of src/qrpos outside ledger/ (and `besides`)."""
     found = []
     for path in sorted(SRC.rglob("*.py")):
         where = path.relative_to(SRC).as_posix()
-        if where.startswith("ledger/"):
-            continue
-        found += blind_reads(path.read_text(encoding="utf-8"), where)
+        if not where.startswith("ledger/") and where not in besides:
+            found += check(path.read_text(encoding="utf-8"), where)
+    return found
+
+
+def test_outside_the_ledger_no_read_of_money_forgets_a_landed_refund() -> None:
+    """`qrpos outbox resolve` printed "charged" for a sale refunded by hand (its line
+    passed refunded=False); the ledger's own modules read rows whose refund they know."""
+    found = outside_the_ledger(blind_reads)
     assert found == [], "pass the landed refund (SaleResult.money / .sold):\n" + "\n".join(found)
 
 
@@ -236,12 +244,7 @@ def truthy_charged(source: str, where: str) -> list[str]:
 def test_outside_the_ledger_charged_is_never_read_as_paid() -> None:
     """`qrpos verify` went on as "approved" for a sale charged but in review (`not
     sale.charged`); `SaleResult.sold` is what "paid" means."""
-    found = []
-    for path in sorted(SRC.rglob("*.py")):
-        where = path.relative_to(SRC).as_posix()
-        if where.startswith("ledger/") or where in CHARGE_HAPPENED:
-            continue
-        found += truthy_charged(path.read_text(encoding="utf-8"), where)
+    found = outside_the_ledger(truthy_charged, besides=CHARGE_HAPPENED)
     assert found == [], "read SaleResult.sold / .money:\n" + "\n".join(found)
 
 
